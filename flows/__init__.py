@@ -1,0 +1,1 @@
+"""Prefect flows and the ``chesslab`` command line: orchestration only, the work is elsewhere."""

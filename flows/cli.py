@@ -1,0 +1,58 @@
+"""The ``chesslab`` command line. Each module in ``flows/commands`` adds its subcommands through
+``register(subparsers)``; a subcommand sets ``run=function(args) -> int`` as its default.
+
+Every command exits non-zero with a one-line reason on bad input (``--debug`` shows the trace).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+import flows.commands
+
+log = logging.getLogger("chesslab")
+
+# Errors a user can cause with bad input or a bad environment: reported in one line.
+USER_ERRORS = (ValueError, LookupError, OSError, RuntimeError, TimeoutError)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="chesslab", description=__doc__.splitlines()[0])
+    parser.add_argument("--home", help="warehouse home (default: $CHESSLAB_HOME or ./chesslab_home)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for info in sorted(pkgutil.iter_modules(flows.commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"flows.commands.{info.name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = logging.WARNING - 10 * args.verbose
+    logging.basicConfig(level=max(level, logging.DEBUG),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.home:
+        os.environ["CHESSLAB_HOME"] = args.home
+    try:
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:
+        print("chesslab: interrupted", file=sys.stderr)
+        return 130
+    except USER_ERRORS as exc:
+        if args.debug:
+            raise
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"chesslab {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommand modules of the ``chesslab`` CLI: each defines ``register(subparsers)``."""

@@ -1,0 +1,70 @@
+"""Command-line options generated from a step's config dataclass, so the two never drift.
+
+A field's ``metadata`` may hold ``help`` and ``flag`` (the option name, default ``--field-name``);
+tuples of ints/strings are given comma-separated (``--depths 5,6,7``).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import types
+import typing
+from typing import Any, TypeVar
+
+C = TypeVar("C")
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, config_cls: type,
+                         skip: tuple[str, ...] = ()) -> None:
+    """One option per field of ``config_cls`` (defaults shown in --help)."""
+    hints = typing.get_type_hints(config_cls)
+    for f in dataclasses.fields(config_cls):
+        if f.name in skip or not f.init:
+            continue
+        flag = f.metadata.get("flag", "--" + f.name.replace("_", "-"))
+        kind = _base_type(hints[f.name])
+        default = _default(f)
+        help_text = f.metadata.get("help", "")
+        if kind is bool:
+            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
+                                default=default, help=help_text)
+        else:
+            parser.add_argument(flag, dest=f.name, type=_parser_for(hints[f.name], kind),
+                                default=default, help=f"{help_text} (default: {default})")
+
+
+def config_from_args(config_cls: type[C], args: argparse.Namespace, **overrides: Any) -> C:
+    """Build ``config_cls`` from parsed options (validation runs in its ``__post_init__``)."""
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(config_cls)
+              if f.init and hasattr(args, f.name)}
+    values.update(overrides)
+    return config_cls(**values)
+
+
+def _default(f: dataclasses.Field[Any]) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
+
+
+def _base_type(hint: Any) -> Any:
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1:
+        return _base_type(args[0])
+    return typing.get_origin(hint) or hint
+
+
+def _parser_for(hint: Any, kind: Any) -> Any:
+    if kind is tuple:
+        inner = [a for a in typing.get_args(_strip_optional(hint)) if a is not Ellipsis][0]
+        return lambda text: tuple(inner(part) for part in text.split(",") if part.strip())
+    return kind
+
+
+def _strip_optional(hint: Any) -> Any:
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1:
+        return args[0]
+    return hint

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install everything chesslab needs on a fresh Debian machine: Stockfish and the other
+# Debian engines when missing, then a virtual environment in .venv with the project
+# (and its compiled engine core) installed in editable mode. Safe to run again: each
+# step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(stockfish)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "bootstrap: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "bootstrap: creating .venv"
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.chesslab-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
+   || [ -n "$(find engines -name '*.pyx' -newer "$stamp" -o -name '*.pxd' -newer "$stamp" | head -1)" ]; then
+  echo "bootstrap: installing chesslab into .venv (first run takes a few minutes)"
+  .venv/bin/pip install -q --upgrade pip >/dev/null
+  .venv/bin/pip install -q -e ".[test]"
+  # sunfish pins an old python-chess it does not use; it is a single-file engine.
+  .venv/bin/pip install -q --no-deps "sunfish==2026.1"
+  touch "$stamp"
+fi

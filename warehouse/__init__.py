@@ -1,0 +1,8 @@
+"""The warehouse: Parquet parts under ``<home>/lake`` are the truth, DuckDB views query them.
+
+>>> from warehouse import Lake, connect
+"""
+from warehouse.lake import Lake, WarehouseError, resolve_home
+from warehouse.catalog import connect
+
+__all__ = ["Lake", "WarehouseError", "connect", "resolve_home"]

@@ -1,0 +1,65 @@
+"""Tables written by ``pipelines.label``: engines, labels and label errors."""
+import pyarrow as pa
+
+from warehouse.tables import Table
+
+NOW = pa.timestamp("us", tz="UTC")
+
+ENGINES = Table(
+    name="engines",
+    doc="Engine identities: name, version and options, hashed into engine_id.",
+    schema=pa.schema([
+        ("engine_id", pa.string()),
+        ("name", pa.string()),
+        ("version", pa.string()),
+        ("options", pa.string()),          # JSON object of the UCI options set
+        ("path", pa.string()),
+        ("recorded_at", NOW),
+    ]),
+    key=("engine_id",),
+)
+
+LABELS = Table(
+    name="labels",
+    doc="Position x engine x depth -> score, WDL, best move, PV, nodes. Scores are from the "
+        "side to move's point of view (score_*) and White's (white_*).",
+    schema=pa.schema([
+        ("position_key", pa.uint64()),
+        ("engine_id", pa.string()),
+        ("depth", pa.int32()),
+        ("score_cp", pa.int32()),          # side to move, centipawns; null when a mate score
+        ("score_mate", pa.int32()),        # side to move, moves to mate (negative: being mated)
+        ("white_cp", pa.int32()),
+        ("white_mate", pa.int32()),
+        ("wdl_win", pa.int32()),           # side to move, per mille
+        ("wdl_draw", pa.int32()),
+        ("wdl_loss", pa.int32()),
+        ("best_move", pa.string()),        # UCI; null in mate or stalemate
+        ("pv", pa.list_(pa.string())),     # first moves of the PV, UCI
+        ("nodes", pa.int64()),
+        ("seldepth", pa.int32()),
+        ("time_ms", pa.int32()),
+        ("search_limit", pa.string()),     # the one search the label came from: depth 7, nodes 10000
+        ("run_id", pa.string()),
+        ("labelled_at", NOW),
+    ]),
+    key=("position_key", "engine_id", "depth"),
+    partition_by=("engine_id", "depth"),
+)
+
+LABEL_ERRORS = Table(
+    name="label_errors",
+    doc="Positions an engine failed on after every retry.",
+    schema=pa.schema([
+        ("position_key", pa.uint64()),
+        ("engine_id", pa.string()),
+        ("fen", pa.string()),
+        ("attempts", pa.int32()),
+        ("message", pa.string()),
+        ("run_id", pa.string()),
+        ("recorded_at", NOW),
+    ]),
+    key=("position_key", "engine_id", "run_id"),
+)
+
+TABLES = [ENGINES, LABELS, LABEL_ERRORS]
