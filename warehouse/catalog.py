@@ -95,7 +95,8 @@ def query(con: duckdb.DuckDBPyConnection, sql: str,
     """Run a read-only query and return Arrow; QueryError with DuckDB's reason otherwise."""
     check_read_only(sql)
     try:
-        return con.execute(sql, params).fetch_arrow_table()
+        relation = con.sql(sql, params=params)
+        return relation.to_arrow_table() if relation is not None else pa.table({})
     except duckdb.Error as exc:
         raise QueryError(f"query failed: {first_line(str(exc))}") from None
 

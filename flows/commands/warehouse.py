@@ -1,0 +1,66 @@
+"""``chesslab sql``, ``status`` and ``compact``: reading and tidying the warehouse."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    sql = subparsers.add_parser("sql", help="run read-only SQL over the warehouse views")
+    sql.add_argument("query", help="SQL text, or @FILE to read it from a file, or - for stdin")
+    sql.add_argument("--format", default="table", choices=("table", "csv", "json"))
+    sql.set_defaults(run=run_sql)
+
+    status = subparsers.add_parser("status", help="rows per table and label coverage")
+    status.set_defaults(run=run_status)
+
+    compact = subparsers.add_parser("compact", help="merge small parts and drop duplicate keys")
+    compact.add_argument("tables", nargs="*", help="tables to compact (default: all)")
+    compact.set_defaults(run=run_compact)
+
+
+def read_query_text(text: str) -> str:
+    if text == "-":
+        return sys.stdin.read()
+    if text.startswith("@"):
+        with open(text[1:], encoding="utf-8") as handle:
+            return handle.read()
+    return text
+
+
+def run_sql(args: argparse.Namespace) -> int:
+    from warehouse import connect
+    from warehouse.catalog import query
+    from warehouse.render import render
+
+    result = query(connect(), read_query_text(args.query))
+    print(render(result, args.format))
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from warehouse import Lake, connect
+    from warehouse.render import render
+    from warehouse.status import label_coverage, table_rows
+
+    lake = Lake()
+    con = connect(lake)
+    print(f"home: {lake.home}\n")
+    print(render(table_rows(con, lake)))
+    print("\nlabelled positions per engine and depth:")
+    coverage = label_coverage(con)
+    print(render(coverage) if coverage.num_rows else "(none yet)")
+    return 0
+
+
+def run_compact(args: argparse.Namespace) -> int:
+    from warehouse import Lake
+    from warehouse.tables import REGISTRY, table
+
+    lake = Lake()
+    for name in args.tables or sorted(REGISTRY):
+        before, after = lake.compact(table(name).name)
+        if before != after:
+            print(f"{name}: {before} parts -> {after}")
+    return 0
