@@ -1,0 +1,475 @@
+"""UCI front end: protocol sessions driven by python-chess, bad input, bestmove fallbacks.
+
+Engines run as real UCI processes (``python -m engines.uci ...``): the project's alpha-beta
+engine when it is built, and always a small pure-python searcher defined here that obeys the
+same interface (``engines.alphabeta.AlphaBeta``), so the front end is tested on its own.
+"""
+from __future__ import annotations
+
+import importlib.util
+import io
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.engine
+import pytest
+
+from engines.uci import (
+    AlphaBetaOptions, EngineSpec, UciEngine, UciError, UciOption, alphabeta_spec, best_move,
+    parse_go, parse_position, parse_setoption,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+POSITIONS = {ops["id"]: (board, ops) for board, ops in (
+    chess.Board.from_epd(line) for line in
+    (ROOT / "tests/fixtures/uci/positions.epd").read_text().splitlines() if line.strip())}
+
+
+# --------------------------------------------------------------------------------------------
+# A pure-python searcher with the AlphaBeta interface
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class ToyResult:
+    depth: int
+    seldepth: int
+    score_cp: int | None
+    score_mate: int | None
+    nodes: int
+    time_s: float
+    pv: list[chess.Move]
+
+
+class _Abort(Exception):
+    pass
+
+
+PIECE_CP = {chess.PAWN: 100, chess.KNIGHT: 300, chess.BISHOP: 310, chess.ROOK: 500,
+            chess.QUEEN: 900, chess.KING: 0}
+MATE = 100_000
+
+
+class MaterialSearcher:
+    """Negamax with alpha-beta on material only; captures first. Depth 1 always completes;
+    deeper iterations abort on stop(), max_nodes or the hard deadline, yielding nothing more."""
+
+    def __init__(self, mode: str = "normal") -> None:
+        self.mode = mode  # "normal" | "silent" (yields nothing) | "illegal" (bad pv)
+        self.games = 0
+        self._stop = threading.Event()
+        self.nodes = 0
+        self._limits: tuple[int | None, float | None] = (None, None)
+
+    def new_game(self) -> None:
+        self.games += 1
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def evaluate(self, board: chess.Board) -> int:
+        score = sum(PIECE_CP[p.piece_type] * (1 if p.color == board.turn else -1)
+                    for p in board.piece_map().values())
+        return score
+
+    def iterate(self, board: chess.Board, max_depth: int = 100, max_nodes: int | None = None,
+                hard_deadline: float | None = None) -> Iterator[ToyResult]:
+        self._stop.clear()
+        start, self.nodes = time.monotonic(), 0
+        if self.mode == "silent":
+            return
+        for depth in range(1, max_depth + 1):
+            self._limits = (max_nodes, hard_deadline)
+            try:
+                score, pv = self._negamax(board, depth, 0, -MATE - 1, MATE + 1, depth > 1)
+            except _Abort:
+                return
+            if self.mode == "illegal":
+                pv = [chess.Move.from_uci("a1a8")]
+            mate = None
+            if abs(score) > MATE - 1000:
+                plies = MATE - abs(score)
+                mate = (plies + 1) // 2 if score > 0 else -(plies // 2)
+            yield ToyResult(depth, depth, None if mate else score, mate, self.nodes,
+                            time.monotonic() - start, pv)
+
+    def _negamax(self, board: chess.Board, depth: int, ply: int, alpha: int, beta: int,
+                 abortable: bool) -> tuple[int, list[chess.Move]]:
+        self.nodes += 1
+        if abortable:
+            max_nodes, deadline = self._limits
+            if self._stop.is_set() or (max_nodes and self.nodes >= max_nodes) or \
+                    (deadline and time.monotonic() >= deadline):
+                raise _Abort
+        moves = sorted(board.legal_moves, key=lambda m: not board.is_capture(m))
+        if not moves:
+            return (-(MATE - ply) if board.is_check() else 0), []
+        if depth == 0:
+            return self.evaluate(board), []
+        best, best_pv = -MATE - 1, [moves[0]]
+        for move in moves:
+            board.push(move)
+            score, pv = self._negamax(board, depth - 1, ply + 1, -beta, -alpha, abortable)
+            board.pop()
+            if -score > best:
+                best, best_pv = -score, [move, *pv]
+            alpha = max(alpha, best)
+            if alpha >= beta:
+                break
+        return best, best_pv
+
+
+def toy_spec(argv: Sequence[str]) -> EngineSpec:
+    """``python -m engines.uci tests.engines.test_uci:toy_spec [normal|silent|illegal]``."""
+    mode = argv[0] if argv else "normal"
+    options = (UciOption("Style", "combo", "normal", choices=("normal", "silent", "illegal")),)
+
+    def make(values: Mapping[str, Any]) -> MaterialSearcher:
+        return MaterialSearcher(values["Style"] if values["Style"] != "normal" else mode)
+
+    return EngineSpec("toy material searcher", "tests", options, make)
+
+
+def alphabeta_available() -> bool:
+    return importlib.util.find_spec("engines.alphabeta") is not None
+
+
+ENGINES = {
+    "toy": [sys.executable, "-m", "engines.uci", "tests.engines.test_uci:toy_spec"],
+    "alphabeta": [sys.executable, "-m", "engines.uci", "alphabeta", "--hash", "4"],
+}
+
+
+@pytest.fixture(params=sorted(ENGINES), scope="module")
+def engine(request: pytest.FixtureRequest) -> Iterator[chess.engine.SimpleEngine]:
+    """A UCI process per engine kind, shared by the tests of this module."""
+    if request.param == "alphabeta" and not alphabeta_available():
+        pytest.skip("engines.alphabeta is not built yet (pip install -e . builds it)")
+    process = chess.engine.SimpleEngine.popen_uci(ENGINES[request.param], cwd=ROOT, timeout=20)
+    yield process
+    process.quit()
+
+
+# --------------------------------------------------------------------------------------------
+# Protocol sessions through python-chess
+# --------------------------------------------------------------------------------------------
+
+def test_handshake_declares_id_and_options(engine: chess.engine.SimpleEngine) -> None:
+    """``uci`` answers id name/author and every option; python-chess parses them."""
+    assert engine.id["name"]
+    assert engine.id["author"]
+    assert engine.options["Move Overhead"].type == "spin"
+    assert engine.options["Clear Hash"].type == "button"
+    if "Eval" in engine.options:
+        assert engine.options["Eval"].var == ["hce", "hce-simple"]
+        assert engine.options["LMR"].var == ["default", "none"]
+        assert engine.options["Hash"].default == 4
+
+
+def test_analyse_reports_full_info(engine: chess.engine.SimpleEngine) -> None:
+    """``go depth 3`` info: depth, seldepth, score, nodes, nps, time and a legal pv."""
+    board, _ = POSITIONS["kiwipete"]
+    info = engine.analyse(board, chess.engine.Limit(depth=3))
+    assert info["depth"] == 3
+    assert info["seldepth"] >= 3
+    assert info["nodes"] > 0 and "nps" in info and "time" in info
+    assert info["pv"] and board.is_legal(info["pv"][0])
+    assert info["score"].relative.score(mate_score=100_000) is not None
+
+
+@pytest.mark.parametrize("name", ["back-rank", "scholar"])
+def test_finds_mate_in_one_and_reports_mate_score(engine: chess.engine.SimpleEngine,
+                                                  name: str) -> None:
+    board, ops = POSITIONS[name]
+    info = engine.analyse(board, chess.engine.Limit(depth=3))
+    assert info["pv"][0] == ops["bm"][0]
+    assert info["score"].relative == chess.engine.Mate(1)
+
+
+def test_stop_ends_go_infinite_quickly(engine: chess.engine.SimpleEngine) -> None:
+    """``go infinite`` keeps searching until ``stop``; bestmove then follows within ~0.5 s."""
+    board, _ = POSITIONS["italian-middlegame"]
+    with engine.analysis(board) as analysis:
+        time.sleep(0.4)
+        started = time.monotonic()
+        analysis.stop()
+        best = analysis.wait()
+        latency = time.monotonic() - started
+    assert best.move is not None and board.is_legal(best.move)
+    assert latency < 0.5, f"bestmove came {latency:.3f} s after stop"
+
+
+def test_movetime_is_respected(engine: chess.engine.SimpleEngine) -> None:
+    """``go movetime 300`` answers in 300 ms plus a generous margin for a loaded machine."""
+    board, _ = POSITIONS["italian-middlegame"]
+    started = time.monotonic()
+    result = engine.play(board, chess.engine.Limit(time=0.3))
+    elapsed = time.monotonic() - started
+    assert result.move in board.legal_moves
+    assert elapsed < 0.3 + 0.7, f"movetime 300 took {elapsed:.3f} s"
+
+
+def test_clock_is_respected(engine: chess.engine.SimpleEngine) -> None:
+    """``go wtime 2000 btime 2000``: a move takes at most 40 % of the clock (plus margin),
+    and a 20 ms clock is answered at once rather than flagged."""
+    board, _ = POSITIONS["kiwipete"]
+    for clock, bound in ((2.0, 0.8 + 0.5), (0.02, 0.5)):
+        started = time.monotonic()
+        result = engine.play(board, chess.engine.Limit(white_clock=clock, black_clock=clock))
+        elapsed = time.monotonic() - started
+        assert result.move in board.legal_moves
+        assert elapsed < bound, f"a {clock} s clock took {elapsed:.3f} s"
+
+
+def test_self_play_never_makes_an_illegal_move(engine: chess.engine.SimpleEngine) -> None:
+    """Twenty plies of self-play on fast limits, new game first: every bestmove is legal
+    (python-chess raises on an illegal one; we also check membership explicitly)."""
+    board, _ = POSITIONS["perft3"]
+    board = board.copy()
+    for ply in range(20):
+        if board.is_game_over():
+            break
+        limit = chess.engine.Limit(nodes=300) if ply % 2 else chess.engine.Limit(time=0.02)
+        result = engine.play(board, limit, game="perft3-selfplay")
+        assert result.move in board.legal_moves
+        board.push(result.move)
+    assert board.ply() >= 10
+
+
+def test_setoption_and_position_with_moves(engine: chess.engine.SimpleEngine) -> None:
+    """``setoption`` changes are accepted and ``position startpos moves ...`` is replayed:
+    the answer must be legal for Black after 1.e4 e5 2.Nf3."""
+    if "Eval" in engine.options:
+        engine.configure({"Eval": "hce-simple", "LMR": "none", "Hash": 8})
+    engine.configure({"Move Overhead": 50})
+    board = chess.Board()
+    for san in ("e4", "e5", "Nf3"):
+        board.push_san(san)
+    result = engine.play(board, chess.engine.Limit(depth=2))
+    assert result.move in board.legal_moves
+    if "Eval" in engine.options:
+        engine.configure({"Eval": "hce", "LMR": "default", "Hash": 4})
+
+
+# --------------------------------------------------------------------------------------------
+# In-process protocol: bad input, fallbacks, exact lines
+# --------------------------------------------------------------------------------------------
+
+def front_end(mode: str = "normal") -> tuple[UciEngine, io.StringIO]:
+    out = io.StringIO()
+    return UciEngine(toy_spec([mode]), output=out), out
+
+
+def lines(out: io.StringIO) -> list[str]:
+    return out.getvalue().splitlines()
+
+
+def run_go(front: UciEngine, command: str) -> str:
+    """Send a go command and wait for its bestmove line."""
+    front.handle(command)
+    assert front.wait(20)
+    return [line for line in lines(front.output) if line.startswith("bestmove")][-1]
+
+
+@pytest.mark.parametrize("line,message", [
+    ("go depth x", "go depth needs a number, got 'x'"),
+    ("go depth 0", "go depth must be at least 1, got 0"),
+    ("go wtime", "go wtime needs a number"),
+    ("go sideways 3", "unknown go parameter 'sideways'"),
+    ("position fen 8/8/8 w - - 0 1", "bad fen '8/8/8 w - - 0 1'"),
+    ("position startpos moves e2e4 e2e4", "illegal move 'e2e4'"),
+    ("position middle", "expected 'position startpos' or 'position fen'"),
+    ("setoption name Nope value 3", "no such option 'Nope'"),
+    ("setoption name Style value fancy", "takes one of normal/silent/illegal, got 'fancy'"),
+    ("setoption name Move Overhead value -4", "takes 0..5000, got '-4'"),
+    ("setoption value 3", "expected 'setoption name ...'"),
+    ("castle now", "unknown command 'castle now'"),
+])
+def test_bad_lines_get_an_info_string_and_the_engine_lives_on(line: str, message: str) -> None:
+    front, out = front_end()
+    assert front.handle(line)
+    assert lines(out)[-1].startswith("info string error: ")
+    assert message in lines(out)[-1]
+    front.handle("isready")
+    assert lines(out)[-1] == "readyok"
+
+
+def test_bad_position_leaves_the_previous_position() -> None:
+    front, _ = front_end()
+    front.handle("position startpos moves e2e4")
+    front.handle("position startpos moves d2d4 d2d4")
+    assert front.board.move_stack == [chess.Move.from_uci("e2e4")]
+
+
+def test_uci_lines_are_exact() -> None:
+    front, out = front_end()
+    front.handle("uci")
+    assert lines(out) == [
+        "id name toy material searcher", "id author tests",
+        "option name Style type combo default normal var normal var silent var illegal",
+        "option name Move Overhead type spin default 30 min 0 max 5000",
+        "option name Clear Hash type button", "uciok"]
+
+
+def test_alphabeta_options_follow_the_command_line() -> None:
+    """``--eval hce-simple --hash 64`` become the defaults the GUI sees."""
+    out = io.StringIO()
+    spec = alphabeta_spec(AlphaBetaOptions(eval="hce-simple", hash=64, lmr="none"))
+    UciEngine(spec, output=out).handle("uci")
+    text = out.getvalue()
+    assert "option name Hash type spin default 64 min 1 max 65536" in text
+    assert "option name Eval type combo default hce-simple var hce var hce-simple" in text
+    assert "option name LMR type combo default none var default var none" in text
+    with pytest.raises(ValueError, match="'sharp'"):
+        AlphaBetaOptions(eval="sharp")
+
+
+def test_search_that_yields_nothing_still_plays_a_legal_move() -> None:
+    """A searcher that returns no depth at all: bestmove falls back to a legal move."""
+    front, _ = front_end("silent")
+    front.handle("position fen " + POSITIONS["kiwipete"][0].fen())
+    answer = run_go(front, "go depth 3")
+    move = chess.Move.from_uci(answer.split()[1])
+    assert move in POSITIONS["kiwipete"][0].legal_moves
+
+
+def test_illegal_pv_is_never_played() -> None:
+    """A searcher whose pv starts with an illegal move (a1a8 through pieces)."""
+    front, out = front_end("illegal")
+    answer = run_go(front, "go depth 2")
+    assert answer != "bestmove a1a8"
+    assert chess.Move.from_uci(answer.split()[1]) in chess.Board().legal_moves
+
+
+@pytest.mark.parametrize("name", ["fools-mate", "stalemate"])
+def test_no_legal_move_answers_null_move(name: str) -> None:
+    front, _ = front_end()
+    front.handle("position fen " + POSITIONS[name][0].fen())
+    assert run_go(front, "go depth 2") == "bestmove 0000"
+
+
+def test_only_move_is_played_at_once_on_a_clock() -> None:
+    front, out = front_end()
+    front.handle("position fen " + POSITIONS["only-move"][0].fen())
+    assert run_go(front, "go wtime 60000 btime 60000").startswith("bestmove a1b2")
+    assert sum(line.startswith("info depth") for line in lines(out)) == 1
+
+
+def test_go_infinite_waits_for_stop_even_when_the_search_is_done() -> None:
+    """``go infinite depth 2`` on a mate in one: the search ends at once, but bestmove must
+    wait for ``stop`` (UCI: no bestmove during ``go infinite`` before ``stop``)."""
+    front, out = front_end()
+    front.handle("position fen " + POSITIONS["back-rank"][0].fen())
+    front.handle("go infinite depth 2")
+    assert not front.wait(0.3)
+    assert not any(line.startswith("bestmove") for line in lines(out))
+    assert any(line.startswith("info depth 2 ") for line in lines(out))
+    front.handle("stop")
+    assert lines(out)[-1] == "bestmove d1d8"
+
+
+def test_ucinewgame_reaches_the_searcher_and_resets_the_position() -> None:
+    front, _ = front_end()
+    front.handle("position startpos moves e2e4")
+    front.handle("isready")
+    searcher = front.searcher()
+    assert isinstance(searcher, MaterialSearcher)
+    front.handle("ucinewgame")
+    front.handle("setoption name Clear Hash")
+    assert searcher.games == 2
+    assert front.board == chess.Board()
+
+
+def test_changing_an_option_rebuilds_the_searcher() -> None:
+    front, _ = front_end()
+    first = front.searcher()
+    front.handle("setoption name Style value silent")
+    second = front.searcher()
+    assert second is not first and isinstance(second, MaterialSearcher)
+    assert second.mode == "silent"
+
+
+def test_nodes_limit_and_ponder_move() -> None:
+    """``go nodes 200``: the last info line stays near the node limit; bestmove carries a
+    legal ponder move from the pv."""
+    front, out = front_end()
+    answer = run_go(front, "go nodes 200")
+    infos = [line for line in lines(out) if line.startswith("info depth")]
+    nodes = int(infos[-1].split(" nodes ")[1].split()[0])
+    assert nodes <= 200
+    words = answer.split()
+    if "ponder" in words:
+        board = chess.Board()
+        board.push_uci(words[1])
+        assert chess.Move.from_uci(words[3]) in board.legal_moves
+
+
+def test_quit_during_a_search_ends_it() -> None:
+    front, out = front_end()
+    front.handle("go infinite")
+    time.sleep(0.05)
+    assert front.handle("quit") is False
+    assert lines(out)[-1].startswith("bestmove ")
+
+
+def test_run_reads_until_quit() -> None:
+    front, out = front_end()
+    script = io.StringIO("uci\nisready\nposition startpos\ngo depth 1\nisready\nquit\nuci\n")
+    assert front.run(script) == 0
+    assert lines(out).count("uciok") == 1  # nothing after quit is read
+    assert any(line.startswith("bestmove ") for line in lines(out))
+
+
+def test_parsers_directly() -> None:
+    assert parse_go("movetime 250 depth 4".split()).movetime == 250
+    assert parse_go(["infinite"]).infinite
+    assert parse_go("searchmoves e2e4 d2d4 depth 3".split()).depth == 3
+    assert parse_setoption("name Move Overhead value 100".split()) == ("Move Overhead", "100")
+    assert parse_setoption("name Clear Hash".split()) == ("Clear Hash", None)
+    board = parse_position("fen 4k3/8/8/8/8/8/8/4K3 w - - 0 1 moves e1d1".split())
+    assert board.fen() == "4k3/8/8/8/8/8/8/3K4 b - - 1 1"
+    with pytest.raises(UciError, match="'z9z9'"):
+        parse_position("startpos moves z9z9".split())
+    assert best_move(chess.Board(), [])[0] in chess.Board().legal_moves
+
+
+# --------------------------------------------------------------------------------------------
+# Entry points
+# --------------------------------------------------------------------------------------------
+
+HEAVY = ("prefect", "duckdb", "pyarrow", "torch", "engines.alphabeta")
+
+
+@pytest.mark.parametrize("module", ["engines.uci", "flows.commands.engine"])
+def test_entry_modules_import_nothing_heavy(module: str) -> None:
+    """Startup must stay well under a second: no prefect/duckdb/pyarrow (or the compiled
+    search) at import time; they load on first use."""
+    code = (f"import sys, {module}; "
+            f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert loaded == ""
+
+
+def test_chesslab_engine_command_speaks_uci() -> None:
+    """``chesslab engine alphabeta --eval hce-simple`` answers ``uci`` (without building the
+    searcher: that happens at isready)."""
+    answer = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "engine", "alphabeta", "--eval", "hce-simple"],
+        input="uci\nquit\n", cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    assert "option name Eval type combo default hce-simple" in answer.stdout
+    assert answer.stdout.splitlines()[-1] == "uciok"
+
+
+def test_chesslab_engine_rejects_bad_options() -> None:
+    answer = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "engine", "alphabeta", "--hash", "0"],
+        input="quit\n", cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert answer.returncode == 2
+    assert "--hash must be 1..65536 MB, got 0" in answer.stderr
