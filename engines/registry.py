@@ -1,0 +1,219 @@
+"""Engine specs: how to start a player of a tournament, named by a short string.
+
+Spec strings:
+
+- ``alphabeta:eval=hce-simple`` -- one of the project's own engines (``alphabeta``, ``mcts``,
+  ``puct``), started as ``<python> -m engines.uci alphabeta --eval hce-simple``;
+- ``stockfish`` -- Stockfish at full strength; ``stockfish@1350`` -- Stockfish limited by
+  ``UCI_LimitStrength``/``UCI_Elo`` (the rating ladder; the number is the player's anchor);
+- ``toga2``, ``ethereal``, ``glaurung``, ``fruit`` (UCI) or ``phalanx``, ``fairymax``,
+  ``gnuchess`` (xboard) -- Debian engines found on ``PATH`` or in ``/usr/games``;
+- ``uci:/path/to/engine`` or ``xboard:/path/to/engine`` -- any other program;
+- any of these followed by ``?Option=value&Other=value`` sets protocol options
+  (``stockfish?Threads=1&Hash=16``), and by ``#name`` gives the player a display name.
+
+An engines file (TOML) can name players: ``[players.sf_fast]`` with ``spec = "stockfish"``
+or ``command = ["/path", "arg"]``, ``protocol``, ``options = {Hash = 16}``, ``elo = 1500``.
+
+>>> spec = parse_engine("stockfish@1500")
+>>> spec.name, spec.options["UCI_Elo"], spec.elo
+('stockfish@1500', 1500, 1500)
+>>> parse_engine("alphabeta:eval=hce").command[1:]
+('-m', 'engines.uci', 'alphabeta', '--eval', 'hce')
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+OptionValue = str | int | bool
+OWN_ENGINES = ("alphabeta", "mcts", "puct")
+PROTOCOLS = ("uci", "xboard")
+# Debian engines and the protocol each one speaks (program name on PATH, arguments).
+KNOWN_ENGINES: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "stockfish": ("stockfish", (), "uci"),
+    "toga2": ("toga2", (), "uci"),
+    "ethereal": ("ethereal-chess", (), "uci"),
+    "glaurung": ("glaurung", (), "uci"),
+    "fruit": ("fruit", (), "uci"),
+    "phalanx": ("phalanx", ("-l-",), "xboard"),
+    "fairymax": ("fairymax", (), "xboard"),
+    "gnuchess": ("gnuchess", ("--xboard",), "xboard"),
+}
+SEARCH_DIRS = ("/usr/games", "/usr/local/games")
+
+
+class EngineSpecError(ValueError):
+    """A spec string or engines file entry that cannot be turned into a player."""
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """One tournament player: its display name, command line, protocol and options.
+
+    elo: the player's known rating (the ``UCI_Elo`` of a ladder rung), used as an anchor.
+    kind: ``own``, ``external`` or ``ladder``.
+    """
+
+    name: str
+    command: tuple[str, ...]
+    protocol: str = "uci"
+    options: Mapping[str, OptionValue] = field(default_factory=dict)
+    elo: int | None = None
+    kind: str = "external"
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise EngineSpecError(f"engine {self.name!r}: unknown protocol {self.protocol!r}")
+        if not self.command:
+            raise EngineSpecError(f"engine {self.name!r}: empty command")
+
+    @property
+    def engine_id(self) -> str:
+        """Hash of what makes the player play the way it does (not the interpreter path)."""
+        command = list(self.command[1:]) if self.kind == "own" else list(self.command)
+        text = json.dumps([self.kind, command, self.protocol, dict(sorted(self.options.items()))])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "command": list(self.command), "protocol": self.protocol,
+                "options": dict(self.options), "elo": self.elo, "kind": self.kind}
+
+
+def parse_engine(text: str, players: Mapping[str, EngineSpec] | None = None) -> EngineSpec:
+    """The player a spec string names (``players`` are those of an engines file)."""
+    raw = text.strip()
+    if not raw:
+        raise EngineSpecError("empty engine spec")
+    body, _, label = raw.partition("#")
+    body, _, query = body.partition("?")
+    options = parse_options(query, raw)
+    base = resolve_base(body, raw, players or {})
+    merged = {**base.options, **options}
+    return EngineSpec(name=label or (base.name if not query else raw.partition("#")[0]),
+                      command=base.command, protocol=base.protocol, options=merged,
+                      elo=base.elo, kind=base.kind)
+
+
+def resolve_base(body: str, raw: str, players: Mapping[str, EngineSpec]) -> EngineSpec:
+    if body in players:
+        return players[body]
+    head, sep, rest = body.partition(":")
+    if sep and head in PROTOCOLS:
+        return external(rest, head, name=body)
+    if head in OWN_ENGINES:
+        return own_engine(head, rest if sep else "", raw)
+    name, _, elo = body.partition("@")
+    if name in KNOWN_ENGINES:
+        return known_engine(name, elo, raw)
+    if os.sep in body or Path(body).exists():
+        return external(body, "uci", name=Path(body).name)
+    raise EngineSpecError(
+        f"unknown engine {raw!r}: use one of {', '.join(OWN_ENGINES + tuple(KNOWN_ENGINES))}, "
+        "an engines-file name, or uci:PATH / xboard:PATH")
+
+
+def parse_options(query: str, raw: str) -> dict[str, OptionValue]:
+    options: dict[str, OptionValue] = {}
+    for item in filter(None, query.split("&")):
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise EngineSpecError(f"engine {raw!r}: option {item!r} is not NAME=VALUE")
+        options[key] = option_value(value)
+    return options
+
+
+def option_value(text: str) -> OptionValue:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def own_engine(name: str, settings: str, raw: str) -> EngineSpec:
+    """``alphabeta:eval=hce,depth=6`` -> ``python -m engines.uci alphabeta --eval hce ...``."""
+    arguments: list[str] = []
+    for item in filter(None, settings.split(",")):
+        key, eq, value = item.partition("=")
+        if not key:
+            raise EngineSpecError(f"engine {raw!r}: bad setting {item!r}")
+        arguments += [f"--{key.replace('_', '-')}"] + ([value] if eq else [])
+    label = name if not settings else f"{name}:{settings}"
+    return EngineSpec(name=label, command=(sys.executable, "-m", "engines.uci", name,
+                                           *arguments), kind="own")
+
+
+def known_engine(name: str, elo: str, raw: str) -> EngineSpec:
+    program, arguments, protocol = KNOWN_ENGINES[name]
+    path = find_program(program)
+    if path is None:
+        raise EngineSpecError(f"engine {raw!r}: program {program!r} not found on PATH or in "
+                              f"{', '.join(SEARCH_DIRS)} (Debian package?)")
+    if not elo:
+        return EngineSpec(name=name, command=(path, *arguments), protocol=protocol)
+    if name != "stockfish" or not elo.isdigit():
+        raise EngineSpecError(f"engine {raw!r}: only stockfish@ELO takes a rating")
+    return EngineSpec(name=f"{name}@{elo}", command=(path,), protocol=protocol,
+                      options={"UCI_LimitStrength": True, "UCI_Elo": int(elo)},
+                      elo=int(elo), kind="ladder")
+
+
+def external(path: str, protocol: str, name: str) -> EngineSpec:
+    found = find_program(path)
+    if found is None:
+        raise EngineSpecError(f"engine program {path!r} not found")
+    return EngineSpec(name=name, command=(found,), protocol=protocol)
+
+
+def find_program(program: str) -> str | None:
+    if os.sep in program:
+        return program if os.access(program, os.X_OK) else None
+    found = shutil.which(program)
+    if found:
+        return found
+    for folder in SEARCH_DIRS:
+        candidate = Path(folder) / program
+        if os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def load_engines_file(path: str | os.PathLike[str]) -> dict[str, EngineSpec]:
+    """Players named in a TOML engines file (``[players.NAME]`` tables)."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise EngineSpecError(f"cannot read engines file {str(path)!r}: {exc}") from None
+    players: dict[str, EngineSpec] = {}
+    for name, entry in data.get("players", {}).items():
+        players[name] = engine_from_entry(name, entry, players, str(path))
+    return players
+
+
+def engine_from_entry(name: str, entry: Mapping[str, Any], players: Mapping[str, EngineSpec],
+                      source: str) -> EngineSpec:
+    options = {str(k): v for k, v in entry.get("options", {}).items()}
+    if "spec" in entry:
+        base = parse_engine(str(entry["spec"]), players)
+    elif "command" in entry:
+        command = entry["command"]
+        command = [command] if isinstance(command, str) else list(command)
+        path = find_program(command[0]) or command[0]
+        base = EngineSpec(name=name, command=(path, *command[1:]),
+                          protocol=entry.get("protocol", "uci"))
+    else:
+        raise EngineSpecError(f"{source}: player {name!r} needs 'spec' or 'command'")
+    elo = entry.get("elo", base.elo)
+    return EngineSpec(name=name, command=base.command, protocol=base.protocol,
+                      options={**base.options, **options}, elo=elo,
+                      kind="ladder" if elo is not None else base.kind)

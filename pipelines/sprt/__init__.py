@@ -1,0 +1,195 @@
+"""Fishtest's generalised SPRT (GSPRT) on game-pair (pentanomial) or game (trinomial) counts.
+
+The log-likelihood ratio compares the maximum-likelihood result distribution constrained to
+Elo ``elo1`` with the one constrained to ``elo0`` (M. Van den Bergh's "GSPRT" notes). Two Elo
+models as on fishtest: ``normalized`` (the default: the constraint is on the t-value
+``(mu - 1/2) / sigma``, normalised Elo ``nelo = t * 800 / ln 10`` per game pair scaled by
+sqrt(2)) and ``logistic`` (the constraint is on the expected score ``1 / (1 + 10^(-elo/400))``).
+
+Pentanomial counts are ``[LL, LD+DL, LW+DD+WL, DW+WD, WW]`` (from the first player's side),
+trinomial ones ``[L, D, W]``; empty cells get 1e-3 so every MLE exists.
+
+>>> result = sprt([0, 10, 20, 10, 0], elo0=0, elo1=2)
+>>> result.decision
+'continue'
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+NELO_PER_T = 800 / math.log(10)   # normalised Elo per unit of t-value (per game pair)
+EMPTY_CELL = 1e-3                  # fishtest's regularisation of empty cells
+MODELS = ("normalized", "logistic")
+
+Pdf = list[tuple[float, float]]   # (outcome value in [0, 1], probability)
+
+
+class SprtError(ValueError):
+    """Bad SPRT input: quotes the bad counts or parameter."""
+
+
+@dataclass(frozen=True)
+class SprtConfig:
+    """A GSPRT of H0: Elo = elo0 against H1: Elo = elo1.
+
+    elo0: Elo under H0 (normalised or logistic, see ``model``).
+    elo1: Elo under H1, > elo0.
+    alpha: probability of accepting H1 when H0 holds, in (0, 1).
+    beta: probability of accepting H0 when H1 holds, in (0, 1).
+    model: ``normalized`` (fishtest's default) or ``logistic``.
+    """
+
+    elo0: float = 0.0
+    elo1: float = 2.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    model: str = "normalized"
+
+    def __post_init__(self) -> None:
+        if not self.elo1 > self.elo0:
+            raise SprtError(f"elo1 must exceed elo0, got elo0={self.elo0!r} elo1={self.elo1!r}")
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if not 0 < value < 1:
+                raise SprtError(f"{name} must be in (0, 1), got {value!r}")
+        if self.model not in MODELS:
+            raise SprtError(f"model must be one of {MODELS}, got {self.model!r}")
+
+    @property
+    def lower_bound(self) -> float:
+        return math.log(self.beta / (1 - self.alpha))
+
+    @property
+    def upper_bound(self) -> float:
+        return math.log((1 - self.beta) / self.alpha)
+
+
+@dataclass(frozen=True)
+class SprtResult:
+    """The LLR of the counts, the bounds and the decision (``H1``, ``H0`` or ``continue``)."""
+
+    counts: tuple[int, ...]
+    llr: float
+    lower_bound: float
+    upper_bound: float
+
+    @property
+    def decision(self) -> str:
+        if self.llr >= self.upper_bound:
+            return "H1"
+        if self.llr <= self.lower_bound:
+            return "H0"
+        return "continue"
+
+    def describe(self) -> str:
+        verdict = {"H1": "accept H1", "H0": "reject H1 (accept H0)", "continue": "continue"}
+        return (f"LLR {self.llr:.3f} ({self.lower_bound:.3f}, {self.upper_bound:.3f}) "
+                f"-> {verdict[self.decision]}")
+
+
+def sprt(counts: Sequence[int], elo0: float = 0.0, elo1: float = 2.0, alpha: float = 0.05,
+         beta: float = 0.05, model: str = "normalized") -> SprtResult:
+    """Run the test on ``counts`` (5 pentanomial or 3 trinomial cells)."""
+    config = SprtConfig(elo0, elo1, alpha, beta, model)
+    return SprtResult(tuple(counts), llr(counts, config), config.lower_bound,
+                      config.upper_bound)
+
+
+def llr(counts: Sequence[int], config: SprtConfig) -> float:
+    """The generalised log-likelihood ratio of H1 against H0."""
+    check_counts(counts)
+    n, pdf = counts_to_pdf(counts)
+    if config.model == "logistic":
+        s0, s1 = expected_score(config.elo0), expected_score(config.elo1)
+        p0, p1 = mle_expectation(pdf, s0), mle_expectation(pdf, s1)
+    else:
+        per_pair = math.sqrt(2) if len(counts) == 5 else 1.0
+        t0, t1 = (elo / NELO_PER_T * per_pair for elo in (config.elo0, config.elo1))
+        p0, p1 = mle_t_value(pdf, 0.5, t0), mle_t_value(pdf, 0.5, t1)
+    return n * sum(p * math.log(q1 / q0) for (_, p), (_, q0), (_, q1) in zip(pdf, p0, p1))
+
+
+def check_counts(counts: Sequence[int]) -> None:
+    if len(counts) not in (3, 5) or any(c < 0 for c in counts) or sum(counts) == 0:
+        raise SprtError(f"need 5 pentanomial or 3 trinomial non-negative counts, got "
+                        f"{list(counts)!r}")
+
+
+def counts_to_pdf(counts: Sequence[int]) -> tuple[float, Pdf]:
+    cells = [c if c else EMPTY_CELL for c in counts]
+    n = sum(cells)
+    last = len(cells) - 1
+    return n, [(i / last, c / n) for i, c in enumerate(cells)]
+
+
+def expected_score(elo: float) -> float:
+    return 1 / (1 + 10 ** (-elo / 400))
+
+
+def mean_variance(pdf: Pdf) -> tuple[float, float]:
+    mean = sum(p * a for a, p in pdf)
+    return mean, sum(p * (a - mean) ** 2 for a, p in pdf)
+
+
+def solve_secular(pdf: Pdf) -> float:
+    """The root x of sum_i p_i a_i / (1 + x a_i) = 0 between the poles -1/max a, -1/min a
+    (the Lagrange multiplier of the constrained MLE); bisection to machine precision."""
+    values = [a for a, _ in pdf]
+    lo, hi = -1 / max(values), -1 / min(values)
+    if not lo < hi:
+        raise SprtError(f"degenerate result distribution {pdf!r}")
+    span = hi - lo
+    lo, hi = lo + span * 1e-12, hi - span * 1e-12
+
+    def f(x: float) -> float:
+        return sum(p * a / (1 + x * a) for a, p in pdf)
+
+    # f decreases from +inf at the lower pole to -inf at the upper one
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-16 * max(1.0, abs(mid)):
+            break
+    return (lo + hi) / 2
+
+
+def mle_expectation(pdf: Pdf, score: float) -> Pdf:
+    """The distribution closest (in likelihood) to ``pdf`` whose mean is ``score``."""
+    shifted = [(a - score, p) for a, p in pdf]
+    x = solve_secular(shifted)
+    return [(a, p / (1 + x * (a - score))) for a, p in pdf]
+
+
+def mle_t_value(pdf: Pdf, reference: float, t: float) -> Pdf:
+    """The distribution closest to ``pdf`` whose t-value ``(mu - reference) / sigma`` is ``t``:
+    a fixed point of the expectation-constrained MLE with the constraint linearised around
+    the current sigma (fishtest's normalised-Elo notes, section 4.1)."""
+    current = [(a, 1 / len(pdf)) for a, _ in pdf]
+    for _ in range(100):
+        mu, var = mean_variance(current)
+        sigma = math.sqrt(var)
+        shifted = [(a - reference - t * sigma * (1 + ((mu - a) / sigma) ** 2) / 2, p)
+                   for a, p in pdf]
+        x = solve_secular(shifted)
+        new = [(a, p / (1 + x * s)) for (a, p), (s, _) in zip(pdf, shifted)]
+        change = max(abs(q - r) for (_, q), (_, r) in zip(new, current))
+        current = new
+        if change < 1e-12:
+            break
+    return current
+
+
+def pentanomial(pair_scores: Sequence[float]) -> list[int]:
+    """Counts [LL, LD+DL, LW+DD+WL, DW+WD, WW] from each game pair's total score (0..2)."""
+    counts = [0] * 5
+    for total in pair_scores:
+        index = round(total * 2)
+        if not 0 <= index <= 4 or abs(index - total * 2) > 1e-9:
+            raise SprtError(f"a game pair scores 0, 0.5, ..., 2 points, got {total!r}")
+        counts[index] += 1
+    return counts
