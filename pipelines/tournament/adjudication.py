@@ -1,0 +1,142 @@
+"""Adjudication as cutechess does it: resign, draw and tablebase rules.
+
+Scores are kept from White's point of view, one per ply (None when the mover gave none), so
+"both engines agree" means the last plies of *both* sides say the same thing.
+
+>>> rules = Adjudicator(resign_moves=2, resign_score=500)
+>>> rules.verdict(chess.Board(), [-600, -700, -650, -900])
+('0-1', 'adjudication', 'White loses by adjudication: both engines see -500 cp for 2 moves')
+"""
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.gaviota
+import chess.syzygy
+
+from pipelines.tournament.config import TournamentConfig, TournamentError
+
+log = logging.getLogger(__name__)
+
+Verdict = tuple[str, str, str]   # result, Termination tag, reason
+MATE_CP = 100_000
+
+
+class Adjudicator:
+    """Decides a game early from the engines' scores or a tablebase."""
+
+    def __init__(self, resign_moves: int = 0, resign_score: int = 600,
+                 draw_move_number: int = 0, draw_moves: int = 8, draw_score: int = 10,
+                 tablebases: str | None = None, max_plies: int = 0) -> None:
+        self.resign_moves = resign_moves
+        self.resign_score = resign_score
+        self.draw_move_number = draw_move_number
+        self.draw_moves = draw_moves
+        self.draw_score = draw_score
+        self.max_plies = max_plies
+        self.syzygy, self.gaviota = open_tablebases(tablebases)
+
+    @classmethod
+    def from_config(cls, config: TournamentConfig) -> Adjudicator:
+        return cls(config.resign_moves, config.resign_score, config.draw_move_number,
+                   config.draw_moves, config.draw_score, config.tablebases, config.max_plies)
+
+    def close(self) -> None:
+        for tables in (self.syzygy, self.gaviota):
+            if tables is not None:
+                tables.close()
+
+    def verdict(self, board: chess.Board, scores: Sequence[int | None]) -> Verdict | None:
+        """A result if the game can be adjudicated after the last move, else None."""
+        return (self.tablebase_verdict(board) or self.resign_verdict(scores)
+                or self.draw_verdict(board, scores) or self.length_verdict(board))
+
+    def resign_verdict(self, scores: Sequence[int | None]) -> Verdict | None:
+        plies = 2 * self.resign_moves
+        if not self.resign_moves or len(scores) < plies:
+            return None
+        recent = scores[-plies:]
+        if all(s is not None and s <= -self.resign_score for s in recent):
+            return ("0-1", "adjudication", f"White loses by adjudication: both engines see "
+                    f"-{self.resign_score} cp for {self.resign_moves} moves")
+        if all(s is not None and s >= self.resign_score for s in recent):
+            return ("1-0", "adjudication", f"Black loses by adjudication: both engines see "
+                    f"+{self.resign_score} cp for {self.resign_moves} moves")
+        return None
+
+    def draw_verdict(self, board: chess.Board, scores: Sequence[int | None]) -> Verdict | None:
+        plies = 2 * self.draw_moves
+        if not self.draw_move_number or board.fullmove_number < self.draw_move_number:
+            return None
+        if len(scores) < plies or not self.draw_moves:
+            return None
+        if all(s is not None and abs(s) <= self.draw_score for s in scores[-plies:]):
+            return ("1/2-1/2", "adjudication", f"Draw by adjudication: scores within "
+                    f"{self.draw_score} cp for {self.draw_moves} moves")
+        return None
+
+    def length_verdict(self, board: chess.Board) -> Verdict | None:
+        if self.max_plies and board.ply() >= self.max_plies:
+            return ("1/2-1/2", "adjudication", f"Draw by adjudication: {self.max_plies} plies")
+        return None
+
+    def tablebase_verdict(self, board: chess.Board) -> Verdict | None:
+        if board.castling_rights or chess.popcount(board.occupied) > self.max_pieces():
+            return None
+        wdl = self.probe_wdl(board)
+        if wdl is None:
+            return None
+        if wdl == 0:
+            return ("1/2-1/2", "adjudication", "Draw by tablebase adjudication")
+        white_wins = (wdl > 0) == (board.turn == chess.WHITE)
+        side = "White" if white_wins else "Black"
+        return ("1-0" if white_wins else "0-1", "adjudication",
+                f"{side} wins by tablebase adjudication")
+
+    def max_pieces(self) -> int:
+        counts = [0]
+        if self.syzygy is not None:
+            counts.append(max(self.syzygy.largest_wdl(), 0))
+        if self.gaviota is not None:
+            counts.append(5)
+        return max(counts)
+
+    def probe_wdl(self, board: chess.Board) -> int | None:
+        """Win/draw/loss for the side to move (cursed wins and blessed losses are draws)."""
+        if self.syzygy is not None:
+            try:
+                wdl = self.syzygy.probe_wdl(board)
+                return 0 if abs(wdl) < 2 else wdl
+            except (KeyError, chess.syzygy.MissingTableError):
+                pass
+        if self.gaviota is not None:
+            try:
+                return self.gaviota.probe_wdl(board)
+            except (KeyError, chess.gaviota.MissingTableError):
+                pass
+        return None
+
+
+def open_tablebases(paths: str | None) -> tuple[Any, Any]:
+    """Syzygy tables from folders holding ``.rtbw`` files, Gaviota from ``.gtb.cp4`` ones."""
+    syzygy = gaviota = None
+    for folder in filter(None, (paths or "").split(os.pathsep)):
+        root = Path(folder)
+        if not root.is_dir():
+            raise TournamentError(f"tablebase folder {folder!r} not found")
+        if any(root.glob("*.rtbw")):
+            syzygy = syzygy or chess.syzygy.Tablebase()
+            syzygy.add_directory(folder)
+        if any(root.glob("*.gtb.cp4")):
+            if gaviota is None:
+                gaviota = chess.gaviota.open_tablebase(folder)
+            else:
+                gaviota.add_directory(folder)
+        if not any(root.glob("*.rtbw")) and not any(root.glob("*.gtb.cp4")):
+            raise TournamentError(f"no Syzygy (.rtbw) or Gaviota (.gtb.cp4) tables in {folder!r}")
+    return syzygy, gaviota

@@ -1,0 +1,167 @@
+"""The tournament step's configuration and its time-control syntax.
+
+>>> TimeControl.parse("40/60+0.6")
+TimeControl(moves=40, seconds=60.0, increment=0.6)
+>>> TimeControl.parse("10+0.1").pgn_tag()
+'10+0.1'
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+FORMATS = ("round-robin", "gauntlet")
+OPENING_ORDERS = ("sequential", "random")
+TC_PATTERN = re.compile(r"^(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?$")
+
+
+class TournamentError(ValueError):
+    """Bad tournament input: names the option, file or engine and the bad value."""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """``moves/seconds+increment`` as cutechess writes it (moves 0: the whole game)."""
+
+    moves: int
+    seconds: float
+    increment: float
+
+    @classmethod
+    def parse(cls, text: str) -> TimeControl:
+        match = TC_PATTERN.match(text.strip())
+        if not match:
+            raise TournamentError(f"bad time control {text!r}: use moves/seconds+increment, "
+                                  "e.g. 40/60+0.6 or 10+0.1")
+        moves, seconds, increment = match.groups()
+        tc = cls(int(moves or 0), float(seconds), float(increment or 0))
+        if tc.seconds <= 0 and tc.increment <= 0:
+            raise TournamentError(f"bad time control {text!r}: no time at all")
+        return tc
+
+    def pgn_tag(self) -> str:
+        base = f"{self.seconds:g}" + (f"+{self.increment:g}" if self.increment else "")
+        return f"{self.moves}/{base}" if self.moves else base
+
+
+def field_help(text: str, **extra: object) -> dict[str, object]:
+    return {"help": text, **extra}
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """A tournament: players, openings, limits, adjudication, concurrency.
+
+    Everything but ``concurrency``, ``progress`` and ``name`` goes into the tournament id, so
+    running the same command again resumes the same tournament.
+    """
+
+    engines: tuple[str, ...] = field(default=(), metadata=field_help(
+        "players as engine specs, comma-separated (alphabeta:eval=hce, stockfish@1350, "
+        "uci:PATH, xboard:PATH, ...)"))
+    engines_file: str | None = field(default=None, metadata=field_help(
+        "TOML file naming players ([players.NAME] spec/command/protocol/options/elo)"))
+    format: str = field(default="round-robin", metadata=field_help(
+        "round-robin or gauntlet (the first engine against each of the others)"))
+    rounds: int = field(default=1, metadata=field_help(
+        "game pairs per pairing (each pair: same opening, colours reversed)"))
+    openings: str | None = field(default=None, metadata=field_help(
+        "opening file: .epd, .pgn (first --opening-plies plies) or Polyglot .bin"))
+    opening_plies: int = field(default=8, metadata=field_help(
+        "plies taken from each PGN game, or walked in a Polyglot book"))
+    opening_order: str = field(default="sequential", metadata=field_help(
+        "sequential or random (shuffled with --seed)"))
+    seed: int = field(default=1, metadata=field_help("seed of opening order and book walks"))
+    tc: str | None = field(default=None, metadata=field_help(
+        "time control moves/seconds+increment (40/60+0.6, 10+0.1)"))
+    movetime_ms: int | None = field(default=None, metadata=field_help("fixed time per move"))
+    nodes: int | None = field(default=None, metadata=field_help("node limit per move"))
+    depth: int | None = field(default=None, metadata=field_help("depth limit per move"))
+    timemargin_ms: int = field(default=300, metadata=field_help(
+        "grace past the clock (or movetime) before a time forfeit"))
+    move_timeout_s: float = field(default=60.0, metadata=field_help(
+        "longest wait for a move without a clock (nodes/depth limits) before a forfeit"))
+    resign_moves: int = field(default=0, metadata=field_help(
+        "resign adjudication: moves in a row both engines see --resign-score against one "
+        "side (0: off)"))
+    resign_score: int = field(default=600, metadata=field_help("resign threshold, centipawns"))
+    draw_move_number: int = field(default=0, metadata=field_help(
+        "draw adjudication from this move number (0: off)"))
+    draw_moves: int = field(default=8, metadata=field_help(
+        "draw adjudication: moves in a row both engines stay within --draw-score"))
+    draw_score: int = field(default=10, metadata=field_help("draw threshold, centipawns"))
+    tablebases: str | None = field(default=None, metadata=field_help(
+        "Syzygy or Gaviota tablebase folders (os.pathsep-separated) to adjudicate with"))
+    max_plies: int = field(default=600, metadata=field_help(
+        "plies after which a game is adjudicated a draw"))
+    concurrency: int = field(default=0, metadata=field_help(
+        "games played at once (0: the number of cores)"))
+    sprt_elo0: float | None = field(default=None, metadata=field_help(
+        "run as an SPRT (two players): Elo of H0"))
+    sprt_elo1: float | None = field(default=None, metadata=field_help("SPRT Elo of H1"))
+    sprt_alpha: float = field(default=0.05, metadata=field_help("SPRT alpha"))
+    sprt_beta: float = field(default=0.05, metadata=field_help("SPRT beta"))
+    sprt_model: str = field(default="normalized", metadata=field_help(
+        "SPRT Elo model: normalized or logistic"))
+    event: str = field(default="chesslab tournament", metadata=field_help("PGN Event tag"))
+    progress: bool = field(default=True, metadata=field_help("print a line per finished game"))
+
+    def __post_init__(self) -> None:
+        if self.format not in FORMATS:
+            raise TournamentError(f"format must be one of {FORMATS}, got {self.format!r}")
+        if self.opening_order not in OPENING_ORDERS:
+            raise TournamentError(
+                f"opening order must be one of {OPENING_ORDERS}, got {self.opening_order!r}")
+        if len(self.engines) < 2:
+            raise TournamentError(f"need at least two engines, got {list(self.engines)!r}")
+        for name in ("rounds", "opening_plies"):
+            if getattr(self, name) < (1 if name == "rounds" else 0):
+                raise TournamentError(f"{name} too small: {getattr(self, name)!r}")
+        if self.tc is None and not (self.movetime_ms or self.nodes or self.depth):
+            raise TournamentError("give a limit: --tc, --movetime-ms, --nodes or --depth")
+        if self.tc is not None and self.movetime_ms:
+            raise TournamentError("--tc and --movetime-ms exclude each other")
+        if self.tc is not None:
+            TimeControl.parse(self.tc)
+        for name in ("movetime_ms", "nodes", "depth"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise TournamentError(f"{name} must be positive, got {value!r}")
+        if self.concurrency < 0 or self.move_timeout_s <= 0 or self.timemargin_ms < 0:
+            raise TournamentError("concurrency, move timeout and time margin must be >= 0")
+        if (self.sprt_elo0 is None) != (self.sprt_elo1 is None):
+            raise TournamentError("an SPRT needs both --sprt-elo0 and --sprt-elo1")
+        if self.sprt_elo0 is not None and len(self.engines) != 2:
+            raise TournamentError(f"an SPRT needs exactly two engines, got {len(self.engines)}")
+
+    @property
+    def time_control(self) -> TimeControl | None:
+        return TimeControl.parse(self.tc) if self.tc else None
+
+    @property
+    def workers(self) -> int:
+        return self.concurrency or os.cpu_count() or 1
+
+    @property
+    def is_sprt(self) -> bool:
+        return self.sprt_elo0 is not None
+
+    def pgn_time_control(self) -> str:
+        if self.tc:
+            return TimeControl.parse(self.tc).pgn_tag()
+        if self.movetime_ms:
+            return f"{self.movetime_ms / 1000:g}/move"
+        return "-"
+
+    @classmethod
+    def tiny(cls, engines: tuple[str, ...] = ("stockfish?Threads=1&Hash=16#sf_a",
+                                               "stockfish?Threads=1&Hash=16#sf_b"),
+             **overrides: object) -> TournamentConfig:
+        """A few fast games at fixed nodes: the preset the tests run."""
+        values: dict[str, object] = dict(engines=engines, rounds=1, nodes=2000, concurrency=2,
+                                         move_timeout_s=10.0, max_plies=200, progress=False,
+                                         draw_move_number=20, draw_moves=4, draw_score=20,
+                                         resign_moves=3, resign_score=500)
+        values.update(overrides)
+        return cls(**values)  # type: ignore[arg-type]

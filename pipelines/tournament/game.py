@@ -1,0 +1,341 @@
+"""Playing one game between two engine processes, with clocks, forfeits and adjudication.
+
+A :class:`Seat` owns one engine process for a worker and restarts it after a failure; a game
+asks each seat for a move with python-chess's asyncio engine API, keeps the clocks itself and
+turns every failure into a forfeit with a cutechess ``Termination`` tag:
+
+============================  =====================
+what went wrong               Termination
+============================  =====================
+process died / pipe closed    ``abandoned``
+no answer in time             ``time forfeit`` (clock) or ``stalled connection`` (no clock)
+move that is not legal        ``illegal move``
+============================  =====================
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import chess
+import chess.engine
+import chess.pgn
+
+from engines.registry import EngineSpec
+from pipelines.tournament.adjudication import MATE_CP, Adjudicator, Verdict
+from pipelines.tournament.config import TimeControl, TournamentConfig
+from pipelines.tournament.openings import Opening
+from pipelines.tournament.schedule import Slot
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_S = 30.0
+QUIT_TIMEOUT_S = 2.0
+INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
+
+
+class EngineFailure(Exception):
+    """An engine failed during a game: carries the Termination tag and the reason."""
+
+    def __init__(self, termination: str, reason: str) -> None:
+        super().__init__(reason)
+        self.termination = termination
+        self.reason = reason
+
+
+@dataclass
+class Seat:
+    """One engine process of a worker, started on first use and after every failure."""
+
+    spec: EngineSpec
+    transport: asyncio.SubprocessTransport | None = None
+    engine: chess.engine.Protocol | None = None
+    starts: int = 0
+
+    async def ensure_started(self) -> chess.engine.Protocol:
+        if self.engine is not None and not self.engine.returncode.done():
+            return self.engine
+        await self.stop()
+        popen = chess.engine.popen_uci if self.spec.protocol == "uci" \
+            else chess.engine.popen_xboard
+        try:
+            self.transport, self.engine = await asyncio.wait_for(
+                popen(list(self.spec.command), stderr=subprocess.DEVNULL), START_TIMEOUT_S)
+            if self.spec.options:
+                await asyncio.wait_for(self.engine.configure(dict(self.spec.options)),
+                                       START_TIMEOUT_S)
+        except (OSError, chess.engine.EngineError, asyncio.TimeoutError) as exc:
+            await self.stop()
+            raise EngineFailure("abandoned", f"{self.spec.name} failed to start: "
+                                f"{type(exc).__name__}: {exc}") from None
+        self.starts += 1
+        return self.engine
+
+    async def stop(self) -> None:
+        """Quit politely, then kill: a hung engine must not outlive its game."""
+        engine, transport = self.engine, self.transport
+        self.engine = self.transport = None
+        if engine is not None and not engine.returncode.done():
+            try:
+                await asyncio.wait_for(engine.quit(), QUIT_TIMEOUT_S)
+            except (asyncio.TimeoutError, chess.engine.EngineError, OSError):
+                pass
+        if transport is not None:
+            if transport.get_returncode() is None:
+                transport.kill()
+            transport.close()
+
+
+@dataclass
+class MoveRecord:
+    move: chess.Move
+    comment: str
+    white_score: int | None
+    seconds: float
+    book: bool = False
+
+
+@dataclass
+class GameRecord:
+    """Everything a finished game leaves behind (the PGN is built from it)."""
+
+    slot: Slot
+    opening: Opening
+    started_at: dt.datetime
+    moves: list[MoveRecord] = field(default_factory=list)
+    result: str = "*"
+    termination: str = "unterminated"
+    reason: str = ""
+    finished_at: dt.datetime | None = None
+    wall_seconds: float = 0.0
+    engine_seconds: float = 0.0
+    clock_used: dict[bool, float] = field(default_factory=lambda: {True: 0.0, False: 0.0})
+
+    @property
+    def plies(self) -> int:
+        return sum(1 for m in self.moves if not m.book)
+
+    @property
+    def white_score(self) -> float | None:
+        return {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(self.result)
+
+
+class Clock:
+    """Remaining time per side under a time control (moves/seconds+increment)."""
+
+    def __init__(self, tc: TimeControl) -> None:
+        self.tc = tc
+        self.remaining = {chess.WHITE: tc.seconds, chess.BLACK: tc.seconds}
+        self.moves_made = {chess.WHITE: 0, chess.BLACK: 0}
+
+    def moves_to_go(self, side: bool) -> int | None:
+        if not self.tc.moves:
+            return None
+        return self.tc.moves - self.moves_made[side] % self.tc.moves
+
+    def spend(self, side: bool, seconds: float) -> float:
+        """Charge a move; returns the time left before the increment (negative: flagged)."""
+        left = self.remaining[side] - seconds
+        self.moves_made[side] += 1
+        self.remaining[side] = left + self.tc.increment
+        if self.tc.moves and self.moves_made[side] % self.tc.moves == 0:
+            self.remaining[side] += self.tc.seconds
+        return left
+
+
+class GamePlayer:
+    """Plays one slot between two seats under a tournament's limits and rules."""
+
+    def __init__(self, config: TournamentConfig, adjudicator: Adjudicator) -> None:
+        self.config = config
+        self.adjudicator = adjudicator
+        self.margin = config.timemargin_ms / 1000
+
+    async def play(self, slot: Slot, opening: Opening, white: Seat, black: Seat) -> GameRecord:
+        record = GameRecord(slot, opening, dt.datetime.now(dt.timezone.utc))
+        started = time.perf_counter()
+        board = chess.Board(opening.fen)
+        for uci in opening.moves:
+            move = chess.Move.from_uci(uci)
+            record.moves.append(MoveRecord(move, "book", None, 0.0, book=True))
+            board.push(move)
+        try:
+            verdict = await self.play_moves(record, board, {chess.WHITE: white,
+                                                            chess.BLACK: black})
+        finally:
+            record.wall_seconds = time.perf_counter() - started
+            record.finished_at = dt.datetime.now(dt.timezone.utc)
+        record.result, record.termination, record.reason = verdict
+        return record
+
+    async def play_moves(self, record: GameRecord, board: chess.Board,
+                         seats: dict[bool, Seat]) -> Verdict:
+        clock = Clock(self.config.time_control) if self.config.tc else None
+        scores: list[int | None] = []
+        token = object()   # a new game for python-chess: sends ucinewgame / new
+        while True:
+            over = rules_verdict(board)
+            if over:
+                return over
+            side = board.turn
+            try:
+                move, info, seconds = await self.ask(seats[side], board, clock, token, record)
+            except EngineFailure as failure:
+                await seats[side].stop()
+                return forfeit(board, side, failure)
+            if clock is not None and clock.spend(side, seconds) < -self.margin:
+                return forfeit(board, side, EngineFailure(
+                    "time forfeit", f"{seats[side].spec.name} loses on time"))
+            record.clock_used[side] += seconds
+            white_score = score_for_white(info, side)
+            scores.append(white_score)
+            record.moves.append(MoveRecord(move, move_comment(info, side, seconds),
+                                           white_score, seconds))
+            board.push(move)
+            verdict = self.adjudicator.verdict(board, scores)
+            if verdict:
+                return verdict
+
+    async def ask(self, seat: Seat, board: chess.Board, clock: Clock | None, token: object,
+                  record: GameRecord) -> tuple[chess.Move, dict[str, Any], float]:
+        """The seat's move and search info, and how long it took."""
+        started = time.perf_counter()
+        try:
+            engine = await seat.ensure_started()
+            limit, deadline = self.limit(board.turn, clock)
+            try:
+                result = await asyncio.wait_for(
+                    engine.play(board, limit, game=token, info=INFO), deadline)
+            except asyncio.TimeoutError:
+                kind = "time forfeit" if clock or self.config.movetime_ms else \
+                    "stalled connection"
+                raise EngineFailure(kind, f"{seat.spec.name} did not move within "
+                                    f"{deadline:.1f}s") from None
+            except chess.engine.EngineTerminatedError as exc:
+                raise EngineFailure("abandoned", f"{seat.spec.name} terminated: "
+                                    f"{exit_status(seat)}{exc}") from None
+            except chess.engine.EngineError as exc:
+                raise EngineFailure("illegal move", f"{seat.spec.name}: {exc}") from None
+        finally:
+            seconds = time.perf_counter() - started
+            record.engine_seconds += seconds
+        if result.resigned:
+            raise EngineFailure("normal", f"{seat.spec.name} resigns")
+        if result.move is None or not board.is_legal(result.move):
+            raise EngineFailure("illegal move",
+                                f"{seat.spec.name} played no legal move ({result.move})")
+        if self.config.movetime_ms and seconds > self.config.movetime_ms / 1000 + self.margin:
+            raise EngineFailure("time forfeit", f"{seat.spec.name} used {seconds:.3f}s of "
+                                f"{self.config.movetime_ms} ms")
+        return result.move, dict(result.info), seconds
+
+    def limit(self, side: bool, clock: Clock | None) -> tuple[chess.engine.Limit, float]:
+        """The search limit to send and how long to wait for the answer."""
+        config = self.config
+        limit = chess.engine.Limit(nodes=config.nodes, depth=config.depth)
+        if clock is not None:
+            limit.white_clock = max(clock.remaining[chess.WHITE], 0.001)
+            limit.black_clock = max(clock.remaining[chess.BLACK], 0.001)
+            limit.white_inc = limit.black_inc = clock.tc.increment
+            limit.remaining_moves = clock.moves_to_go(side)
+            return limit, clock.remaining[side] + self.margin
+        if config.movetime_ms:
+            limit.time = config.movetime_ms / 1000
+            return limit, limit.time + self.margin + 0.05
+        return limit, config.move_timeout_s
+
+
+def exit_status(seat: Seat) -> str:
+    code = seat.transport.get_returncode() if seat.transport is not None else None
+    return f"exit code {code}; " if code is not None else ""
+
+
+def rules_verdict(board: chess.Board) -> Verdict | None:
+    """Game over by the rules; threefold repetition and the fifty-move rule end the game at
+    once, as in cutechess (no claim needed)."""
+    outcome = board.outcome()
+    if outcome is not None:
+        reason = {
+            chess.Termination.CHECKMATE: "{} mates",
+            chess.Termination.STALEMATE: "Draw by stalemate",
+            chess.Termination.INSUFFICIENT_MATERIAL: "Draw by insufficient mating material",
+            chess.Termination.SEVENTYFIVE_MOVES: "Draw by fifty moves rule",
+            chess.Termination.FIVEFOLD_REPETITION: "Draw by 3-fold repetition",
+        }.get(outcome.termination, outcome.termination.name.lower())
+        side = "White" if outcome.winner else "Black"
+        return outcome.result(), "normal", reason.format(side)
+    if board.halfmove_clock >= 100:
+        return "1/2-1/2", "normal", "Draw by fifty moves rule"
+    if board.is_repetition(3):
+        return "1/2-1/2", "normal", "Draw by 3-fold repetition"
+    return None
+
+
+def forfeit(board: chess.Board, side: bool, failure: EngineFailure) -> Verdict:
+    """The side at fault loses, unless its opponent could never mate (then a draw)."""
+    if failure.termination == "time forfeit" and board.has_insufficient_material(not side):
+        return "1/2-1/2", failure.termination, f"{failure.reason}; opponent cannot mate: draw"
+    return ("0-1" if side == chess.WHITE else "1-0"), failure.termination, failure.reason
+
+
+def score_for_white(info: dict[str, Any], side: bool) -> int | None:
+    score = info.get("score")
+    if score is None:
+        return None
+    return score.white().score(mate_score=MATE_CP)
+
+
+def move_comment(info: dict[str, Any], side: bool, seconds: float) -> str:
+    """cutechess's per-move comment: ``+0.35/12 0.101s`` (mover's view, pawns/depth, time)."""
+    score = info.get("score")
+    depth = info.get("depth", 0)
+    if score is None:
+        return f"{seconds:.3f}s"
+    pov = score.pov(side)
+    if pov.is_mate():
+        mate = pov.mate() or 0
+        text = f"{'+' if mate > 0 else '-'}M{abs(mate)}"
+    else:
+        text = f"{pov.score() / 100:+.2f}"
+    return f"{text}/{depth} {seconds:.3f}s"
+
+
+def to_pgn(record: GameRecord, config: TournamentConfig, site: str) -> str:
+    """The game's PGN with cutechess-style tags and per-move comments."""
+    game = chess.pgn.Game()
+    board = chess.Board(record.opening.fen)
+    if record.opening.fen != chess.STARTING_FEN:
+        game.setup(board)
+    start = record.started_at
+    game.headers.update({
+        "Event": config.event, "Site": site, "Date": start.strftime("%Y.%m.%d"),
+        "Round": str(record.slot.round + 1), "White": record.slot.white,
+        "Black": record.slot.black, "Result": record.result,
+    })
+    if record.opening.eco:
+        game.headers["ECO"] = record.opening.eco
+    if record.opening.name:
+        game.headers["Opening"] = record.opening.name
+    game.headers["GameDuration"] = duration_tag(record.wall_seconds)
+    game.headers["GameStartTime"] = start.isoformat(timespec="seconds")
+    game.headers["PlyCount"] = str(len(record.moves))
+    game.headers["Termination"] = record.termination
+    game.headers["TimeControl"] = config.pgn_time_control()
+    node: chess.pgn.GameNode = game
+    for move in record.moves:
+        node = node.add_variation(move.move, comment=move.comment)
+    if record.reason:
+        node.comment = f"{node.comment}, {record.reason}" if node.comment and node is not game \
+            else record.reason
+    exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
+    return game.accept(exporter)
+
+
+def duration_tag(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"

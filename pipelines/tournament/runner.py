@@ -1,0 +1,181 @@
+"""Running a tournament: the schedule's missing games on a pool of workers, each game written
+to the warehouse as it ends, optionally stopped by an SPRT.
+
+Each worker is an asyncio task with its own engine processes (one per player, reused across its
+games, restarted after a failure), so ``concurrency`` games run at once in one process.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engines.registry import EngineSpec, load_engines_file, parse_engine
+from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
+from pipelines.tournament import store
+from pipelines.tournament.adjudication import Adjudicator
+from pipelines.tournament.config import TournamentConfig, TournamentError
+from pipelines.tournament.game import GamePlayer, GameRecord, Seat, to_pgn
+from pipelines.tournament.openings import Opening, file_digest, load_openings
+from pipelines.tournament.schedule import Slot, schedule, tournament_id
+from warehouse import Lake
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class TournamentSummary:
+    """What a run did: the id to query, games planned, found and played, why it stopped."""
+
+    tournament_id: str
+    players: list[str]
+    planned: int
+    already_done: int
+    played: int = 0
+    status: str = "finished"
+    sprt: SprtResult | None = None
+    wall_seconds: float = 0.0
+    worker_seconds: float = 0.0        # wall time of every worker, summed
+    engine_seconds: float = 0.0        # time the workers spent waiting for engines, summed
+    terminations: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def outside_engine_share(self) -> float:
+        """Share of the workers' wall time not spent waiting for an engine."""
+        return 0.0 if not self.worker_seconds else 1 - self.engine_seconds / self.worker_seconds
+
+
+def resolve_players(config: TournamentConfig) -> list[EngineSpec]:
+    named = load_engines_file(config.engines_file) if config.engines_file else {}
+    players = [parse_engine(text, named) for text in config.engines]
+    names = [p.name for p in players]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise TournamentError(f"two players named {duplicates[0]!r}: give one a #name")
+    return players
+
+
+def run_tournament(config: TournamentConfig, home: str | os.PathLike[str] | None = None,
+                   progress: Progress | None = None) -> TournamentSummary:
+    """Play every game of the tournament not yet in the warehouse of ``home``."""
+    return asyncio.run(Tournament(config, Lake(home), progress).run())
+
+
+class Tournament:
+    def __init__(self, config: TournamentConfig, lake: Lake,
+                 progress: Progress | None = None) -> None:
+        self.config = config
+        self.lake = lake
+        self.progress = progress if progress is not None else (
+            print_progress if config.progress else None)
+        self.players = resolve_players(config)
+        self.openings = load_openings(config)
+        digest = file_digest(config.openings)
+        self.id = tournament_id(config, self.players, digest)
+        self.slots = schedule([p.name for p in self.players], config.format, config.rounds,
+                              len(self.openings))
+        self.digest = digest
+        self.results: dict[str, dict[str, Any]] = {}
+        self.stop = asyncio.Event()
+        self.sprt_config = SprtConfig(config.sprt_elo0, config.sprt_elo1, config.sprt_alpha,
+                                      config.sprt_beta, config.sprt_model) \
+            if config.is_sprt else None
+
+    async def run(self) -> TournamentSummary:
+        started = time.perf_counter()
+        done = {row["game_key"]: row for row in store.finished_games(self.lake, self.id)}
+        self.results = {key: {"white_score": row["white_score"]} for key, row in done.items()}
+        planned = len(self.slots)
+        summary = TournamentSummary(self.id, [p.name for p in self.players], planned,
+                                    len(done))
+        store.record_tournament(self.lake, self.id, self.config, self.players, planned,
+                                self.digest)
+        store.record_event(self.lake, self.id, "resumed" if done else "started", len(done),
+                           planned)
+        pending = [slot for slot in self.slots if slot.key not in done]
+        summary.sprt = self.sprt_status()
+        if summary.sprt is not None and summary.sprt.decision != "continue":
+            pending = []
+        adjudicator = Adjudicator.from_config(self.config)
+        queue: asyncio.Queue[Slot] = asyncio.Queue()
+        for slot in pending:
+            queue.put_nowait(slot)
+        try:
+            workers = [self.worker(queue, adjudicator, summary)
+                       for _ in range(min(self.config.workers, len(pending)))]
+            await asyncio.gather(*workers)
+        except BaseException:
+            summary.status = "interrupted"
+            raise
+        finally:
+            adjudicator.close()
+            summary.wall_seconds = time.perf_counter() - started
+            summary.sprt = self.sprt_status()
+            if summary.status != "interrupted" and self.stop.is_set():
+                summary.status = "sprt_stopped"
+            detail = summary.sprt.describe() if summary.sprt else ""
+            store.record_event(self.lake, self.id, summary.status,
+                               summary.already_done + summary.played, planned, detail)
+        return summary
+
+    async def worker(self, queue: asyncio.Queue[Slot], adjudicator: Adjudicator,
+                     summary: TournamentSummary) -> None:
+        seats = {p.name: Seat(p) for p in self.players}
+        player = GamePlayer(self.config, adjudicator)
+        openings: Sequence[Opening] = self.openings
+        started = time.perf_counter()
+        try:
+            while not queue.empty() and not self.stop.is_set():
+                slot = queue.get_nowait()
+                record = await player.play(slot, openings[slot.opening_index],
+                                           seats[slot.white], seats[slot.black])
+                self.finish(record, summary)
+        finally:
+            await asyncio.gather(*(seat.stop() for seat in seats.values()))
+            summary.worker_seconds += time.perf_counter() - started
+
+    def finish(self, record: GameRecord, summary: TournamentSummary) -> None:
+        pgn = to_pgn(record, self.config, socket.gethostname())
+        store.record_game(self.lake, self.id, record, pgn)
+        self.results[record.slot.key] = {"white_score": record.white_score}
+        summary.played += 1
+        summary.engine_seconds += record.engine_seconds
+        summary.terminations[record.termination] = \
+            summary.terminations.get(record.termination, 0) + 1
+        sprt = self.sprt_status()
+        if sprt is not None and sprt.decision != "continue":
+            self.stop.set()
+        if self.progress:
+            done = summary.already_done + summary.played
+            self.progress(
+                f"[{done}/{summary.planned}] {record.slot.white} - {record.slot.black} "
+                f"{record.result} {record.termination} ({record.plies} plies, "
+                f"{record.wall_seconds:.1f}s){' ' + sprt.describe() if sprt else ''}")
+
+    def sprt_status(self) -> SprtResult | None:
+        """The SPRT on the finished game pairs, from the first player's side."""
+        if self.sprt_config is None:
+            return None
+        first = self.players[0].name
+        pairs: dict[str, list[float]] = {}
+        for slot in self.slots:
+            result = self.results.get(slot.key)
+            if result is None or result["white_score"] is None:
+                continue
+            score = result["white_score"] if slot.white == first else 1 - result["white_score"]
+            pairs.setdefault(slot.pair_key, []).append(score)
+        counts = pentanomial([sum(s) for s in pairs.values() if len(s) == 2])
+        config = self.sprt_config
+        value = llr(counts, config) if sum(counts) else 0.0
+        return SprtResult(tuple(counts), value, config.lower_bound, config.upper_bound)
+
+
+def print_progress(line: str) -> None:
+    print(line, flush=True)

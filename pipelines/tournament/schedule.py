@@ -1,0 +1,75 @@
+"""Who plays whom, with which colours and opening, and the tournament's id.
+
+Games come in pairs: in round ``r`` each pairing plays opening ``r`` twice, the first player
+White in game 0 and Black in game 1. Slots are ordered round by round, so a tournament stopped
+early is still balanced between pairings.
+
+>>> slots = schedule(["a", "b", "c"], "gauntlet", rounds=1, openings=2)
+>>> [(s.white, s.black, s.key) for s in slots]
+[('a', 'b', '0:0:0'), ('b', 'a', '0:0:1'), ('a', 'c', '1:0:0'), ('c', 'a', '1:0:1')]
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engines.registry import EngineSpec
+from pipelines.tournament.config import TournamentConfig
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One game of the plan: pairing index, round, game of the pair (0 or 1), colours."""
+
+    pairing: int
+    round: int
+    game: int
+    white: str
+    black: str
+    opening_index: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.pairing}:{self.round}:{self.game}"
+
+    @property
+    def pair_key(self) -> str:
+        return f"{self.pairing}:{self.round}"
+
+
+def pairings(players: Sequence[str], format: str) -> list[tuple[str, str]]:
+    if format == "gauntlet":
+        return [(players[0], other) for other in players[1:]]
+    return list(itertools.combinations(players, 2))
+
+
+def schedule(players: Sequence[str], format: str, rounds: int, openings: int) -> list[Slot]:
+    slots = []
+    pairs = pairings(players, format)
+    for rnd in range(rounds):
+        for index, (first, second) in enumerate(pairs):
+            opening = rnd % openings
+            slots.append(Slot(index, rnd, 0, first, second, opening))
+            slots.append(Slot(index, rnd, 1, second, first, opening))
+    return slots
+
+
+def tournament_id(config: TournamentConfig, players: Sequence[EngineSpec],
+                  openings_digest: str | None) -> str:
+    """A hash of what decides the games: rerunning the same command resumes the tournament."""
+    identity = {
+        "players": [[p.name, p.engine_id] for p in players],
+        "format": config.format, "rounds": config.rounds,
+        "openings": openings_digest, "opening_plies": config.opening_plies,
+        "opening_order": config.opening_order, "seed": config.seed,
+        "limits": [config.tc, config.movetime_ms, config.nodes, config.depth],
+        "adjudication": [config.resign_moves, config.resign_score, config.draw_move_number,
+                         config.draw_moves, config.draw_score, config.tablebases,
+                         config.max_plies],
+        "sprt": [config.sprt_elo0, config.sprt_elo1, config.sprt_alpha, config.sprt_beta,
+                 config.sprt_model],
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]

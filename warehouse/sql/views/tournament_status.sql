@@ -1,0 +1,27 @@
+-- Latest progress event of each tournament, with its finished-game count from the games.
+with events as (select * from tournament_events),
+games as (select * from tournament_games),
+tournaments as (select * from tournaments),
+latest as (
+    select distinct on (tournament_id) tournament_id, event, detail, recorded_at
+    from events
+    order by tournament_id, recorded_at desc
+),
+counts as (
+    select tournament_id, count(*) as games_done
+    from games
+    group by tournament_id
+)
+select
+    t.tournament_id,
+    t.event as name,
+    t.format,
+    t.planned_games,
+    coalesce(c.games_done, 0) as games_done,
+    l.event as status,
+    l.detail,
+    l.recorded_at as updated_at
+from tournaments t
+left join latest l using (tournament_id)
+left join counts c using (tournament_id)
+order by l.recorded_at desc
