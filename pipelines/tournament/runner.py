@@ -7,6 +7,7 @@ games, restarted after a failure), so ``concurrency`` games run at once in one p
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import socket
@@ -17,6 +18,7 @@ from typing import Any
 
 from engines.registry import EngineSpec, load_engines_file, parse_engine
 from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
+from pipelines.sprt.store import record_sprt
 from pipelines.tournament import store
 from pipelines.tournament.adjudication import Adjudicator
 from pipelines.tournament.config import TournamentConfig, TournamentError
@@ -64,8 +66,18 @@ def resolve_players(config: TournamentConfig) -> list[EngineSpec]:
 
 def run_tournament(config: TournamentConfig, home: str | os.PathLike[str] | None = None,
                    progress: Progress | None = None) -> TournamentSummary:
-    """Play every game of the tournament not yet in the warehouse of ``home``."""
-    return asyncio.run(Tournament(config, Lake(home), progress).run())
+    """Play every game of the tournament not yet in the warehouse of ``home``.
+
+    Runs its own event loop; called from a thread that already runs one (a Prefect task, a
+    notebook), it plays in a fresh thread instead.
+    """
+    tournament = Tournament(config, Lake(home), progress)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(tournament.run())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, tournament.run()).result()
 
 
 class Tournament:
@@ -121,6 +133,8 @@ class Tournament:
             if summary.status != "interrupted" and self.stop.is_set():
                 summary.status = "sprt_stopped"
             detail = summary.sprt.describe() if summary.sprt else ""
+            if summary.sprt is not None and self.sprt_config is not None:
+                record_sprt(self.lake, summary.sprt, self.sprt_config, self.id)
             store.record_event(self.lake, self.id, summary.status,
                                summary.already_done + summary.played, planned, detail)
         return summary
