@@ -76,3 +76,19 @@ def test_sql_is_read_only(home: Path) -> None:
             query(con, statement)
     with pytest.raises(QueryError, match="query failed"):
         query(con, "select no_such_column from games")
+
+
+def test_volatility_examples_follow_paper_003_formula_3_1(home: Path) -> None:
+    """stable = |V7 - V6| < 18 cp; delta = V6 - V5; pv_change compares depth 5 and 6 moves."""
+    lake = Lake(home)
+    lake.write("positions", [{"position_key": START_KEY, "fen": START_FEN},
+                             {"position_key": 7, "fen": "8/8/8/8/8/8/8/K6k w - -"}])
+    rows = [(START_KEY, 5, 20, None, "e2e4"), (START_KEY, 6, 35, None, "d2d4"),
+            (START_KEY, 7, 52, None, "d2d4"),    # |52 - 35| = 17 < 18: stable
+            (7, 5, 0, None, "a1b1"), (7, 6, 0, None, "a1b1"), (7, 7, None, 3, "a1b2")]
+    lake.write("labels", [{"position_key": k, "engine_id": "sf", "depth": d, "score_cp": cp,
+                           "score_mate": mate, "best_move": move} for k, d, cp, mate, move in rows])
+    got = connect(lake).execute(
+        "select position_key, delta_value, pv_change, change_67, stable "
+        "from volatility_examples order by position_key").fetchall()
+    assert got == [(7, 0, False, 10000, False), (START_KEY, 15, True, 17, True)]

@@ -1,0 +1,1 @@
+"""Dashboards over the warehouse: each panel reads one named query from ``warehouse/sql``."""
