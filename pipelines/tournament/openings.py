@@ -98,11 +98,10 @@ def walk_book(path: Path, plies: int, count: int, seed: int) -> list[Opening]:
                 break
             board = chess.Board()
             for _ in range(plies):
-                entry = book.weighted_choice(board, random=rng) if any(
-                    True for _ in book.find_all(board)) else None
-                if entry is None:
+                try:
+                    board.push(book.weighted_choice(board, random=rng).move)
+                except IndexError:   # out of book
                     break
-                board.push(entry.move)
             line = tuple(m.uci() for m in board.move_stack)
             openings.setdefault(line, Opening(moves=line))
     return list(openings.values())

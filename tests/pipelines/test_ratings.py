@@ -1,0 +1,165 @@
+"""BayesElo ratings: paper 001's Table 7 -> Tables 8 and 9, the MM fixed point, anchors."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from pipelines.ratings import (
+    Game, RatingsConfig, RatingsError, fit, format_los, format_ratings, games_from_crosstable,
+    pair_elo,
+)
+from pipelines.ratings.bayeselo import Model, Results, exact_intervals
+from pipelines.ratings.sources import games_from_pgn
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+TABLE7 = json.loads((FIXTURES / "crosstables" / "mcc_table7.json").read_text())
+
+
+def table7_games() -> list[Game]:
+    return games_from_crosstable({(a, b): (w, d, l) for a, b, w, d, l in TABLE7["pairs"]})
+
+
+def test_table7_reproduces_table8_ranks_scores_and_elos() -> None:
+    """Paper 001, Table 8: BayesElo (default prior 2, mm) of Table 7's crosstable, relative to
+    MCC. Table 7 has only points, so draws are the fewest the scores allow; every Elo must
+    land within half its published 95% interval, and ranks, games and scores exactly."""
+    table = fit(table7_games(), RatingsConfig(anchors={"MCC": 0}))
+    reference = TABLE7["table8"]
+    assert [row.name for row in table.rows] == list(reference)
+    for row in table.rows:
+        elo, interval, games, score = reference[row.name]
+        assert row.games == games
+        assert row.score == pytest.approx(score)
+        assert abs(row.elo - elo) <= interval / 2, (row.name, row.elo, elo)
+    assert table.by_name()["MCC"].elo == pytest.approx(0.0, abs=1e-9)
+    # without the draws of the paper the intervals are narrower, never wider
+    assert all(row.plus <= reference[row.name][1] for row in table.rows)
+
+
+def test_table7_reproduces_table9_likelihood_of_superiority() -> None:
+    """Paper 001, Table 9: LOS percentages (bayeselo truncates) within one point."""
+    table = fit(table7_games())
+    for better, row in TABLE7["table9_los_percent"].items():
+        for worse, percent in row.items():
+            ours = int(100 * table.los_between(better, worse))
+            assert abs(ours - percent) <= 1, (better, worse, ours, percent)
+            assert table.los_between(better, worse) + table.los_between(worse, better) \
+                == pytest.approx(1.0)
+
+
+def log_likelihood(delta: float, wins: int, draws: int, losses: int, drawelo: float) -> float:
+    theta_d = 10 ** (drawelo / 400)
+    g = 10 ** (delta / 400)
+    p_win = g / (g + theta_d)
+    p_loss = 1 / (theta_d * g + 1)
+    return wins * math.log(p_win) + losses * math.log(p_loss) \
+        + draws * math.log(1 - p_win - p_loss)
+
+
+def test_mm_reaches_the_maximum_likelihood() -> None:
+    """Guards the MM update (bayeselo's UpdateGammas): with no prior and no white advantage
+    the fitted difference maximises the trinomial likelihood found by a golden-section
+    search, and the printed difference is that times bayeselo's scale."""
+    games = [Game("A", "B", 1.0)] * 6 + [Game("B", "A", 1.0)] * 2 + [Game("A", "B", 0.5)] * 4
+    games += [Game("B", "A", 0.0)] * 3
+    config = RatingsConfig(prior=0.0, advantage=0.0)
+    table = fit(games, config)
+    lo, hi = -1000.0, 1000.0
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(200):
+        a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        if log_likelihood(a, 9, 4, 2, 97.3) > log_likelihood(b, 9, 4, 2, 97.3):
+            hi = b
+        else:
+            lo = a
+    x = 10 ** (-97.3 / 400)
+    scale = 4 * x / (1 + x) ** 2
+    rows = table.by_name()
+    assert rows["A"].elo - rows["B"].elo == pytest.approx(scale * (lo + hi) / 2, abs=1e-4)
+    assert table.scale == pytest.approx(scale)
+    assert rows["A"].elo == pytest.approx(-rows["B"].elo)
+
+
+def test_prior_shrinks_ratings_like_bayeselo() -> None:
+    """bayeselo's ``prior`` command: one win against a player with 2 virtual draws is worth
+    far less than with 0.5, and the win stays positive."""
+    one_win = [Game("A", "B", 1.0)]
+    strong = fit(one_win, RatingsConfig(prior=2.0)).by_name()["A"].elo
+    weak = fit(one_win, RatingsConfig(prior=0.5)).by_name()["A"].elo
+    assert 0 < strong < weak
+
+
+def test_fitted_draw_elo_and_advantage_match_the_games() -> None:
+    """``mm 1 1``: White scoring more than Black gives a positive advantage; more draws give a
+    larger draw Elo."""
+    games = ([Game("A", "B", 1.0)] * 8 + [Game("B", "A", 1.0)] * 8 + [Game("A", "B", 0.5)] * 4
+             + [Game("B", "A", 0.5)] * 4 + [Game("A", "B", 0.0)] * 2 + [Game("B", "A", 0.0)] * 2)
+    drawish = games + [Game("A", "B", 0.5)] * 20 + [Game("B", "A", 0.5)] * 20
+    fitted = fit(games, RatingsConfig(fit_advantage=True, fit_drawelo=True))
+    more_draws = fit(drawish, RatingsConfig(fit_advantage=True, fit_drawelo=True))
+    assert fitted.advantage > 100
+    assert more_draws.drawelo > fitted.drawelo
+
+
+def test_several_anchors_hold_and_single_anchor_only_shifts() -> None:
+    """A Stockfish ladder: anchored players keep their UCI_Elo exactly (no interval), the
+    others land between them; one anchor shifts the free table without changing gaps."""
+    games = games_from_crosstable({
+        ("sf@1350", "engine"): (2, 4, 14), ("sf@1800", "engine"): (12, 4, 4),
+        ("sf@1350", "sf@1800"): (2, 2, 16)})
+    ladder = fit(games, RatingsConfig(anchors={"sf@1350": 1350, "sf@1800": 1800})).by_name()
+    assert ladder["sf@1350"].elo == pytest.approx(1350)
+    assert ladder["sf@1800"].elo == pytest.approx(1800)
+    assert ladder["sf@1350"].plus == 0
+    assert 1350 < ladder["engine"].elo < 1800 and ladder["engine"].plus > 0
+    free = fit(games).by_name()
+    shifted = fit(games, RatingsConfig(anchors={"sf@1350": 1350})).by_name()
+    for name in free:
+        assert shifted[name].elo - free[name].elo == pytest.approx(1350 - free["sf@1350"].elo)
+        assert shifted[name].plus == pytest.approx(free[name].plus)
+
+
+def test_exactdist_intervals_are_wider_above_a_near_perfect_score() -> None:
+    """bayeselo's ``exactdist`` on Table 7: MCC_Combined (99%) has a longer upper tail."""
+    results = Results(sorted({g.white for g in table7_games()}), table7_games())
+    results.add_prior(2.0)
+    model = Model(results, RatingsConfig())
+    model.fit()
+    minus, plus = exact_intervals(model, 0.95)[results.index["MCC_Combined"]]
+    assert plus > minus > 50
+
+
+def test_output_formats_follow_bayeselo() -> None:
+    """The ``ratings`` header and row layout, and the ``los`` matrix, as bayeselo prints."""
+    table = fit(table7_games(), RatingsConfig(anchors={"MCC": 0}))
+    lines = format_ratings(table).splitlines()
+    assert lines[0].split() == ["Rank", "Name", "Elo", "+", "-", "games", "score", "oppo.",
+                                "draws"]
+    assert lines[-1].split()[:3] == ["5", "MCC", "0"]
+    assert lines[1].split()[5:7] == ["100", "99%"]
+    los = format_los(table).splitlines()
+    assert len(los) == 6 and los[1].startswith("MCC_Combined")
+
+
+def test_pair_elo_and_los() -> None:
+    """Trinomial Elo of one pair: 60-30-10 scores 75%, +190.8 Elo; LOS from decisive games."""
+    pair = pair_elo(60, 30, 10)
+    assert pair.elo == pytest.approx(-400 * math.log10(1 / 0.75 - 1))
+    assert pair.lower < pair.elo < pair.upper
+    assert pair_elo(10, 0, 10).los == pytest.approx(0.5)
+    assert pair_elo(12, 5, 8).los == pytest.approx(0.5 * (1 + math.erf(4 / math.sqrt(40))))
+
+
+def test_ratings_from_pgn(tmp_path: Path) -> None:
+    """Rating a PGN file reads each finished game's players and result."""
+    pgn = tmp_path / "games.pgn"
+    pgn.write_text("".join(
+        f'[White "{w}"]\n[Black "{b}"]\n[Result "{r}"]\n\n1. e4 e5 {r}\n\n'
+        for w, b, r in [("x", "y", "1-0"), ("y", "x", "1/2-1/2"), ("x", "y", "*")]))
+    games = games_from_pgn(pgn)
+    assert games == [Game("x", "y", 1.0), Game("y", "x", 0.5)]
+    with pytest.raises(RatingsError, match="anchor 'z'"):
+        fit(games, RatingsConfig(anchors={"z": 0}))
