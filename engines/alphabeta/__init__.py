@@ -1,0 +1,174 @@
+"""Alpha-beta engine: iterative deepening over the compiled PVS search (engines.alphabeta.search).
+
+Written sunfish style: :meth:`AlphaBeta.iterate` is a generator of one :class:`DepthResult`
+per completed depth, so the caller (UCI front end, tournament, tests) owns time control.
+
+>>> import chess
+>>> engine = AlphaBeta(SearchConfig.tiny())
+>>> board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
+>>> result = list(engine.iterate(board, max_depth=3))[-1]
+>>> result.pv[0].uci(), result.score_mate
+('d1d8', 1)
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import chess
+
+from engines.alphabeta.search import Searcher
+
+log = logging.getLogger(__name__)
+
+EVALS = ("hce", "hce-simple")
+LMR_BUILTINS = ("default", "none")
+MATE = 32000
+MATE_BOUND = MATE - 1000
+
+# reduction(depth, move_number, state) -> plies; state holds pv, improving, ply, alpha and
+# static_eval of the node.
+Reduction = Callable[[int, int, dict[str, Any]], int]
+
+
+class SearchConfigError(ValueError):
+    """A SearchConfig field out of range; the message names the field and value."""
+
+
+@dataclass
+class SearchConfig:
+    """How the alpha-beta engine searches.
+
+    eval: static evaluation, "hce" (tapered PeSTO-style) or "hce-simple" (paper 002's
+        Simplified Evaluation Function with material-scaled piece-square values).
+    lmr: late-move reductions, "default" (paper 003: floor(log d * log m / 1.95)), "none",
+        or a Python callable reduction(depth, move_number, state) -> plies.
+    hash_mb: transposition table size in MiB (rounded down to a power-of-two entry count).
+    search_log_rate: fraction of LMR decisions recorded for the ``search_log`` table
+        (paper 003 appendix A.2); 0 records nothing.
+    """
+
+    eval: str = "hce"
+    lmr: str | Reduction = "default"
+    hash_mb: int = 16
+    search_log_rate: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.eval not in EVALS:
+            raise SearchConfigError(f"eval must be one of {EVALS}, got {self.eval!r}")
+        if not callable(self.lmr) and self.lmr not in LMR_BUILTINS:
+            raise SearchConfigError(
+                f"lmr must be one of {LMR_BUILTINS} or a callable, got {self.lmr!r}")
+        if not 1 <= self.hash_mb <= 65536:
+            raise SearchConfigError(f"hash_mb must be in 1..65536, got {self.hash_mb!r}")
+        if not 0.0 <= self.search_log_rate <= 1.0:
+            raise SearchConfigError(
+                f"search_log_rate must be in [0, 1], got {self.search_log_rate!r}")
+
+    @classmethod
+    def tiny(cls) -> SearchConfig:
+        """Small table, for tests."""
+        return cls(hash_mb=1)
+
+
+@dataclass
+class DepthResult:
+    """One completed iteration. Scores are from the side to move's point of view;
+    score_mate counts moves, negative when the side to move is getting mated."""
+
+    depth: int
+    seldepth: int
+    score_cp: int | None
+    score_mate: int | None
+    nodes: int
+    time_s: float
+    pv: list[chess.Move] = field(default_factory=list)
+
+
+def split_score(score: int) -> tuple[int | None, int | None]:
+    """(score_cp, score_mate) of an internal score; mate scores are MATE - plies."""
+    if score > MATE_BOUND:
+        return None, (MATE - score + 1) // 2
+    if score < -MATE_BOUND:
+        return None, -((MATE + score) // 2)
+    return score, None
+
+
+def default_reduction(depth: int, move_number: int, state: dict[str, Any] | None = None) -> int:
+    """Paper 003's reduction, r = floor(log(d) * log(m) / 1.95) (the C search has a table)."""
+    return math.floor(math.log(depth) * math.log(move_number) / 1.95)
+
+
+class AlphaBeta:
+    """The engine. One instance keeps its TT, killers and history between searches."""
+
+    def __init__(self, config: SearchConfig | None = None) -> None:
+        self.config = config if config is not None else SearchConfig()
+        self._searcher = Searcher(self.config.eval, self.config.lmr, self.config.hash_mb,
+                                  self.config.search_log_rate)
+        self.run_id = uuid.uuid4().hex
+        self._log_seq = 0      # row number of the next logged decision in this run
+
+    def new_game(self) -> None:
+        """Clear TT, killers and history."""
+        self._searcher.clear()
+
+    def stop(self) -> None:
+        """Ask a running search to return as soon as possible (any thread)."""
+        self._searcher.stop()
+
+    def evaluate(self, board: chess.Board) -> int:
+        """Static evaluation in centipawns for the side to move."""
+        self._searcher.set_root(board)
+        return int(self._searcher.static_eval())
+
+    def iterate(self, board: chess.Board, max_depth: int = 100, max_nodes: int | None = None,
+                hard_deadline: float | None = None) -> Iterator[DepthResult]:
+        """Yield a DepthResult per completed depth 1..max_depth.
+
+        Stops inside an iteration (and yields nothing more) on ``stop()``, ``max_nodes``
+        searched, or ``time.monotonic() >= hard_deadline``; depth 1 always completes.
+        Repetitions count against ``board.move_stack``.
+        """
+        if max_depth < 1:
+            raise ValueError(f"max_depth must be >= 1, got {max_depth}")
+        searcher = self._searcher
+        searcher.set_root(board)
+        searcher.reset_counters()
+        start = time.monotonic()
+        for depth in range(1, min(max_depth, 100) + 1):
+            done, score, pv = searcher.search_depth(
+                depth, max_nodes or 0, hard_deadline or 0.0, depth > 1)
+            if not done:
+                return
+            cp, mate = split_score(score)
+            yield DepthResult(depth=depth, seldepth=searcher.seldepth, score_cp=cp,
+                              score_mate=mate, nodes=searcher.nodes,
+                              time_s=time.monotonic() - start, pv=pv)
+
+    def best_move(self, board: chess.Board, depth: int) -> DepthResult:
+        """The last result of a fixed-depth search."""
+        results = list(self.iterate(board, max_depth=depth))
+        return results[-1]
+
+    def flush_search_log(self, lake: Any) -> int:
+        """Write the sampled LMR decisions to the ``search_log`` table; returns the rows."""
+        rows = self._searcher.take_records()
+        if not rows:
+            return 0
+        now = datetime.now(timezone.utc)
+        lmr = self.config.lmr if isinstance(self.config.lmr, str) else getattr(
+            self.config.lmr, "__name__", "callable")
+        for i, row in enumerate(rows, start=self._log_seq):
+            row.update(run_id=self.run_id, seq=i, eval=self.config.eval, lmr=lmr,
+                       logged_at=now)
+        self._log_seq += len(rows)
+        lake.write("search_log", rows)
+        log.info("search log: %d LMR decisions written", len(rows))
+        return len(rows)
