@@ -1,0 +1,75 @@
+"""``chesslab label`` (Stockfish labels for pending positions) and ``chesslab refresh FOLDER``
+(ingest a folder's new files, then label what is new)."""
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from flows.options import add_config_arguments, config_from_args
+from pipelines.label.config import LabelConfig
+
+log = logging.getLogger(__name__)
+
+
+def register(subparsers: Any) -> None:
+    label = subparsers.add_parser(
+        "label", help="label pending positions with Stockfish at several depths",
+        description="One search per position after ucinewgame; every completed iteration is "
+                    "the label of its depth. Only positions missing a requested depth are sent.")
+    add_config_arguments(label, LabelConfig)
+    add_orchestration_arguments(label)
+    label.set_defaults(run=run_label)
+
+    refresh = subparsers.add_parser(
+        "refresh", help="ingest a folder's new files, then label what is new",
+        description="Ingests the PGN/EPD/FEN files of FOLDER not ingested yet (by content hash), "
+                    "then labels every position still missing a requested depth.")
+    refresh.add_argument("folder", help="folder with chess files (searched recursively)")
+    add_config_arguments(refresh, LabelConfig)
+    add_orchestration_arguments(refresh)
+    refresh.set_defaults(run=run_refresh)
+
+
+def add_orchestration_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the tasks on this Dask scheduler (e.g. tcp://host:8786)")
+    parser.add_argument("--no-prefect", action="store_true",
+                        help="run in this process without Prefect (a plain thread pool)")
+
+
+def run_label(args: argparse.Namespace) -> int:
+    config = config_from_args(LabelConfig, args)
+    if args.no_prefect:
+        if args.cluster:
+            raise ValueError("--cluster needs Prefect: drop --no-prefect")
+        from pipelines.label import label_positions
+        from warehouse import Lake
+
+        summary = label_positions(Lake(), config, on_batch=lambda r: log.info("%s", r))
+    else:
+        from flows.label import label
+        from flows.runtime import run_flow
+
+        summary = run_flow(label, cluster=args.cluster, workers=config.workers, config=config)
+    print(summary)
+    return 0
+
+
+def run_refresh(args: argparse.Namespace) -> int:
+    config = config_from_args(LabelConfig, args)
+    if args.no_prefect:
+        if args.cluster:
+            raise ValueError("--cluster needs Prefect: drop --no-prefect")
+        from flows.refresh import refresh_without_prefect
+
+        ingested, labelled = refresh_without_prefect(args.folder, config)
+    else:
+        from flows.refresh import refresh
+        from flows.runtime import run_flow
+
+        ingested, labelled = run_flow(refresh, cluster=args.cluster, workers=config.workers,
+                                      folder=args.folder, config=config)
+    print(f"ingest: {ingested}")
+    print(f"label: {labelled}")
+    return 0

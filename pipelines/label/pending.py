@@ -1,0 +1,91 @@
+"""Which positions still need labels: positions without a label for every requested depth.
+
+The user's ``--where`` predicate is the one piece of user text that reaches SQL. It is checked
+to form, inside ``select ... from positions where (<predicate>)``, exactly one read-only
+statement, so it can filter (and use subqueries over the other views) but never modify
+anything or smuggle in a second statement.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import duckdb
+import pyarrow as pa
+
+from pipelines.label.config import LabelConfig
+from warehouse import Lake, connect
+from warehouse.catalog import QueryError, check_read_only, named_query, query
+
+CANDIDATES = "label_candidates"
+
+
+class WherePredicateError(ValueError):
+    """A --where predicate that is not a single read-only SQL expression: quotes it."""
+
+
+@dataclass(frozen=True)
+class PendingPosition:
+    """A position and the requested depths it still lacks."""
+
+    position_key: int
+    fen: str
+    depths: tuple[int, ...]
+
+
+def candidates_sql(where: str | None) -> str:
+    """The select of candidate positions, with the user's predicate checked and inserted."""
+    predicate = where.strip() if where else "true"
+    sql = named_query("label_candidates").replace("{where}", predicate)
+    try:
+        check_read_only(sql)
+        statements = duckdb.extract_statements(sql)
+    except (QueryError, duckdb.Error) as exc:
+        raise WherePredicateError(f"bad --where predicate {where!r}: {exc}") from None
+    if len(statements) != 1:
+        raise WherePredicateError(f"bad --where predicate {where!r}: it must be one expression")
+    return sql
+
+
+def create_candidates(con: duckdb.DuckDBPyConnection, where: str | None) -> None:
+    """The temp view ``label_candidates``; a predicate naming unknown columns is refused."""
+    try:
+        con.execute(f"create temp view {CANDIDATES} as {candidates_sql(where)}")
+    except duckdb.Error as exc:
+        reason = str(exc).strip().splitlines()[0]
+        raise WherePredicateError(f"bad --where predicate {where!r}: {reason}") from None
+
+
+def pending_positions(lake: Lake, config: LabelConfig, engine_id: str,
+                      only: Sequence[PendingPosition] | None = None) -> list[PendingPosition]:
+    """Positions (all matching ``config.where``, or just ``only``) missing a requested depth.
+
+    Ordered by position_key and capped at ``config.limit``.
+    """
+    con = connect(lake)
+    try:
+        if only is None:
+            create_candidates(con, config.where)
+        else:
+            con.register(CANDIDATES, pa.table({
+                "position_key": pa.array([p.position_key for p in only], pa.uint64()),
+                "fen": pa.array([p.fen for p in only], pa.string())}))
+        params = {"engine_id": engine_id, "depths": list(config.depths),
+                  "searched_limit": config.search_limit if config.nodes else None,
+                  "limit": config.limit}
+        try:
+            rows = query(con, named_query("pending_positions"), params).to_pylist()
+        except QueryError as exc:
+            if config.where and only is None:
+                raise WherePredicateError(f"bad --where predicate {config.where!r}: {exc}") \
+                    from None
+            raise
+    finally:
+        con.close()
+    return [PendingPosition(r["position_key"], r["fen"], tuple(r["depths"])) for r in rows]
+
+
+def still_pending(lake: Lake, config: LabelConfig, engine_id: str,
+                  batch: Sequence[PendingPosition]) -> list[PendingPosition]:
+    """The part of ``batch`` still unlabelled (a retried task must not label twice)."""
+    return pending_positions(lake, config.with_(limit=None), engine_id, only=batch)

@@ -1,0 +1,403 @@
+"""Labelling: a pool of engine processes searches pending positions and writes label parts.
+
+Each position gets one search after ``ucinewgame``; every completed iteration becomes the
+label of its depth. A batch is worked by one engine process (a thread drives it: the work is
+in the subprocess) and written as its own Parquet parts, at least every ``flush_seconds``, so
+a killed run loses only unflushed positions and the next run labels exactly those again.
+"""
+from __future__ import annotations
+
+import atexit
+import logging
+import math
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from pipelines.label.config import LabelConfig
+from pipelines.label.identity import EngineIdentity
+from pipelines.label.info import DepthResult, completed_depths, terminal_result
+from pipelines.label.pending import PendingPosition, pending_positions
+from pipelines.label.uci import EngineError, SearchOutput, UciEngine
+from warehouse import Lake
+
+log = logging.getLogger(__name__)
+
+Row = dict[str, Any]
+MIN_BATCH = 16  # smallest batch worth a task (and a flush) of its own
+
+
+class EnginePool:
+    """Idle engine processes kept between batches of one process, by path and options.
+
+    Starting Stockfish (loading its network) costs about as much as a hundred shallow
+    searches, so batches borrow a warm process instead of starting their own.
+    """
+
+    def __init__(self) -> None:
+        self._idle: dict[tuple[str, tuple[tuple[str, str], ...]], list[UciEngine]] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(path: str, options: dict[str, str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return path, tuple(sorted(options.items()))
+
+    def take(self, path: str, options: dict[str, str]) -> UciEngine:
+        with self._lock:
+            idle = self._idle.get(self._key(path, options), [])
+            while idle:
+                engine = idle.pop()
+                if engine.alive:
+                    return engine
+        return UciEngine(path, options)
+
+    def give(self, engine: UciEngine) -> None:
+        if not engine.alive:
+            return
+        with self._lock:
+            self._idle.setdefault(self._key(engine.path, engine.options), []).append(engine)
+
+    def close(self) -> None:
+        """Quit every idle engine."""
+        with self._lock:
+            engines = [e for idle in self._idle.values() for e in idle]
+            self._idle.clear()
+        for engine in engines:
+            engine.quit()
+
+
+POOL = EnginePool()
+atexit.register(POOL.close)
+
+
+class EngineSlot:
+    """The one engine a batch uses: taken from the pool lazily, replaced after a failure.
+
+    ``start`` sends a search and returns at once and ``finish`` collects it, so a batch can
+    send the next position before it parses the last one: the engine never waits for Python.
+    """
+
+    def __init__(self, config: LabelConfig) -> None:
+        self.config = config
+        self._engine: UciEngine | None = None
+        self._failure: EngineError | None = None
+        self._in_flight = False
+        self.restarts = 0
+
+    def start(self, fen: str, go: str) -> None:
+        """Send a search; a failure to start is kept and raised by :meth:`finish`."""
+        self._failure = None
+        try:
+            if self._engine is None:
+                self._engine = POOL.take(self.config.engine, self.config.uci_options)
+            self._engine.start_search(fen, go, self.config.timeout_s)
+            self._in_flight = True
+        except EngineError as exc:
+            self._failure = exc
+            self._drop()
+
+    def finish(self) -> SearchOutput:
+        if self._failure is not None or self._engine is None:
+            failure, self._failure = self._failure, None
+            raise failure or EngineError("no search was started")
+        try:
+            output = self._engine.finish_search()
+        except EngineError:
+            self._drop()
+            raise
+        self._in_flight = False
+        return output
+
+    def _drop(self) -> None:
+        self._in_flight = False
+        if self._engine is not None:
+            self._engine.kill()
+            self._engine = None
+            self.restarts += 1
+
+    def release(self) -> None:
+        """Give the engine back to the pool; one still searching (the batch was abandoned)
+        is killed, so its output can never be read as another position's."""
+        if self._engine is not None:
+            if self._in_flight:
+                self._engine.kill()
+            else:
+                POOL.give(self._engine)
+            self._engine = None
+            self._in_flight = False
+
+
+def engine_identity(config: LabelConfig) -> EngineIdentity:
+    """Start (or borrow) the configured engine and read its ``id name``."""
+    engine = POOL.take(config.engine, config.uci_options)
+    try:
+        return EngineIdentity.from_id_name(engine.name, config.uci_options)
+    finally:
+        POOL.give(engine)
+
+
+def record_engine(lake: Lake, identity: EngineIdentity, path: str) -> None:
+    """Write the ``engines`` row unless the engine is already recorded."""
+    known = set(lake.read("engines", columns=["engine_id"]).column("engine_id").to_pylist())
+    if identity.engine_id not in known:
+        lake.write("engines", [identity.row(path)])
+
+
+def label_rows(position: PendingPosition, output: SearchOutput, go: str,
+               engine_id: str, run_id: str, pv_moves: int) -> list[Row]:
+    """One row per depth of ``position.depths`` that the search completed."""
+    if output.bestmove is None:
+        terminal = terminal_result(output.info)
+        results = {depth: terminal for depth in position.depths}
+    else:
+        results = completed_depths(output.info, position.depths,
+                                   last_is_complete=go.startswith("go depth"))
+    white_to_move = position.fen.split()[1] == "w"
+    now = datetime.now(timezone.utc)
+    return [label_row(position.position_key, engine_id, depth, result, white_to_move,
+                      go[len("go "):], run_id, now, pv_moves)
+            for depth, result in results.items()]
+
+
+def label_row(position_key: int, engine_id: str, depth: int, result: DepthResult,
+              white_to_move: bool, search_limit: str, run_id: str, now: datetime,
+              pv_moves: int) -> Row:
+    sign = 1 if white_to_move else -1
+    wdl = result.wdl or (None, None, None)
+    return {
+        "position_key": position_key, "engine_id": engine_id, "depth": depth,
+        "score_cp": result.score_cp, "score_mate": result.score_mate,
+        "white_cp": None if result.score_cp is None else sign * result.score_cp,
+        "white_mate": None if result.score_mate is None else sign * result.score_mate,
+        "wdl_win": wdl[0], "wdl_draw": wdl[1], "wdl_loss": wdl[2],
+        "best_move": result.best_move, "pv": list(result.pv[:pv_moves]),
+        "nodes": result.nodes, "seldepth": result.seldepth, "time_ms": result.time_ms,
+        "search_limit": search_limit, "run_id": run_id, "labelled_at": now,
+    }
+
+
+def error_row(position: PendingPosition, engine_id: str, attempts: int, message: str,
+              run_id: str) -> Row:
+    return {"position_key": position.position_key, "engine_id": engine_id, "fen": position.fen,
+            "attempts": attempts, "message": message, "run_id": run_id,
+            "recorded_at": datetime.now(timezone.utc)}
+
+
+@dataclass
+class BatchResult:
+    """What one batch did."""
+
+    positions: int = 0        # positions that got their labels
+    labels: int = 0           # label rows written
+    errors: int = 0           # positions recorded in label_errors
+    restarts: int = 0         # engine restarts after a crash or hang
+
+    def __add__(self, other: "BatchResult") -> "BatchResult":
+        return BatchResult(self.positions + other.positions, self.labels + other.labels,
+                           self.errors + other.errors, self.restarts + other.restarts)
+
+
+@dataclass
+class LabelWriter:
+    """Buffers label and error rows and writes them as parts at least every ``seconds``."""
+
+    lake: Lake
+    seconds: float
+    labels: list[Row] = field(default_factory=list)
+    errors: list[Row] = field(default_factory=list)
+    flushed_at: float = field(default_factory=time.monotonic)
+
+    def add(self, labels: list[Row], errors: list[Row]) -> None:
+        self.labels += labels
+        self.errors += errors
+        if time.monotonic() - self.flushed_at >= self.seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.labels:
+            self.lake.write("labels", self.labels)
+        if self.errors:
+            self.lake.write("label_errors", self.errors)
+        self.labels, self.errors = [], []
+        self.flushed_at = time.monotonic()
+
+
+def label_batch(lake: Lake, config: LabelConfig, engine_id: str,
+                batch: Sequence[PendingPosition], run_id: str) -> BatchResult:
+    """Label ``batch`` with one engine process and write its parts (one task's work).
+
+    A crashed or hung engine is killed and restarted and the position retried up to
+    ``config.retries`` times; then the position becomes a ``label_errors`` row.
+    """
+    slot = EngineSlot(config)
+    writer = LabelWriter(lake, config.flush_seconds)
+    result = BatchResult()
+    try:
+        for position, go, outcome in searches(slot, config, batch):
+            if isinstance(outcome, SearchOutput):
+                rows = label_rows(position, outcome, go, engine_id, run_id, config.pv_moves)
+                check_depths(position, go, rows, config)
+                writer.add(rows, [])
+                result.positions += bool(rows)
+                result.labels += len(rows)
+            else:
+                writer.add([], [error_row(position, engine_id, config.retries + 1, outcome,
+                                          run_id)])
+                result.errors += 1
+        writer.flush()
+    finally:
+        slot.release()
+    result.restarts = slot.restarts
+    return result
+
+
+def searches(slot: EngineSlot, config: LabelConfig, batch: Sequence[PendingPosition]
+             ) -> Iterator[tuple[PendingPosition, str, SearchOutput | str]]:
+    """(position, go, output or the last error message) for each position, in order.
+
+    The next position's search is sent before the current one is yielded, so parsing and
+    writing overlap with the engine's work.
+    """
+    positions = iter(batch)
+    current = next(positions, None)
+    if current is not None:
+        slot.start(current.fen, config.go_for(current.depths))
+    while current is not None:
+        go = config.go_for(current.depths)
+        outcome = finish_with_retries(slot, current, go, config.retries)
+        following = next(positions, None)
+        if following is not None:
+            slot.start(following.fen, config.go_for(following.depths))
+        yield current, go, outcome
+        current = following
+
+
+def finish_with_retries(slot: EngineSlot, position: PendingPosition, go: str,
+                        retries: int) -> SearchOutput | str:
+    """The started search's output, restarting the engine and searching again on failure;
+    after ``retries`` restarts, the last failure's message."""
+    message = ""
+    for attempt in range(1, retries + 2):
+        try:
+            return slot.finish()
+        except EngineError as exc:
+            message = str(exc)
+            log.warning("position %d (%s), attempt %d of %d: %s", position.position_key,
+                        position.fen, attempt, retries + 1, message)
+        if attempt <= retries:
+            slot.start(position.fen, go)
+    return message
+
+
+def check_depths(position: PendingPosition, go: str, rows: list[Row],
+                 config: LabelConfig) -> None:
+    if len(rows) < len(position.depths) and not config.nodes:
+        log.warning("position %d (%s): %s gave only depths %s", position.position_key,
+                    position.fen, go, [r["depth"] for r in rows])
+
+
+@dataclass(frozen=True)
+class LabelPlan:
+    """A run's engine, id and batches of pending positions."""
+
+    identity: EngineIdentity
+    run_id: str
+    batches: list[list[PendingPosition]]
+
+    @property
+    def positions(self) -> int:
+        return sum(len(b) for b in self.batches)
+
+
+@dataclass(frozen=True)
+class LabelSummary:
+    """What a label run did."""
+
+    engine_id: str
+    run_id: str
+    pending: int              # positions that needed labels when the run started
+    positions: int            # positions labelled
+    labels: int               # label rows written
+    errors: int               # positions recorded as label errors
+    restarts: int
+    seconds: float
+
+    @property
+    def labels_per_s(self) -> float:
+        return self.labels / self.seconds if self.seconds > 0 else 0.0
+
+    def __str__(self) -> str:
+        return (f"engine {self.engine_id}, run {self.run_id}: {self.positions}/{self.pending} "
+                f"positions labelled, {self.labels} labels written, {self.errors} errors, "
+                f"{self.restarts} engine restarts, {self.seconds:.1f} s "
+                f"({self.labels_per_s:.1f} labels/s)")
+
+
+def new_run_id() -> str:
+    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def split_batches(pending: Sequence[PendingPosition], config: LabelConfig
+                  ) -> list[list[PendingPosition]]:
+    """Consecutive batches of at most ``batch_size`` positions, shrinking towards the end.
+
+    Guided self-scheduling: each batch takes 1/(2 x workers) of what is left (at least
+    ``MIN_BATCH``), so the workers finish together instead of one waiting on a last big batch.
+
+    >>> [len(b) for b in split_batches([None] * 100, LabelConfig(workers=2, batch_size=40))]
+    [25, 19, 16, 16, 16, 8]
+    """
+    batches, start = [], 0
+    while start < len(pending):
+        left = len(pending) - start
+        size = config.batch_size if config.workers == 1 else \
+            min(config.batch_size, max(MIN_BATCH, math.ceil(left / (2 * config.workers))))
+        batches.append(list(pending[start:start + size]))
+        start += size
+    return batches
+
+
+def plan_labels(lake: Lake, config: LabelConfig) -> LabelPlan:
+    """Identify the engine (recording it), find pending positions and batch them."""
+    identity = engine_identity(config)
+    record_engine(lake, identity, config.engine)
+    pending = pending_positions(lake, config, identity.engine_id)
+    log.info("%d positions to label with %s", len(pending), identity.engine_id)
+    return LabelPlan(identity, new_run_id(), split_batches(pending, config))
+
+
+def summarize(plan: LabelPlan, results: Sequence[BatchResult], seconds: float) -> LabelSummary:
+    total = sum(results, BatchResult())
+    return LabelSummary(plan.identity.engine_id, plan.run_id, plan.positions, total.positions,
+                        total.labels, total.errors, total.restarts, seconds)
+
+
+def label_positions(lake: Lake, config: LabelConfig,
+                    on_batch: Callable[[BatchResult], None] | None = None) -> LabelSummary:
+    """Label every pending position with ``config.workers`` engines in parallel."""
+    started = time.monotonic()
+    plan = plan_labels(lake, config)
+
+    def work(batch: list[PendingPosition]) -> BatchResult:
+        result = label_batch(lake, config, plan.identity.engine_id, batch, plan.run_id)
+        if on_batch:
+            on_batch(result)
+        return result
+
+    try:
+        with ThreadPoolExecutor(max_workers=config.workers,
+                                thread_name_prefix="label") as executor:
+            results = list(executor.map(work, plan.batches))
+    finally:
+        POOL.close()
+    return summarize(plan, results, time.monotonic() - started)
+
+
+def close_engines() -> None:
+    """Quit the idle engines this process keeps (the end of a flow)."""
+    POOL.close()

@@ -1,0 +1,281 @@
+"""pipelines.label: several Stockfish depths from one search, resumable, crash- and hang-proof.
+
+Positions come from real games (tests/fixtures/label_engines/selfplay.pgn: Stockfish self-play
+and Morphy's Opera game) and an EPD of terminal and KQK positions, written into the lake with
+python-chess (independent of the ingest step).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import chess
+import chess.pgn
+import chess.polyglot
+import duckdb
+import pytest
+
+from pipelines.label import (
+    LabelConfig,
+    LabelConfigError,
+    UciEngine,
+    WherePredicateError,
+    label_positions,
+    pending_positions,
+)
+from pipelines.label.info import completed_depths, parse_info
+from warehouse import Lake, connect
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "label_engines"
+GAMES = FIXTURES / "selfplay.pgn"
+TERMINAL = FIXTURES / "terminal.epd"
+PROXY = FIXTURES / "proxy_engine.py"
+
+
+def game_positions(limit: int | None = None) -> list[dict[str, object]]:
+    """Distinct positions of the fixture games, in game order."""
+    rows: dict[int, dict[str, object]] = {}
+    with open(GAMES, encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            board = game.board()
+            for move in [None, *game.mainline_moves()]:
+                if move is not None:
+                    board.push(move)
+                key = chess.polyglot.zobrist_hash(board)
+                rows.setdefault(key, {"position_key": key, "fen": board.epd(), "source_id": "t"})
+    return list(rows.values())[:limit]
+
+
+def epd_positions() -> dict[str, dict[str, object]]:
+    """The terminal.epd positions by their id."""
+    rows = {}
+    for line in TERMINAL.read_text().splitlines():
+        board, ops = chess.Board.from_epd(line)
+        key = chess.polyglot.zobrist_hash(board)
+        rows[str(ops["id"])] = {"position_key": key, "fen": board.epd(), "source_id": "t"}
+    return rows
+
+
+def raw_label_counts(lake: Lake) -> list[tuple[int, int, int]]:
+    """(position_key, depth, rows) over the raw parts, not the deduplicating view."""
+    return duckdb.sql(
+        f"select position_key, depth, count(*) from read_parquet('{lake.glob('labels')}', "
+        f"hive_partitioning = true) group by all order by all").fetchall()
+
+
+@pytest.fixture
+def lake(home: Path, stockfish_path: str) -> Lake:
+    return Lake(home)
+
+
+def test_every_depth_equals_a_fresh_search(lake: Lake, stockfish_path: str) -> None:
+    """Issue 2: depths 5 and 6 from one depth-7 search equal fresh `go depth 5/6` searches
+    after ucinewgame (score, best move, nodes, PV), and White's view flips with the side."""
+    rows = game_positions()[10:40:3]
+    lake.write("positions", rows)
+    summary = label_positions(lake, LabelConfig(depths=(5, 6, 7), workers=2, batch_size=4))
+    assert (summary.positions, summary.labels, summary.errors) == (10, 30, 0)
+    labels = {(r["position_key"], r["depth"]): r for r in lake.read("labels").to_pylist()}
+    engine = UciEngine(stockfish_path, LabelConfig().uci_options)
+    try:
+        for row in rows:
+            for depth in (5, 6):
+                fresh = completed_depths(
+                    engine.search(str(row["fen"]), f"go depth {depth}", 30).info, (depth,),
+                    last_is_complete=True)[depth]
+                label = labels[(row["position_key"], depth)]
+                assert label["search_limit"] == "depth 7"
+                assert (label["score_cp"], label["score_mate"]) == (fresh.score_cp,
+                                                                    fresh.score_mate)
+                assert (label["best_move"], label["nodes"]) == (fresh.best_move, fresh.nodes)
+                assert label["pv"] == list(fresh.pv[:8])
+                assert label["wdl_win"] + label["wdl_draw"] + label["wdl_loss"] == 1000
+                sign = 1 if " w " in str(row["fen"]) else -1
+                if label["score_cp"] is not None:
+                    assert label["white_cp"] == sign * label["score_cp"]
+    finally:
+        engine.quit()
+    assert {r["depth"] for r in labels.values()} == {5, 6, 7}
+
+
+def test_terminal_positions_are_labelled_at_every_depth(lake: Lake) -> None:
+    """Mate and stalemate (Stockfish prints `info depth 0` and `bestmove (none)`) get every
+    requested depth with a null best move, so they are not re-sent forever; KQK positions
+    are winning for White whichever side moves (score_* vs white_* sign convention)."""
+    positions = epd_positions()
+    lake.write("positions", list(positions.values()))
+    config = LabelConfig(depths=(3, 5), workers=1)
+    summary = label_positions(lake, config)
+    assert (summary.positions, summary.labels) == (4, 8)
+    by_key = {(r["position_key"], r["depth"]): r for r in lake.read("labels").to_pylist()}
+    for depth in (3, 5):
+        stalemate = by_key[(positions["stalemate: black Kh8, white Qf7 Kg6"]["position_key"],
+                            depth)]
+        assert (stalemate["score_cp"], stalemate["best_move"], stalemate["wdl_draw"]) == (
+            0, None, 1000)
+        mated = by_key[(positions["fool's mate: white is mated"]["position_key"], depth)]
+        assert (mated["score_mate"], mated["best_move"], mated["wdl_loss"]) == (0, None, 1000)
+        for side in ("white", "black"):
+            kqk = by_key[(positions[f"KQK, {side} to move"]["position_key"], depth)]
+            assert (kqk["white_cp"] or 0) > 300 or (kqk["white_mate"] or 0) > 0
+            assert kqk["best_move"] is not None
+    assert pending_positions(lake, config, summary.engine_id) == []
+
+
+def test_second_run_labels_nothing_and_engine_recorded_once(lake: Lake) -> None:
+    """Issue 2: never label a (position, engine, depth) twice; the engine row is one row."""
+    lake.write("positions", game_positions(25))
+    config = LabelConfig.tiny(depths=(2, 4))
+    first = label_positions(lake, config)
+    parts = lake.parts("labels")
+    second = label_positions(lake, config)
+    assert (first.positions, first.labels) == (25, 50)
+    assert (second.pending, second.labels) == (0, 0)
+    assert lake.parts("labels") == parts
+    engines = lake.read("engines").to_pylist()
+    assert len(engines) == 1 and engines[0]["engine_id"] == first.engine_id
+    assert first.engine_id.startswith("stockfish-15.1-") and len(first.engine_id) == 23
+    assert '"Threads":"1"' in engines[0]["options"]
+    assert '"UCI_ShowWDL":"true"' in engines[0]["options"]
+
+
+def test_where_and_limit_choose_positions_in_key_order(lake: Lake) -> None:
+    """--where filters with SQL over the positions view, --limit caps in position_key order;
+    a predicate that smuggles a second statement or names no column is refused."""
+    rows = game_positions(60)
+    lake.write("positions", rows)
+    config = LabelConfig.tiny(depths=(2,), where="fen like '% b %'", limit=5)
+    summary = label_positions(lake, config)
+    expected = sorted(r["position_key"] for r in rows if " b " in str(r["fen"]))[:5]
+    assert sorted(lake.read("labels").column("position_key").to_pylist()) == expected
+    assert summary.labels == 5
+    for bad in ("true); drop view positions; select (1", "no_such_column > 3"):
+        with pytest.raises(WherePredicateError, match="bad --where predicate"):
+            pending_positions(lake, config.with_(where=bad), summary.engine_id)
+
+
+def test_resumed_position_gets_only_its_missing_depths(lake: Lake) -> None:
+    """A run cut between the parts of one flush leaves some depths of a position: the next
+    run searches to the deepest missing one and writes only the missing rows."""
+    lake.write("positions", game_positions(12))
+    shallow = label_positions(lake, LabelConfig.tiny(depths=(3,)))
+    deeper = label_positions(lake, LabelConfig.tiny(depths=(3, 4, 5)))
+    assert (shallow.labels, deeper.labels) == (12, 24)
+    counts = raw_label_counts(lake)
+    assert len(counts) == 36 and {c for _, _, c in counts} == {1}
+    limits = connect(lake).execute(
+        "select depth, list(distinct search_limit) from labels group by depth order by depth"
+    ).fetchall()
+    assert limits == [(3, ["depth 3"]), (4, ["depth 5"]), (5, ["depth 5"])]
+
+
+def test_nodes_limit_keeps_only_completed_iterations(lake: Lake, stockfish_path: str) -> None:
+    """With `go nodes N` the last printed depth may be cut short: only depths followed by a
+    deeper line are kept, and each equals a fresh search to that depth."""
+    rows = game_positions()[50:53]
+    lake.write("positions", rows)
+    config = LabelConfig.tiny(depths=tuple(range(1, 30)), nodes=3000)
+    summary = label_positions(lake, config)
+    labels = lake.read("labels").to_pylist()
+    assert summary.errors == 0 and {r["search_limit"] for r in labels} == {"nodes 3000"}
+    engine = UciEngine(stockfish_path, config.uci_options)
+    try:
+        for row in rows:
+            mine = {r["depth"]: r for r in labels if r["position_key"] == row["position_key"]}
+            assert sorted(mine) == list(range(1, len(mine) + 1)) and len(mine) >= 4
+            deepest = max(mine)
+            output = engine.search(str(row["fen"]), "go nodes 3000", 30)
+            printed = max(parse_info(line).depth for line in output.info)
+            assert deepest == printed - 1
+            fresh = completed_depths(engine.search(str(row["fen"]), f"go depth {deepest}", 30)
+                                     .info, (deepest,), last_is_complete=True)[deepest]
+            assert (mine[deepest]["nodes"], mine[deepest]["best_move"]) == (fresh.nodes,
+                                                                            fresh.best_move)
+    finally:
+        engine.quit()
+    assert label_positions(lake, config).pending == 0
+
+
+def proxy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fen: str, mode: str,
+          stockfish_path: str) -> str:
+    monkeypatch.setenv("PROXY_ENGINE_TARGET", stockfish_path)
+    monkeypatch.setenv("PROXY_ENGINE_FEN", fen)
+    monkeypatch.setenv("PROXY_ENGINE_MODE", mode)
+    monkeypatch.setenv("PROXY_ENGINE_STATE", str(tmp_path / "crashed-once"))
+    return str(PROXY)
+
+
+@pytest.mark.parametrize("mode, errors, restarts", [("crash", 1, 2), ("crash-once", 0, 1)])
+def test_crashing_engine_is_restarted_then_recorded(
+        lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stockfish_path: str,
+        mode: str, errors: int, restarts: int) -> None:
+    """Issue 2: a crashed engine is restarted and the position retried (retries=1); if it
+    crashes every time it becomes a label_errors row and the run goes on."""
+    rows = game_positions(8)
+    lake.write("positions", rows)
+    bad = sorted(rows, key=lambda r: r["position_key"])[3]
+    engine = proxy(monkeypatch, tmp_path, str(bad["fen"]), mode, stockfish_path)
+    summary = label_positions(lake, LabelConfig.tiny(depths=(2, 3), engine=engine))
+    assert (summary.errors, summary.restarts) == (errors, restarts)
+    assert summary.positions == 8 - errors and summary.labels == 2 * (8 - errors)
+    error_rows = lake.read("label_errors").to_pylist()
+    assert len(error_rows) == errors
+    if errors:
+        assert error_rows[0]["position_key"] == bad["position_key"]
+        assert error_rows[0]["attempts"] == 2 and "exit code 3" in error_rows[0]["message"]
+        assert bad["position_key"] not in lake.read("labels").column("position_key").to_pylist()
+
+
+def test_hanging_engine_times_out_and_the_run_goes_on(
+        lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stockfish_path: str) -> None:
+    """A hung engine (no answer within the per-position timeout) is killed, restarted,
+    retried, then recorded; the other positions are labelled."""
+    rows = game_positions(5)
+    lake.write("positions", rows)
+    bad = sorted(rows, key=lambda r: r["position_key"])[1]
+    engine = proxy(monkeypatch, tmp_path, str(bad["fen"]), "hang", stockfish_path)
+    config = LabelConfig.tiny(depths=(2,), engine=engine, timeout=2.0, retries=1)
+    summary = label_positions(lake, config)
+    assert (summary.positions, summary.errors, summary.restarts) == (4, 1, 2)
+    error = lake.read("label_errors").to_pylist()[0]
+    assert error["fen"] == bad["fen"] and "no answer in time" in error["message"]
+
+
+def test_missing_engine_is_a_one_line_error(lake: Lake) -> None:
+    lake.write("positions", game_positions(3))
+    with pytest.raises(RuntimeError, match="cannot start engine '/nonexistent/stockfish'"):
+        label_positions(lake, LabelConfig.tiny(engine="/nonexistent/stockfish"))
+
+
+def test_config_is_validated() -> None:
+    """Bad options are refused with the option's name and value."""
+    with pytest.raises(LabelConfigError, match="depths: 0"):
+        LabelConfig(depths=(0, 5))
+    with pytest.raises(LabelConfigError, match="workers: must be at least 1, got 0"):
+        LabelConfig(workers=0)
+    assert LabelConfig(depths=(7, 5, 6, 5)).depths == (5, 6, 7)
+    assert LabelConfig(depths=(5, 7)).go_command == "go depth 7"
+    assert LabelConfig(nodes=10000).search_limit == "nodes 10000"
+    assert LabelConfig().workers == (os.cpu_count() or 1)
+
+
+def test_info_lines_bounds_and_unfinished_iterations() -> None:
+    """Aspiration-window lines (lowerbound/upperbound) are never a depth's label, and with a
+    node limit the last printed depth is dropped (Stockfish prints it when stopped)."""
+    info = [
+        "info depth 9 seldepth 12 multipv 1 score cp 40 wdl 80 900 20 nodes 9000 nps 1 "
+        "hashfull 3 tbhits 0 time 20 pv e2e4 e7e5",
+        "info depth 10 seldepth 14 multipv 1 score cp 55 lowerbound wdl 90 890 20 nodes 12000 "
+        "nps 1 hashfull 3 tbhits 0 time 30 pv e2e4",
+        "info depth 10 seldepth 14 multipv 1 score cp 48 wdl 85 895 20 nodes 15000 nps 1 "
+        "hashfull 4 tbhits 0 time 35 pv d2d4 d7d5 c2c4",
+        "info depth 11 seldepth 15 multipv 1 score mate -3 wdl 0 0 1000 nodes 20000 nps 1 "
+        "hashfull 5 tbhits 0 time 50 pv g1f3",
+    ]
+    nodes = completed_depths(info, (9, 10, 11), last_is_complete=False)
+    assert sorted(nodes) == [9, 10]
+    assert (nodes[10].score_cp, nodes[10].nodes, nodes[10].pv) == (48, 15000,
+                                                                    ("d2d4", "d7d5", "c2c4"))
+    depth = completed_depths(info, (10, 11), last_is_complete=True)
+    assert (depth[11].score_mate, depth[11].score_cp, depth[11].wdl) == (-3, None, (0, 0, 1000))
+    assert parse_info(info[1]).bound
