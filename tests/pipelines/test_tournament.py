@@ -1,0 +1,196 @@
+"""Tournaments: schedule and colours, PGN and warehouse records, openings, forfeits from
+broken engines, resuming an interrupted run, adjudication and SPRT stops.
+
+Games use Stockfish at a few thousand nodes and the stub engines of tests/fixtures/engines.
+"""
+from __future__ import annotations
+
+import io
+import re
+import sys
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+
+from pipelines.tournament import TournamentConfig, TournamentError, run_tournament
+from pipelines.tournament.adjudication import Adjudicator
+from pipelines.tournament.config import TimeControl
+from pipelines.tournament.game import Clock
+from pipelines.tournament.openings import load_openings
+from pipelines.tournament.runner import Tournament
+from pipelines.tournament.schedule import schedule
+from pipelines.tournament.store import finished_games
+from warehouse import Lake, connect
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+ENGINES = FIXTURES / "engines"
+OPENINGS = FIXTURES / "openings"
+SF = "stockfish?Threads=1&Hash=16"
+GAVIOTA = Path("/usr/share/gaviotatb/gtb4")
+
+
+@pytest.fixture
+def engines_file(tmp_path: Path) -> str:
+    """Players built from the broken stub engines, run by this interpreter."""
+    path = tmp_path / "engines.toml"
+    path.write_text("".join(
+        f'[players.{name}]\ncommand = ["{sys.executable}", "{ENGINES / (name + "_engine.py")}"]\n'
+        for name in ("crash", "hang", "illegal")))
+    return str(path)
+
+
+def test_schedule_pairs_games_with_colours_reversed() -> None:
+    """Every pairing plays each round's opening twice, once with each colour; round robin of
+    3 players over 2 rounds is 12 games, each player White in exactly half of its games."""
+    slots = schedule(["a", "b", "c"], "round-robin", rounds=2, openings=5)
+    assert len(slots) == 12
+    for first, second in zip(slots[::2], slots[1::2]):
+        assert (first.white, first.black) == (second.black, second.white)
+        assert first.opening_index == second.opening_index == first.round
+    for name in "abc":
+        assert sum(s.white == name for s in slots) == sum(s.black == name for s in slots) == 4
+    gauntlet = schedule(["a", "b", "c", "d"], "gauntlet", rounds=1, openings=1)
+    assert {frozenset((s.white, s.black)) for s in gauntlet} == {
+        frozenset("ab"), frozenset("ac"), frozenset("ad")}
+
+
+def test_openings_from_epd_pgn_and_polyglot() -> None:
+    """EPD positions, the first N plies of PGN games (with ECO/Opening), Polyglot walks."""
+    epd = load_openings(TournamentConfig.tiny(openings=str(OPENINGS / "two_positions.epd")))
+    assert [o.eco for o in epd] == ["B00", "A40"] and epd[0].board().turn == chess.BLACK
+    pgn = load_openings(TournamentConfig.tiny(openings=str(OPENINGS / "two_games.pgn"),
+                                              opening_plies=3))
+    assert pgn[0].moves == ("e2e4", "e7e5", "g1f3") and pgn[1].name == "Queen's Gambit Declined"
+    book = load_openings(TournamentConfig.tiny(openings=str(OPENINGS / "tiny_book.bin"),
+                                               opening_plies=3, rounds=3))
+    assert {o.moves for o in book} == {("e2e4", "e7e5", "g1f3"), ("e2e4", "c7c5", "g1f3"),
+                                       ("d2d4", "d7d5", "c2c4")}
+
+
+def test_time_control_clock() -> None:
+    """40/60+0.6: the increment after every move, the base time again after 40 moves."""
+    clock = Clock(TimeControl.parse("40/60+0.6"))
+    assert clock.moves_to_go(chess.WHITE) == 40
+    for _ in range(40):
+        clock.spend(chess.WHITE, 1.0)
+    assert clock.remaining[chess.WHITE] == pytest.approx(60 - 40 + 40 * 0.6 + 60)
+    assert clock.spend(chess.BLACK, 61.0) < 0
+    with pytest.raises(TournamentError, match="'40/'"):
+        TimeControl.parse("40/")
+
+
+def test_adjudication_rules() -> None:
+    """Resign only when both engines agree for N moves; draw from move M within D cp."""
+    rules = Adjudicator(resign_moves=2, resign_score=500, draw_move_number=10, draw_moves=2,
+                        draw_score=10)
+    board = chess.Board()
+    assert rules.verdict(board, [-600, -700, -650, -900])[0] == "0-1"
+    assert rules.verdict(board, [-600, 300, -650, -900]) is None   # Black's engine disagrees
+    assert rules.verdict(board, [None, -700, -650, -900]) is None
+    assert rules.verdict(board, [5, -5, 0, 3]) is None             # before move 10
+    late = chess.Board("r3k3/8/8/8/8/8/8/R3K3 w - - 0 12")
+    assert rules.verdict(late, [5, -5, 0, 3])[0] == "1/2-1/2"
+    assert rules.verdict(late, [5, -50, 0, 3]) is None
+
+
+@pytest.mark.skipif(not GAVIOTA.is_dir(), reason="Debian package gaviotatb not installed")
+def test_tablebase_adjudication() -> None:
+    """Gaviota 3-piece tables (Debian gaviotatb): KQK is a win, KK-like KNK a draw."""
+    rules = Adjudicator(tablebases=str(GAVIOTA))
+    win = rules.verdict(chess.Board("8/8/8/8/8/8/2k5/K6Q b - - 0 1"), [])
+    assert win is not None and win[0] == "1-0" and "tablebase" in win[2]
+    assert rules.verdict(chess.Board("8/8/8/8/8/8/2k5/K6N w - - 0 1"), [])[0] == "1/2-1/2"
+    rules.close()
+    with pytest.raises(TournamentError, match="no Syzygy"):
+        Adjudicator(tablebases=str(OPENINGS))
+
+
+def test_tournament_records_game_pairs_with_pgn(home: Path, stockfish_path: str) -> None:
+    """Two games from one EPD opening, colours reversed, each row with its PGN: cutechess
+    tags, SetUp/FEN of the opening, per-move eval/depth/time comments, PlyCount matching."""
+    config = TournamentConfig.tiny(engines=(f"{SF}#sf_a", f"{SF}#sf_b"),
+                                   openings=str(OPENINGS / "two_positions.epd"))
+    summary = run_tournament(config, home)
+    assert (summary.planned, summary.played, summary.status) == (2, 2, "finished")
+    rows = finished_games(Lake(home), summary.tournament_id)
+    assert [(r["white"], r["black"]) for r in rows] == [("sf_a", "sf_b"), ("sf_b", "sf_a")]
+    for row in rows:
+        game = chess.pgn.read_game(io.StringIO(row["pgn"]))
+        assert game.headers["FEN"] == row["opening_fen"] == load_openings(config)[0].fen
+        assert game.headers["ECO"] == "B00" and game.headers["Opening"] == "King's pawn"
+        assert int(game.headers["PlyCount"]) == row["plies"] == len(list(game.mainline()))
+        assert game.headers["Termination"] == row["termination"]
+        assert game.headers["Result"] == row["result"]
+        assert game.headers["TimeControl"] == "-"
+        comment = next(iter(game.mainline())).comment
+        assert re.fullmatch(r"[+-](\d+\.\d\d|M\d+)/\d+ \d+\.\d{3}s", comment), comment
+        assert row["engine_s"] <= row["duration_s"]
+    con = connect(home)
+    status = con.execute("select status, games_done from tournament_status").fetchall()
+    assert status == [("finished", 2)]
+
+
+def test_forfeits_from_crash_hang_and_illegal_move(home: Path, stockfish_path: str,
+                                                   engines_file: str) -> None:
+    """A crash forfeits as 'abandoned' and the engine is restarted for the next game (it
+    plays its two moves again); a hang forfeits as 'stalled connection' without a clock and
+    'time forfeit' with one; an illegal move as 'illegal move'. The reason is in the PGN."""
+    base = dict(engines_file=engines_file, concurrency=1, move_timeout_s=1.0)
+    crash = run_tournament(TournamentConfig.tiny(engines=("crash", SF), **base), home)
+    rows = finished_games(Lake(home), crash.tournament_id)
+    assert [r["termination"] for r in rows] == ["abandoned", "abandoned"]
+    assert [r["result"] for r in rows] == ["0-1", "1-0"]
+    assert [r["plies"] for r in rows] == [4, 5]          # restarted: two moves in each game
+    assert "exit code 3" in rows[0]["reason"] and "exit code 3" in rows[0]["pgn"]
+    hang = run_tournament(TournamentConfig.tiny(engines=("hang", SF), rounds=1, **base), home)
+    hung = finished_games(Lake(home), hang.tournament_id)
+    assert [r["termination"] for r in hung] == ["stalled connection"] * 2
+    timed = run_tournament(TournamentConfig.tiny(engines=("hang", SF), nodes=None, tc="1+0.1",
+                                                 **base), home)
+    assert finished_games(Lake(home), timed.tournament_id)[0]["termination"] == "time forfeit"
+    illegal = run_tournament(TournamentConfig.tiny(engines=("illegal", SF), **base), home)
+    rows = finished_games(Lake(home), illegal.tournament_id)
+    assert rows[0]["termination"] == "illegal move" and rows[0]["result"] == "0-1"
+    assert '[Termination "illegal move"]' in rows[0]["pgn"]
+
+
+def test_interrupted_tournament_resumes_missing_games(home: Path, stockfish_path: str,
+                                                      engines_file: str) -> None:
+    """Killed after its first game, the same command plays only the three missing games:
+    same tournament id, every slot once, the first game untouched."""
+    config = TournamentConfig.tiny(engines=(f"{SF}#sf", "crash"), rounds=2, concurrency=1,
+                                   engines_file=engines_file)
+
+    def interrupt(line: str) -> None:
+        raise KeyboardInterrupt(line)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(config, home, progress=interrupt)
+    first = finished_games(Lake(home), Tournament(config, Lake(home)).id)
+    assert len(first) == 1
+    summary = run_tournament(config, home)
+    assert (summary.already_done, summary.played, summary.planned) == (1, 3, 4)
+    rows = finished_games(Lake(home), summary.tournament_id)
+    assert sorted(r["game_key"] for r in rows) == ["0:0:0", "0:0:1", "0:1:0", "0:1:1"]
+    assert rows[0]["pgn"] == first[0]["pgn"]
+    con = connect(home)
+    events = [e for (e,) in con.execute(
+        "select event from tournament_events order by recorded_at").fetchall()]
+    assert events == ["started", "interrupted", "resumed", "finished"]
+
+
+def test_tournament_stops_when_the_sprt_decides(home: Path, stockfish_path: str) -> None:
+    """Full Stockfish against its 1350 rung wins (nearly) every pair: with elo1 = 300
+    (logistic) and alpha = beta = 0.2, three won pairs give LLR 1.59 > log(4), so the SPRT
+    accepts H1 before the 8 planned pairs, right after a complete pair."""
+    config = TournamentConfig.tiny(engines=(SF, "stockfish@1350"), rounds=8, concurrency=1,
+                                   sprt_elo0=0, sprt_elo1=300, sprt_alpha=0.2, sprt_beta=0.2,
+                                   sprt_model="logistic")
+    summary = run_tournament(config, home)
+    assert summary.status == "sprt_stopped"
+    assert summary.sprt is not None and summary.sprt.decision == "H1"
+    assert summary.played < summary.planned and summary.played % 2 == 0
+    con = connect(home)
+    assert con.execute("select decision from sprt_results").fetchall() == [("H1",)]
