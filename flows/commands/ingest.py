@@ -1,0 +1,59 @@
+"""``chesslab ingest PATH...``: PGN (.pgn, .pgn.zst/.gz/.bz2), EPD suites and FEN lists."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from flows.options import add_config_arguments, config_from_args
+from pipelines.ingest import IngestConfig, IngestSummary, discover_sources
+
+COLUMNS = ("file", "games", "records", "plies", "new positions", "errors", "seconds")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "ingest", help="ingest PGN / EPD / FEN files, folders or globs",
+        description="Streams each file once; a file already ingested (same SHA-256) adds "
+                    "nothing. Bad games and lines are recorded in ingest_errors.")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="file, folder or glob")
+    add_config_arguments(parser, IngestConfig)
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="run one task per file on this Dask scheduler (tcp://host:8786)")
+    parser.add_argument("--no-prefect", action="store_true",
+                        help="run in this process without Prefect")
+    parser.set_defaults(run=run_ingest)
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    config = config_from_args(IngestConfig, args)
+    discover_sources(args.paths)  # a bad path fails here, before any work
+    if args.no_prefect:
+        if args.cluster:
+            raise ValueError("--cluster needs Prefect: drop --no-prefect")
+        from pipelines.ingest import ingest_paths
+        from warehouse import Lake
+
+        summaries = ingest_paths(Lake(), args.paths, config)
+    else:
+        from flows.ingest import ingest
+        from flows.runtime import run_flow
+
+        summaries = run_flow(ingest, cluster=args.cluster, workers=1, paths=list(args.paths),
+                             config=config, on_cluster=bool(args.cluster))
+    print(summary_table(summaries))
+    return 0
+
+
+def summary_table(summaries: list[IngestSummary]) -> str:
+    """One line per file plus a total line."""
+    rows = [(s.path + (" (already ingested)" if s.skipped else "")
+             + (" (truncated)" if s.truncated else ""),
+             s.games, s.records, s.plies, s.new_positions, s.errors, f"{s.seconds:.1f}")
+            for s in summaries]
+    total = ("total", *(sum(s[i] for s in rows) for i in range(1, 6)),  # type: ignore[misc]
+             f"{sum(s.seconds for s in summaries):.1f}")
+    table = [COLUMNS, *rows, total]
+    widths = [max(len(str(row[i])) for row in table) for i in range(len(COLUMNS))]
+    return "\n".join(
+        "  ".join(str(v).ljust(w) if i == 0 else str(v).rjust(w)
+                  for i, (v, w) in enumerate(zip(row, widths))) for row in table)

@@ -1,0 +1,16 @@
+"""Ingest: PGN (plain, .zst, .gz, .bz2), EPD suites and FEN lists into the warehouse.
+
+``ingest_paths(lake, paths, config)`` streams each file once, writes its ``games``, ``moves``,
+``positions`` (one row per distinct Polyglot key, collisions recorded), ``position_records``
+and ``ingest_errors`` rows, and commits it with its ``sources`` row. Ingesting the same bytes
+again adds nothing.
+
+>>> from warehouse import Lake
+>>> from pipelines.ingest import IngestConfig, ingest_paths
+"""
+from pipelines.ingest.config import IngestConfig, IngestError
+from pipelines.ingest.run import IngestSummary, ingest_file, ingest_paths
+from pipelines.ingest.sources import SourceFile, TruncatedInput, discover_sources
+
+__all__ = ["IngestConfig", "IngestError", "IngestSummary", "SourceFile", "TruncatedInput",
+           "discover_sources", "ingest_file", "ingest_paths"]

@@ -1,0 +1,216 @@
+"""From raw PGN games to warehouse rows: replay each main line, write games and moves parts.
+
+This runs in the worker processes: a chunk of games goes in, its ``games`` and ``moves`` parts
+are written to the lake, and the chunk's distinct positions and its errors come back to the
+main process, which dedupes positions across chunks, files and the warehouse.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipelines.ingest.pgn import ParsedGame, RawGame, parse_game
+from pipelines.ingest.replay import Replay, ReplayFunction, replay_function, replay_reference
+from warehouse import Lake
+
+log = logging.getLogger(__name__)
+
+# Variant tag values read as standard chess, and as Chess960 (python-chess's aliases).
+STANDARD_VARIANTS = frozenset({"", "standard", "chess", "classical", "normal", "illegal",
+                               "from position"})
+CHESS960_VARIANTS = frozenset({"chess960", "chess 960", "fischerandom", "fischerrandom",
+                               "fischer random"})
+STANDARD_CASTLING = frozenset("KQkq-")
+GAME_TAGS = {"event": "Event", "site": "Site", "date": "Date", "round": "Round",
+             "white": "White", "black": "Black", "result": "Result",
+             "time_control": "TimeControl", "termination": "Termination", "eco": "ECO",
+             "opening": "Opening"}
+POSITION_SCHEMA = pa.schema([("position_key", pa.uint64()), ("fen", pa.string()),
+                             ("game_index", pa.int32()), ("line", pa.int32())])
+
+
+@dataclass(frozen=True)
+class ChunkJob:
+    """What a worker needs to turn a chunk of games into rows."""
+
+    home: str
+    source_id: str
+    path: str
+    games: list[RawGame]
+
+
+@dataclass
+class ChunkResult:
+    """A chunk's counts, its distinct (key, fen) pairs and its error rows."""
+
+    games: int = 0
+    plies: int = 0
+    positions: pa.Table = field(default_factory=POSITION_SCHEMA.empty_table)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ChunkRows:
+    """Column lists for the games, moves and positions of one chunk."""
+
+    def __init__(self, source_id: str, path: str) -> None:
+        self.source_id, self.path = source_id, path
+        self.games: list[dict[str, Any]] = []
+        self.moves: dict[str, list[Any]] = {name: [] for name in (
+            "game_id", "ply", "position_key", "uci", "san", "clock", "eval")}
+        self.seen: dict[int, str] = {}
+        self.positions: dict[str, list[Any]] = {name: [] for name in POSITION_SCHEMA.names}
+        self.collisions: set[tuple[int, str]] = set()
+        self.errors: list[dict[str, Any]] = []
+        self.plies = 0
+
+    def error(self, game: ParsedGame, line: int, kind: str, message: str) -> None:
+        self.errors.append({"source_id": self.source_id, "path": self.path,
+                            "game_index": game.index, "line": line, "kind": kind,
+                            "message": message})
+
+    def add_positions(self, game: ParsedGame, keys: list[int], fens: list[str]) -> None:
+        seen, out = self.seen, self.positions
+        for key, fen in zip(keys, fens):
+            known = seen.get(key)
+            if known is None:
+                seen[key] = fen
+            elif known == fen or (key, fen) in self.collisions:
+                continue
+            else:
+                self.collisions.add((key, fen))
+            out["position_key"].append(key)
+            out["fen"].append(fen)
+            out["game_index"].append(game.index)
+            out["line"].append(game.line)
+
+    def add_moves(self, game_id: str, game: ParsedGame, replay: Replay) -> None:
+        keys, _, ucis, sans, _ = replay
+        plies = len(ucis)
+        moves = self.moves
+        moves["game_id"].extend([game_id] * plies)
+        moves["ply"].extend(range(plies))
+        moves["position_key"].extend(keys[:plies])
+        moves["uci"].extend(ucis)
+        moves["san"].extend(sans)
+        moves["clock"].extend(game.clocks[:plies])
+        moves["eval"].extend(game.evals[:plies])
+        self.plies += plies
+
+    def write(self, lake: Lake) -> None:
+        lake.write("games", self.games)
+        moves = self.moves
+        lake.write("moves", pa.table({
+            "game_id": moves["game_id"], "ply": pa.array(moves["ply"], pa.int32()),
+            "position_key": pa.array(moves["position_key"], pa.uint64()),
+            "uci": moves["uci"], "san": moves["san"],
+            "clock_s": clock_seconds(pa.array(moves["clock"], pa.string())),
+            **eval_columns(pa.array(moves["eval"], pa.string()))}))
+
+    def result(self) -> ChunkResult:
+        return ChunkResult(len(self.games), self.plies,
+                           pa.table(self.positions, schema=POSITION_SCHEMA), self.errors)
+
+
+def clock_seconds(clocks: pa.Array) -> pa.Array:
+    """``[%clk h:mm:ss(.f)]`` texts as seconds, a whole column at once.
+
+    >>> clock_seconds(pa.array(["0:03:00", "1:00:07.5", None])).to_pylist()
+    [180.0, 3607.5, None]
+    """
+    parts = pc.split_pattern(clocks, ":")
+    hours, minutes, seconds = (pc.cast(pc.list_element(parts, i), pa.float64()) for i in range(3))
+    return pc.add(pc.add(pc.multiply(hours, 3600.0), pc.multiply(minutes, 60.0)), seconds)
+
+
+def eval_columns(evals: pa.Array) -> dict[str, pa.Array]:
+    """``[%eval]`` texts as centipawns (python-chess's rounding) or mate distances.
+
+    >>> cols = eval_columns(pa.array(["0.17", "-1.5", "#-3", "#+2", None]))
+    >>> cols["eval_cp"].to_pylist(), cols["eval_mate"].to_pylist()
+    ([17, -150, None, None, None], [None, None, -3, 2, None])
+    """
+    mate = pc.starts_with(evals, "#")
+    pawns = pc.cast(pc.if_else(mate, None, evals), pa.float64())
+    mates = pc.if_else(mate, pc.utf8_ltrim(evals, "#+"), None)
+    return {"eval_cp": pc.cast(pc.round(pc.multiply(pawns, 100.0)), pa.int32()),
+            "eval_mate": pc.cast(mates, pa.int32())}
+
+
+def process_chunk(job: ChunkJob, replay: ReplayFunction | None = None) -> ChunkResult:
+    """Parse and replay a chunk of games, write their games and moves parts, return the rest."""
+    replay = replay or replay_function()
+    rows = ChunkRows(job.source_id, job.path)
+    for raw in job.games:
+        add_game(rows, parse_game(raw), replay)
+    rows.write(Lake(job.home))
+    return rows.result()
+
+
+def add_game(rows: ChunkRows, game: ParsedGame, replay: ReplayFunction) -> None:
+    """Replay one game into ``rows``, recording its errors (the plies before one are kept)."""
+    game_id = f"{rows.source_id[:16]}:{game.index}"
+    for line, text in game.bad_tags:
+        rows.error(game, line, "bad_tag", f"broken tag line {text!r}")
+    variant = game.tags.get("Variant", "").strip().lower()
+    fen = game.tags.get("FEN")
+    error = None
+    plies = 0
+    if variant in STANDARD_VARIANTS or variant.startswith("wild/") or variant in CHESS960_VARIANTS:
+        chess960 = variant in CHESS960_VARIANTS or has_960_castling(fen)
+        try:
+            result = replay_reference(fen, game.sans, True) if chess960 else replay(fen, game.sans)
+        except ValueError as exc:
+            error = f"bad FEN tag {fen!r}: {exc}"
+            rows.error(game, game.line, "bad_fen", error)
+        else:
+            rows.add_moves(game_id, game, result)
+            rows.add_positions(game, result[0], result[1])
+            plies = len(result[2])
+            if result[4] is not None:
+                ply, reason = result[4]
+                error = f"ply {ply}: {reason}"
+                rows.error(game, game.line, "illegal_move", f"game {game.index}, {error}")
+    else:
+        error = f"unknown variant {game.tags['Variant']!r}"
+        rows.error(game, game.line, "unknown_variant", error)
+    rows.games.append(game_row(rows.source_id, game_id, game, plies, error))
+
+
+def has_960_castling(fen: str | None) -> bool:
+    """Whether a FEN's castling field names rook files (Shredder/X-FEN), as python-chess checks."""
+    if not fen:
+        return False
+    fields = fen.split()
+    return len(fields) > 2 and not set(fields[2]) <= STANDARD_CASTLING
+
+
+def game_row(source_id: str, game_id: str, game: ParsedGame, plies: int,
+             error: str | None) -> dict[str, Any]:
+    tags = game.tags
+    row: dict[str, Any] = {name: tags.get(tag) for name, tag in GAME_TAGS.items()}
+    row.update(
+        game_id=game_id, source_id=source_id, game_index=game.index, line=game.line,
+        white_elo=elo(tags.get("WhiteElo")), black_elo=elo(tags.get("BlackElo")),
+        variant=variant_name(tags.get("Variant")), start_fen=tags.get("FEN"),
+        plies=plies, error=error, tags=json.dumps(tags, ensure_ascii=False))
+    if row["result"] in (None, "*") and game.result:
+        row["result"] = game.result  # as python-chess: the marker fills an unknown result
+    return row
+
+
+def variant_name(tag: str | None) -> str:
+    """'standard' or 'chess960' for their aliases, else the tag as written."""
+    name = (tag or "").strip().lower()
+    if name in STANDARD_VARIANTS:
+        return "standard"
+    return "chess960" if name in CHESS960_VARIANTS else str(tag)
+
+
+def elo(text: str | None) -> int | None:
+    """A rating tag as an int; '?', '-' or junk give None."""
+    return int(text) if text and text.isdigit() and len(text) < 6 else None

@@ -1,0 +1,216 @@
+"""A lean streaming PGN reader: games are split by line rules, then their main lines tokenized.
+
+The rules are those of ``chess.pgn.read_game`` (so game counts agree with python-chess), but
+nothing is built per move: a game becomes its tags, its main-line SAN tokens and the
+``[%clk]``/``[%eval]`` annotations that follow each of them. Variations, NAGs, ``;`` and ``%``
+comments and termination markers are skipped; BOMs, CRLF and comments spanning lines (even over
+blank lines) are tolerated.
+
+>>> games = list(split_games(['[Event "x"]\\n', '\\n', '1. e4 {[%clk 0:01:00]} e5 (1... c5) 1-0\\n']))
+>>> game = parse_game(games[0])
+>>> game.tags["Event"], game.sans, game.clocks
+('x', ['e4', 'e5'], ['0:01:00', None])
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+# Same tag syntax as python-chess; a '[' line that does not match is a broken tag.
+TAG_REGEX = re.compile(r"^\[([A-Za-z0-9][A-Za-z0-9_+#=:-]*)\s+\"([^\r]*)\"\]\s*$")
+TAG_ESCAPE = re.compile(r"\\([\\\"])")
+
+SAN_PATTERN = r"""([NBKRQ]?[a-h]?[1-8]?[\-x]?[a-h][1-8](?:=?[nbrqkNBRQK])?
+      |[PNBRQK]?@[a-h][1-8]|--|Z0|0000|@@@@|O-O(?:-O)?|0-0(?:-0)?)"""
+CLOCK_PATTERN = r"\[%clk\s(\d+:\d+:\d+(?:\.\d*)?)\]"
+EVAL_PATTERN = r"\[%eval\s(\#[+-]?\d+|[+-]?(?:\d{0,10}\.\d{1,2}|\d{1,10}\.?))(?:,\d+)?\]"
+
+# General tokenizer: one alternative per token kind; the SAN alternatives are python-chess's,
+# a brace comment is matched whole (it may span lines), a semicolon comment ends its line.
+TOKEN_REGEX = re.compile(r"""
+    (\{[^}]*\}?)
+    |""" + SAN_PATTERN + r"""
+    |(;[^\n]*)
+    |(\$[0-9]+|[?!]{1,2})
+    |(\()
+    |(\))
+    |(\*|1-0|0-1|1/2-1/2)
+    """, re.VERBOSE)
+COMMENT, SAN, LINE_COMMENT, NAG, OPEN, CLOSE, RESULT = range(1, 8)
+
+# Fast path for movetext without variations or ';' comments (every Lichess export): each SAN
+# with the comment right after it, whose leading [%eval] and [%clk] are captured directly.
+MAINLINE_REGEX = re.compile(r"(?=[NBKRQPa-h1-8@OZ0{-])(?:" + SAN_PATTERN + r"""
+    [+#]?(?:\s*(?:[?!]{1,2}|\$\d+))*
+    (?:\s*\{\s*(?:""" + EVAL_PATTERN + r"""\s*)?(?:""" + CLOCK_PATTERN + r"""\s*)?([^}]*)\}?)?
+    |\{[^}]*\}?)
+    """, re.VERBOSE)
+
+RESULT_AT_END = re.compile(r"(\*|1-0|0-1|1/2-1/2)\s*$")
+CLOCK_REGEX = re.compile(CLOCK_PATTERN)
+EVAL_REGEX = re.compile(EVAL_PATTERN)
+BRACES = re.compile(r"[;{}]")
+
+
+@dataclass
+class RawGame:
+    """The text of one game: tag lines with their line numbers, and the movetext."""
+
+    index: int                      # 0-based position in the file
+    line: int                       # 1-based line of its first line
+    tag_lines: list[tuple[int, str]]
+    movetext: str
+
+
+@dataclass
+class ParsedGame:
+    """A game's tags and main line, ready to replay."""
+
+    index: int
+    line: int
+    tags: dict[str, str] = field(default_factory=dict)
+    bad_tags: list[tuple[int, str]] = field(default_factory=list)
+    sans: list[str] = field(default_factory=list)
+    clocks: list[str | None] = field(default_factory=list)  # [%clk] text after each move
+    evals: list[str | None] = field(default_factory=list)   # [%eval] text after each move
+    result: str | None = None                                # the termination marker
+
+
+def split_games(lines: Iterable[str]) -> Iterator[RawGame]:
+    """Cut a stream of lines into games, by ``chess.pgn.read_game``'s rules.
+
+    Leading blank and ``%``/``;`` lines are skipped; tags may be separated by one blank line;
+    the movetext ends at a blank line outside a brace comment. A game is yielded only once its
+    end is seen, so a stream that raises mid-game never yields the cut game.
+    """
+    numbered = enumerate(lines, 1)
+    line_no, line = next(numbered, (0, ""))
+    index = 0
+    while line:
+        line = line.lstrip("\ufeff")
+        while line and (line.isspace() or line[0] == "%" or line[0] == ";"):
+            line_no, line = next(numbered, (line_no, ""))
+        if not line:
+            return
+        start, tags, empty = line_no, [], 0
+        while line:
+            first = line[0]
+            if first == "%" or first == ";":
+                pass
+            elif empty < 1 and line.isspace():
+                empty += 1
+            elif first != "[":
+                break
+            else:
+                empty = 0
+                tags.append((line_no, line))
+            line_no, line = next(numbered, (line_no, ""))
+        body: list[str] = []
+        in_comment = False
+        while line:
+            if in_comment:
+                close = line.find("}")
+                in_comment = close < 0 or ends_in_comment(line[close + 1:])
+            elif line[0] == "%" or line[0] == ";":
+                line_no, line = next(numbered, (line_no, ""))
+                continue
+            elif line.isspace():
+                break
+            else:
+                in_comment = ends_in_comment(line)
+            body.append(line)
+            line_no, line = next(numbered, (line_no, ""))
+        yield RawGame(index, start, tags, "".join(body))
+        index += 1
+        if line:
+            line_no, line = next(numbered, (line_no, ""))
+
+
+def ends_in_comment(text: str) -> bool:
+    """Whether a line that starts outside a brace comment ends inside one."""
+    opening = text.rfind("{")
+    if opening < 0 or opening < text.rfind("}"):
+        return False
+    semicolon = text.find(";")
+    if semicolon < 0 or semicolon > opening:
+        return True
+    in_comment = False
+    for match in BRACES.finditer(text):
+        token = match.group()
+        if in_comment:
+            in_comment = token != "}"
+        elif token == "{":
+            in_comment = True
+        elif token == ";":
+            return False
+    return in_comment
+
+
+def parse_game(raw: RawGame) -> ParsedGame:
+    """Tags, main-line SANs and per-move clock/eval annotations of one game."""
+    game = ParsedGame(raw.index, raw.line)
+    for line_no, line in raw.tag_lines:
+        match = TAG_REGEX.match(line)
+        if match:
+            game.tags[match.group(1)] = TAG_ESCAPE.sub(r"\1", match.group(2))
+        else:
+            game.bad_tags.append((line_no, line.rstrip("\n")))
+    parse_movetext(raw.movetext, game)
+    return game
+
+
+def parse_movetext(text: str, game: ParsedGame) -> None:
+    """Fill ``game.sans``/``clocks``/``evals`` from the main line, skipping variations.
+
+    Annotations are kept as text (``"0:03:00"``, ``"-0.36"``, ``"#-1"``); the writer converts
+    whole columns at once.
+    """
+    if "(" in text or ";" in text:
+        parse_movetext_general(text, game)
+        return
+    moves = [m for m in MAINLINE_REGEX.findall(text) if m[0]]
+    game.sans = [m[0] for m in moves]
+    game.evals = [m[1] or None for m in moves]
+    game.clocks = [m[2] or None for m in moves]
+    for ply, move in enumerate(moves):
+        if "%" in move[3]:
+            annotate(move[3], game, ply)
+    if marker := RESULT_AT_END.search(text):
+        game.result = marker.group(1)
+
+
+def parse_movetext_general(text: str, game: ParsedGame) -> None:
+    """The token-by-token reader, for movetext with variations or ';' comments.
+
+    As in python-chess, a ``(`` before the first move opens nothing and a stray ``)`` closes
+    nothing.
+    """
+    sans, clocks, evals = game.sans, game.clocks, game.evals
+    depth = 0
+    for match in TOKEN_REGEX.finditer(text):
+        kind = match.lastindex
+        if kind == SAN:
+            if not depth:
+                sans.append(match.group(kind))
+                clocks.append(None)
+                evals.append(None)
+        elif kind == COMMENT:
+            if not depth and sans and "%" in match.group(kind):
+                annotate(match.group(kind), game, len(sans) - 1)
+        elif kind == OPEN:
+            if depth or sans:
+                depth += 1
+        elif kind == CLOSE:
+            if depth:
+                depth -= 1
+        elif kind == RESULT and not depth:
+            game.result = match.group(kind)
+
+
+def annotate(comment: str, game: ParsedGame, ply: int) -> None:
+    """Attach the first [%clk] and [%eval] of a comment to a move, unless it has them."""
+    if game.clocks[ply] is None and (clock := CLOCK_REGEX.search(comment)):
+        game.clocks[ply] = clock.group(1)
+    if game.evals[ply] is None and (score := EVAL_REGEX.search(comment)):
+        game.evals[ply] = score.group(1)

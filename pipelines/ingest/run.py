@@ -1,0 +1,268 @@
+"""Ingesting files into the warehouse: one pass per file, committed by its ``sources`` row.
+
+For each file: hash it (its SHA-256 is its ``source_id``; a file already in ``sources`` is
+skipped), stream it, write its rows, and write its ``sources`` row last. A killed ingest leaves
+no ``sources`` row, so the next run ingests the file again; the duplicate games and moves keys
+this leaves are hidden by the views and dropped by ``compact``.
+
+PGN games are cut into chunks in the main process and parsed, replayed and written by a pool
+of ``workers`` processes (in-process when ``workers == 1``); positions are deduped in the main
+process, against the warehouse, every ``flush_games`` games.
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipelines.ingest.config import IngestConfig, IngestError
+from pipelines.ingest.epd import parse_epd_line, parse_fen_line
+from pipelines.ingest.games import POSITION_SCHEMA, ChunkJob, ChunkResult, process_chunk
+from pipelines.ingest.pgn import RawGame, split_games
+from pipelines.ingest.positions import PositionSink
+from pipelines.ingest.sources import SourceFile, TruncatedInput, discover_sources, read_lines, sha256_of
+from warehouse import Lake
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IngestSummary:
+    """What ingesting one file did (``skipped`` when its SHA-256 was already ingested)."""
+
+    path: str
+    source_id: str
+    format: str
+    games: int = 0
+    records: int = 0
+    plies: int = 0
+    new_positions: int = 0
+    errors: int = 0
+    collisions: int = 0
+    truncated: bool = False
+    seconds: float = 0.0
+    skipped: bool = False
+
+
+@dataclass
+class FileRun:
+    """The state of one file being ingested."""
+
+    lake: Lake
+    source: SourceFile
+    source_id: str
+    config: IngestConfig
+    sink: PositionSink
+    summary: IngestSummary
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    games_since_flush: int = 0
+
+    def error(self, kind: str, message: str, line: int | None = None,
+              game_index: int | None = None) -> None:
+        self.errors.append({"source_id": self.source_id, "path": str(self.source.path),
+                            "game_index": game_index, "line": line, "kind": kind,
+                            "message": message})
+
+    def flush(self) -> None:
+        """Write the buffered new positions and every error recorded so far."""
+        self.errors.extend(self.sink.flush())
+        if self.errors:
+            now = datetime.now(timezone.utc)
+            self.lake.write("ingest_errors", [{**row, "recorded_at": now} for row in self.errors])
+            self.summary.errors += len(self.errors)
+            self.errors = []
+        self.summary.new_positions = self.sink.new_positions
+        self.summary.collisions = self.sink.collisions
+        self.games_since_flush = 0
+
+
+def ingest_paths(lake: Lake, paths: Iterable[str | os.PathLike[str]],
+                 config: IngestConfig | None = None) -> list[IngestSummary]:
+    """Ingest every file named by ``paths`` (files, folders, globs); one summary per file.
+
+    Raises :class:`IngestError` naming the first path that is missing or unreadable, before
+    anything is written.
+    """
+    config = config or IngestConfig()
+    sources = discover_sources(paths)
+    with worker_pool(config.workers) as pool:
+        return [ingest_file(lake, source, config, pool) for source in sources]
+
+
+def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
+                pool: Executor | None = None) -> IngestSummary:
+    """Ingest one file unless its SHA-256 is already in ``sources``."""
+    began = time.monotonic()
+    source_id = sha256_of(source.path)
+    summary = IngestSummary(str(source.path), source_id, source.format)
+    if already_ingested(lake, source_id):
+        log.info("%s: already ingested (sha256 %s), skipped", source.path, source_id[:16])
+        summary.skipped = True
+        return summary
+    run = FileRun(lake, source, source_id, config,
+                  PositionSink(lake, source_id, str(source.path)), summary)
+    log.info("%s: ingesting (%s, %s)", source.path, source.format, source.compression)
+    if source.format == "pgn":
+        ingest_pgn(run, pool)
+    else:
+        ingest_records(run)
+    run.flush()
+    summary.seconds = time.monotonic() - began
+    write_source_row(lake, run)
+    log.info("%s: %d games, %d records, %d plies, %d new positions, %d errors in %.1f s",
+             source.path, summary.games, summary.records, summary.plies, summary.new_positions,
+             summary.errors, summary.seconds)
+    return summary
+
+
+def already_ingested(lake: Lake, source_id: str) -> bool:
+    ids = lake.read("sources", columns=["source_id"]).column("source_id")
+    return bool(pc.any(pc.equal(ids, source_id)).as_py()) if len(ids) else False
+
+
+def write_source_row(lake: Lake, run: FileRun) -> None:
+    s = run.summary
+    lake.write("sources", [{
+        "source_id": run.source_id, "path": str(run.source.path), "format": run.source.format,
+        "compression": run.source.compression, "size_bytes": run.source.size_bytes,
+        "games": s.games, "records": s.records, "plies": s.plies,
+        "new_positions": s.new_positions, "errors": s.errors, "truncated": s.truncated,
+        "seconds": s.seconds, "ingested_at": datetime.now(timezone.utc)}])
+
+
+class LineCounter:
+    """Passes lines through, counting them (to report where a stream was cut)."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.lines = lines
+        self.count = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for self.count, line in enumerate(self.lines, 1):  # noqa: B007 - the count is the state
+            yield line
+
+
+def cut(run: FileRun, counter: LineCounter, exc: TruncatedInput, game_index: int | None) -> None:
+    """Record a truncated stream: everything before the cut is kept."""
+    if counter.count == 0:
+        raise IngestError(f"cannot read {str(run.source.path)!r}: {exc}") from None
+    run.summary.truncated = True
+    where = f"after line {counter.count}"
+    if game_index is not None:
+        where += f"; game {game_index}, cut short, is dropped"
+    log.warning("%s: truncated %s (%s)", run.source.path, where, exc)
+    run.error("truncated", f"stream ends before its end marker {where}: {exc}",
+              line=counter.count + 1, game_index=game_index)
+
+
+def game_chunks(run: FileRun, counter: LineCounter) -> Iterator[list[RawGame]]:
+    """Chunks of ``chunk_games`` games; a cut stream ends the chunks after recording the cut."""
+    chunk: list[RawGame] = []
+    games = 0
+    try:
+        for game in split_games(counter):
+            chunk.append(game)
+            games = game.index + 1
+            if len(chunk) == run.config.chunk_games:
+                yield chunk
+                chunk = []
+    except TruncatedInput as exc:
+        cut(run, counter, exc, games)
+    if chunk:
+        yield chunk
+
+
+def ingest_pgn(run: FileRun, pool: Executor | None) -> None:
+    counter = LineCounter(read_lines(run.source))
+    jobs = (ChunkJob(str(run.lake.home), run.source_id, str(run.source.path), chunk)
+            for chunk in game_chunks(run, counter))
+    if pool is None:
+        for job in jobs:
+            absorb(run, process_chunk(job))
+        return
+    pending: deque[Future[ChunkResult]] = deque()
+    window = 2 * run.config.workers
+    for job in jobs:
+        pending.append(pool.submit(process_chunk, job))
+        while len(pending) >= window:
+            absorb(run, pending.popleft().result())
+    while pending:
+        absorb(run, pending.popleft().result())
+
+
+def absorb(run: FileRun, result: ChunkResult) -> None:
+    """Count a finished chunk, buffer its positions and errors, flush when due."""
+    run.summary.games += result.games
+    run.summary.plies += result.plies
+    run.sink.add(result.positions)
+    run.errors.extend(result.errors)
+    run.games_since_flush += result.games
+    if run.games_since_flush >= run.config.flush_games:
+        run.flush()
+
+
+def ingest_records(run: FileRun) -> None:
+    """An EPD suite or FEN list: one position_records row per line, bad lines as errors."""
+    parse = parse_epd_line if run.source.format == "epd" else parse_fen_line
+    counter = LineCounter(read_lines(run.source))
+    rows: list[dict[str, Any]] = []
+    try:
+        for text in counter:
+            stripped = text.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            try:
+                row = parse(stripped)
+            except ValueError as exc:
+                run.error("bad_" + run.source.format, f"{exc}", line=counter.count)
+                continue
+            rows.append({**row, "source_id": run.source_id, "line": counter.count})
+            if len(rows) >= run.config.epd_chunk:
+                write_records(run, rows)
+                rows = []
+    except TruncatedInput as exc:
+        cut(run, counter, exc, None)
+    write_records(run, rows)
+
+
+def write_records(run: FileRun, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    positions = pa.table({
+        "position_key": pa.array([r["position_key"] for r in rows], pa.uint64()),
+        "fen": [r.pop("normalised_fen") for r in rows],
+        "game_index": pa.nulls(len(rows), pa.int32()),
+        "line": pa.array([r["line"] for r in rows], pa.int32())}, schema=POSITION_SCHEMA)
+    run.lake.write("position_records", rows)
+    run.summary.records += len(rows)
+    run.sink.add(positions)
+    run.flush()
+
+
+class InProcess:
+    """Stands in for a pool when ``workers == 1``."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def worker_pool(workers: int) -> Any:
+    """A process pool (forkserver: safe under Prefect's threads), or in-process for one worker."""
+    if workers == 1:
+        return InProcess()
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["pipelines.ingest.games"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)

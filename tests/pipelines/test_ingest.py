@@ -1,0 +1,324 @@
+"""Ingest: PGN (plain, BOM/CRLF, .gz, .bz2, .zst), EPD suites and FEN lists into the warehouse.
+
+Counts are checked against python-chess reading the same files (``chess.pgn.read_game`` and a
+replay of each main line), so a tokenizer that loses a game, a move or a position fails here.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import chess.polyglot
+import pytest
+
+from flows.cli import main as cli_main
+from pipelines.ingest import IngestConfig, IngestError, discover_sources, ingest_paths
+from pipelines.ingest import games as games_module
+from pipelines.ingest.pgn import parse_game, split_games
+from pipelines.ingest.replay import replay_function, replay_reference
+from warehouse import Lake, connect
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+PGN = FIXTURES / "pgn"
+EPD = FIXTURES / "epd"
+TABLES = ("sources", "games", "moves", "positions", "position_records", "ingest_errors")
+
+
+def pgn_text(path: Path) -> str:
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        raw = gzip.decompress(raw)
+    elif path.suffix == ".bz2":
+        raw = bz2.decompress(raw)
+    return raw.decode("utf-8")
+
+
+def python_chess_games(text: str) -> Iterator[tuple[chess.pgn.Game, list[chess.Move]]]:
+    """Every game python-chess reads, with its main line (stopped where python-chess stops)."""
+    handle = io.StringIO(text, newline=None)
+    while (game := chess.pgn.read_game(handle)) is not None:
+        yield game, list(game.mainline_moves())
+
+
+def expected_counts(text: str) -> dict[str, Any]:
+    """Games, plies, distinct positions and moves of standard games, by python-chess."""
+    games = plies = 0
+    positions: set[str] = set()
+    moves: list[list[tuple[str, str]]] = []
+    for game, line in python_chess_games(text):
+        games += 1
+        if game.headers.get("Variant", "Standard").lower() != "standard":
+            moves.append([])
+            continue
+        try:
+            board = game.board()
+        except ValueError:
+            moves.append([])
+            continue
+        positions.add(board.epd())
+        sans = []
+        for move in line:
+            sans.append((move.uci(), board.san(move)))
+            board.push(move)
+            positions.add(board.epd())
+        plies += len(line)
+        moves.append(sans)
+    return {"games": games, "plies": plies, "positions": len(positions), "moves": moves}
+
+
+def row_counts(lake: Lake) -> dict[str, int]:
+    """Rows in every part of every table (duplicates included)."""
+    return {name: lake.read(name).num_rows for name in TABLES}
+
+
+@pytest.fixture
+def lake(home: Path) -> Lake:
+    return Lake(home)
+
+
+@pytest.mark.parametrize("name", ["quirks.pgn", "quirks_bom_crlf.pgn", "quirks.pgn.gz",
+                                  "malformed.pgn", "malformed.pgn.bz2"])
+def test_counts_match_python_chess(lake: Lake, name: str) -> None:
+    """Games, plies, distinct positions and every move's UCI/SAN agree with python-chess.
+
+    Guards the tokenizer against the quirks of real files: comments over blank lines, nested
+    variations, NAGs, `;` and `%` comments, a BOM, CRLF line ends and compressed streams.
+    """
+    expected = expected_counts(pgn_text(PGN / name))
+    [summary] = ingest_paths(lake, [PGN / name], IngestConfig.tiny())
+    assert (summary.games, summary.plies, summary.new_positions) == (
+        expected["games"], expected["plies"], expected["positions"])
+    con = connect(lake)
+    got = con.execute(
+        "select g.game_index, list(m.uci order by m.ply), list(m.san order by m.ply) "
+        "from games g left join moves m using (game_id) group by g.game_index "
+        "order by g.game_index").fetchall()
+    assert [[(u, s) for u, s in zip(ucis, sans) if u] for _, ucis, sans in got] == \
+        expected["moves"]
+    keys = con.execute("select position_key, fen from positions").fetchall()
+    assert all(chess.polyglot.zobrist_hash(chess.Board(fen)) == key for key, fen in keys)
+
+
+def test_tags_setup_and_annotations(lake: Lake) -> None:
+    """Lichess tags, SetUp/FEN games and [%clk]/[%eval] (mate scores included) are recorded."""
+    ingest_paths(lake, [PGN / "quirks.pgn"], IngestConfig.tiny())
+    con = connect(lake)
+    games = {row[0]: row[1:] for row in con.execute(
+        "select game_index, event, white_elo, black_elo, time_control, termination, eco, "
+        "opening, start_fen, variant, result, tags from games").fetchall()}
+    assert games[0][0] == 'Paris "Opera" game'
+    assert games[2][7] == "7K/8/k1P5/7p/8/8/8/8 w - - 0 1"
+    assert games[3][1:8] == (1500, None, "60+0", "Normal", "A02", "Bird Opening", None)
+    assert games[3][8] == "standard"
+    assert json.loads(games[3][10])["WhiteRatingDiff"] == "-6"
+    assert games[4][0] is None and games[4][9] == "*"
+    annotations = con.execute(
+        "select ply, san, clock_s, eval_cp, eval_mate from moves m join games g using (game_id) "
+        "where g.game_index = 3 order by ply").fetchall()
+    assert annotations == [(0, "f3", 60.0, -39, None), (1, "e5", 59.5, -36, None),
+                           (2, "g4", 58.0, None, -1), (3, "Qh4#", 58.1, None, None)]
+    reti = con.execute("select m.position_key from moves m join games g using (game_id) "
+                       "where g.game_index = 2 and ply = 0").fetchone()
+    start = chess.Board("7K/8/k1P5/7p/8/8/8/8 w - - 0 1")
+    assert reti == (chess.polyglot.zobrist_hash(start),)
+
+
+def test_malformed_games_are_recorded_and_the_rest_ingested(lake: Lake) -> None:
+    """Broken tags, an illegal SAN, an unknown variant and a bad FEN each give an
+    ingest_errors row with file, game index, line and reason; the games around them load."""
+    [summary] = ingest_paths(lake, [PGN / "malformed.pgn"], IngestConfig.tiny())
+    con = connect(lake)
+    errors = con.execute(
+        "select game_index, line, kind, message, path from ingest_errors order by line").fetchall()
+    assert [e[:3] for e in errors] == [
+        (1, 9, "bad_tag"), (1, 10, "bad_tag"), (2, 15, "illegal_move"),
+        (3, 22, "unknown_variant"), (4, 28, "bad_fen")]
+    assert "'Ke3'" in errors[2][3] and "ply 4" in errors[2][3]
+    assert "'Atomic'" in errors[3][3]
+    assert {e[4] for e in errors} == {str(PGN / "malformed.pgn")}
+    games = con.execute("select game_index, plies, error is not null, white "
+                        "from games order by game_index").fetchall()
+    assert games == [(0, 7, False, "Scholar"), (1, 4, False, None), (2, 4, True, "A"),
+                     (3, 0, True, None), (4, 0, True, None), (5, 13, False, "Legall")]
+    assert summary.errors == 5 and summary.games == 6
+
+
+def test_truncated_zst_keeps_the_games_before_the_cut(lake: Lake) -> None:
+    """A .zst cut mid-frame keeps every game read before the cut and records the cut."""
+    [summary] = ingest_paths(lake, [PGN / "truncated.pgn.zst"], IngestConfig.tiny())
+    full = expected_counts(pgn_text(PGN / "quirks.pgn"))
+    assert summary.truncated and summary.games == 3
+    assert summary.plies == sum(len(m) for m in full["moves"][:3])
+    con = connect(lake)
+    assert con.execute("select game_index, kind from ingest_errors").fetchall() == \
+        [(3, "truncated")]
+    assert con.execute("select truncated, games from sources").fetchall() == [(True, 3)]
+
+
+def test_second_ingest_adds_nothing(lake: Lake) -> None:
+    """Sources are keyed by SHA-256: the same files again add zero rows anywhere."""
+    first = ingest_paths(lake, [PGN, EPD], IngestConfig.tiny())
+    before = row_counts(lake)
+    second = ingest_paths(lake, [PGN, EPD], IngestConfig.tiny())
+    assert row_counts(lake) == before
+    assert not any(s.skipped for s in first) and all(s.skipped for s in second)
+    assert before["sources"] == len(first) == 9
+
+
+def test_positions_are_deduped_against_the_warehouse(lake: Lake) -> None:
+    """The same games in another file (other bytes) add games but no new positions."""
+    [plain] = ingest_paths(lake, [PGN / "quirks.pgn"], IngestConfig.tiny())
+    [gz] = ingest_paths(lake, [PGN / "quirks.pgn.gz"], IngestConfig.tiny())
+    assert plain.new_positions > 0 and gz.new_positions == 0
+    assert gz.games == plain.games
+    assert connect(lake).execute("select count(*) from games").fetchone() == (2 * plain.games,)
+
+
+def test_collisions_are_detected_and_counted(lake: Lake, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Positions whose keys clash (keys cut to 4 bits here) keep the first FEN, and every
+    other FEN under a taken key is counted and recorded as a 'collision' error."""
+    real = replay_function()
+
+    def clashing(fen: str | None, sans: Any) -> Any:
+        keys, fens, ucis, sans_out, error = real(fen, sans)
+        return [k & 0xF for k in keys], fens, ucis, sans_out, error
+
+    monkeypatch.setattr(games_module, "replay_function", lambda: clashing)
+    pairs: set[tuple[int, str]] = set()
+    for game, line in python_chess_games(pgn_text(PGN / "quirks.pgn")):
+        board = game.board()
+        for move in [*line, None]:
+            pairs.add((chess.polyglot.zobrist_hash(board) & 0xF, board.epd()))
+            if move:
+                board.push(move)
+    keys = {key for key, _ in pairs}
+    [summary] = ingest_paths(lake, [PGN / "quirks.pgn"], IngestConfig.tiny())
+    assert summary.collisions == len(pairs) - len(keys) > 0
+    assert summary.new_positions == len(keys)
+    errors = lake.read("ingest_errors").to_pylist()
+    assert len(errors) == summary.collisions
+    assert {e["kind"] for e in errors} == {"collision"}
+    assert "collides with" in errors[0]["message"]
+
+
+def test_epd_suite_keeps_opcodes(lake: Lake) -> None:
+    """EPD opcodes survive: bm/am as SAN lists, id, dm, c0, and all of them in ops."""
+    summaries = ingest_paths(lake, [EPD / "bratko_kopec.epd", EPD / "opcodes.epd"],
+                             IngestConfig.tiny())
+    assert [(s.records, s.errors) for s in summaries] == [(24, 0), (4, 1)]
+    con = connect(lake)
+    bk = dict(con.execute("select id, bm from position_records where id like 'BK.%'").fetchall())
+    assert len(bk) == 24
+    assert bk["BK.01"] == ["Qd1+"] and bk["BK.05"] == ["Nd5", "a4"]
+    assert bk["BK.14"] == ["Qd2", "Qe1"] and bk["BK.15"] == ["Qxg7+"]
+    rows = {r["id"]: r for r in con.sql(
+        "select * from position_records where id not like 'BK.%'").to_arrow_table().to_pylist()}
+    assert rows["opcodes.1"]["dm"] == 1 and rows["opcodes.1"]["bm"] == ["Qxf7#"]
+    assert rows["opcodes.1"]["c0"] == "Scholar's mate"
+    assert rows["WAC.002"]["am"] == ["Rxa3"] and rows["WAC.002"]["fen"].endswith(" b - - 3 41")
+    assert json.loads(rows["WAC.001"]["ops"]) == {
+        "bm": ["Qg6"], "id": "WAC.001", "c0": "Win at Chess 1", "acd": 20, "ce": 600}
+    assert rows["WAC.003"]["line"] == 5
+    error = con.execute("select line, kind, message from ingest_errors").fetchone()
+    assert error[:2] == (4, "bad_epd") and "this is not an epd line" in error[2]
+    assert con.execute("select count(*) from positions").fetchone() == (28,)
+
+
+def test_fen_list(lake: Lake) -> None:
+    """FEN lists: comments and blank lines skipped, bad FENs recorded with their line."""
+    [summary] = ingest_paths(lake, [EPD / "positions.fen"], IngestConfig.tiny())
+    assert (summary.records, summary.new_positions, summary.errors) == (4, 4, 2)
+    con = connect(lake)
+    assert [r[0] for r in con.execute(
+        "select line from position_records order by line").fetchall()] == [2, 4, 5, 8]
+    assert con.execute("select line, kind from ingest_errors order by line").fetchall() == [
+        (6, "bad_fen"), (7, "bad_fen")]
+    start = chess.polyglot.zobrist_hash(chess.Board())
+    assert con.execute("select fen from positions where position_key = ?",
+                       [start]).fetchone() == (chess.Board().epd(),)
+
+
+def test_process_pool_gives_the_same_rows(home: Path, tmp_path: Path) -> None:
+    """workers=2 (a process pool) writes exactly what the in-process run writes."""
+    results = []
+    for workers, folder in ((1, "one"), (2, "two")):
+        lake = Lake(tmp_path / folder)
+        config = IngestConfig(workers=workers, chunk_games=2, flush_games=2)
+        ingest_paths(lake, [PGN / "quirks.pgn", PGN / "malformed.pgn"], config)
+        con = connect(lake)
+        results.append([con.execute(f"select * exclude ({skip}) from {t} order by all").fetchall()
+                        for t, skip in (("moves", "game_id"), ("positions", "first_seen"),
+                                        ("games", "game_id"))])
+    assert results[0] == results[1]
+
+
+def test_discovery_of_files_folders_and_globs(tmp_path: Path) -> None:
+    """Folders are searched recursively for known suffixes; bad paths name themselves."""
+    found = discover_sources([PGN, str(EPD / "*.epd")])
+    names = [s.path.name for s in found]
+    assert names == ["malformed.pgn", "malformed.pgn.bz2", "quirks.pgn", "quirks.pgn.gz",
+                     "quirks_bom_crlf.pgn", "truncated.pgn.zst", "bratko_kopec.epd",
+                     "opcodes.epd"]
+    assert [(s.format, s.compression) for s in found][:2] == [("pgn", "none"), ("pgn", "bz2")]
+    with pytest.raises(IngestError, match="missing.pgn"):
+        discover_sources([tmp_path / "missing.pgn"])
+    with pytest.raises(IngestError, match="nothing"):
+        discover_sources([str(tmp_path / "nothing*.pgn")])
+    (tmp_path / "notes.doc").write_text("x")
+    with pytest.raises(IngestError, match="notes.doc"):
+        discover_sources([tmp_path / "notes.doc"])
+
+
+def test_split_games_follows_python_chess_rules() -> None:
+    """Game boundaries on edge cases agree with read_game: tags separated by one blank line
+    belong to one game, a header-only game, a `%` line inside movetext, a comment over a
+    blank line, and a game without tags."""
+    text = ('[Event "a"]\n\n[Site "b"]\n\n1. e4 e5 *\n\n\n[Event "tags only"]\n\n\n'
+            '1. d4 {a comment\n\nover a blank line} d5\n% escape line\n2. c4 *\n\n'
+            '1. Nf3 ; comment {\nNf6 *\n')
+    ours = [parse_game(g) for g in split_games(io.StringIO(text))]
+    theirs = [(g.headers.get("Event"), [m.uci() for m in line])
+              for g, line in python_chess_games(text)]
+    assert len(ours) == len(theirs) == 4
+    for game, (event, ucis) in zip(ours, theirs):
+        assert game.tags.get("Event", "?") == event
+        assert replay_reference(None, game.sans)[2] == ucis
+    assert ours[0].tags == {"Event": "a", "Site": "b"}
+
+
+def test_core_replay_matches_reference() -> None:
+    """The compiled replay gives the python-chess reference's keys, FENs, UCIs, SANs and
+    errors on every fixture game (the fast path must not change a row)."""
+    core = replay_function()
+    for name in ("quirks.pgn", "malformed.pgn"):
+        for raw in split_games(io.StringIO(pgn_text(PGN / name))):
+            game = parse_game(raw)
+            if "Variant" in game.tags or game.tags.get("FEN", "").startswith("8/8/8/8 "):
+                continue
+            fen = game.tags.get("FEN")
+            fast, reference = core(fen, game.sans), replay_reference(fen, game.sans)
+            assert fast[:4] == reference[:4]
+            assert (fast[4] is None) == (reference[4] is None)
+
+
+def test_cli_missing_file_exits_non_zero(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An unreadable path gives a one-line error naming it and exit status 2."""
+    assert cli_main(["ingest", "--no-prefect", str(home / "missing.pgn")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "missing.pgn" in err
+
+
+def test_cli_prints_a_summary_table(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`chesslab ingest --no-prefect` ingests and prints one line per file plus a total."""
+    assert cli_main(["ingest", "--no-prefect", "--workers", "1",
+                     str(PGN / "malformed.pgn"), str(EPD / "bratko_kopec.epd")]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].split()[:3] == ["file", "games", "records"]
+    assert lines[-1].split()[:6] == ["total", "6", "24", "28", "48", "5"]
