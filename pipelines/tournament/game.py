@@ -206,8 +206,9 @@ class GamePlayer:
         """The seat's move and search info, and how long it took."""
         started = time.perf_counter()
         try:
-            engine = await seat.ensure_started()
+            engine = await seat.ensure_started()   # a (re)start is not charged to the clock
             limit, deadline = self.limit(board.turn, clock)
+            started_move = time.perf_counter()
             try:
                 result = await asyncio.wait_for(
                     engine.play(board, limit, game=token, info=INFO), deadline)
@@ -222,8 +223,8 @@ class GamePlayer:
             except chess.engine.EngineError as exc:
                 raise EngineFailure("illegal move", f"{seat.spec.name}: {exc}") from None
         finally:
-            seconds = time.perf_counter() - started
-            record.engine_seconds += seconds
+            record.engine_seconds += time.perf_counter() - started
+        seconds = time.perf_counter() - started_move
         if result.resigned:
             raise EngineFailure("normal", f"{seat.spec.name} resigns")
         if result.move is None or not board.is_legal(result.move):
