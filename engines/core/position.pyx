@@ -536,8 +536,6 @@ cdef int see(const Position* p, Move m) noexcept nogil:
             break              # the king may not recapture into a defended square
         d += 1
         gain[d] = SEE_VALUE[on_square] - gain[d - 1]
-        if -gain[d - 1] < 0 and gain[d] < 0:
-            break              # neither side wants to continue
         occ ^= b & (~b + 1)
         attackers = (attackers | (bishop_attacks(to, occ) & diag) | (rook_attacks(to, occ) & orth)) & occ
         on_square = t
