@@ -58,6 +58,9 @@ def run_label(args: argparse.Namespace) -> int:
 
 def run_refresh(args: argparse.Namespace) -> int:
     config = config_from_args(LabelConfig, args)
+    from pipelines.ingest import discover_sources
+
+    discover_sources([args.folder])  # a bad folder fails here, before any work
     if args.no_prefect:
         if args.cluster:
             raise ValueError("--cluster needs Prefect: drop --no-prefect")
@@ -69,7 +72,9 @@ def run_refresh(args: argparse.Namespace) -> int:
         from flows.runtime import run_flow
 
         ingested, labelled = run_flow(refresh, cluster=args.cluster, workers=config.workers,
-                                      folder=args.folder, config=config)
-    print(f"ingest: {ingested}")
-    print(f"label: {labelled}")
+                                      folder=args.folder, config=config, dask_address=args.cluster)
+    from flows.commands.ingest import summary_table
+
+    print(summary_table(ingested))
+    print(labelled)
     return 0

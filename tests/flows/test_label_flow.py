@@ -1,0 +1,157 @@
+"""The ``label`` flow and ``chesslab label``: Prefect threads, a Dask cluster, task retries,
+and a run killed with SIGKILL that the next run completes with no gaps and no duplicates."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import chess
+import chess.pgn
+import chess.polyglot
+import duckdb
+import pytest
+
+import flows.label
+from flows.cli import main
+from flows.label import label
+from flows.runtime import run_flow
+from pipelines.label import LabelConfig
+from warehouse import Lake, connect
+
+ROOT = Path(__file__).resolve().parents[2]
+GAMES = ROOT / "tests" / "fixtures" / "label_engines" / "selfplay.pgn"
+
+
+def game_positions(limit: int | None = None) -> list[dict[str, object]]:
+    """Distinct positions of the fixture games (Stockfish self-play and the Opera game)."""
+    rows: dict[int, dict[str, object]] = {}
+    with open(GAMES, encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            board = game.board()
+            for move in [None, *game.mainline_moves()]:
+                if move is not None:
+                    board.push(move)
+                key = chess.polyglot.zobrist_hash(board)
+                rows.setdefault(key, {"position_key": key, "fen": board.epd(), "source_id": "t"})
+    return list(rows.values())[:limit]
+
+
+def raw_counts(lake: Lake) -> dict[tuple[int, int], int]:
+    """Rows per (position, depth) in the raw parts, duplicates included."""
+    rows = duckdb.sql(
+        f"select position_key, depth, count(*) from read_parquet('{lake.glob('labels')}', "
+        f"hive_partitioning = true) group by all").fetchall()
+    return {(key, depth): count for key, depth, count in rows}
+
+
+@pytest.fixture
+def lake(home: Path, stockfish_path: str) -> Lake:
+    return Lake(home)
+
+
+def test_flow_labels_once_with_threads(prefect_harness: None, lake: Lake) -> None:
+    """The flow on Prefect's thread runner: two engines, one task per batch, each writing
+    its own parts; a second run finds nothing pending."""
+    lake.write("positions", game_positions(40))
+    config = LabelConfig.tiny(depths=(2, 3), workers=2, limit=None)
+    first = run_flow(label, workers=2, config=config, home=str(lake.home))
+    second = run_flow(label, workers=2, config=config, home=str(lake.home))
+    assert (first.pending, first.positions, first.labels, first.errors) == (40, 40, 80, 0)
+    assert (second.pending, second.labels) == (0, 0)
+    assert set(raw_counts(lake).values()) == {1} and len(raw_counts(lake)) == 80
+    assert len({p.parent for p in lake.parts("labels")}) == 2   # depth=2 and depth=3 folders
+
+
+def test_retried_task_does_not_label_twice(prefect_harness: None, lake: Lake,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task that fails after writing part of its batch is retried by Prefect; the retry
+    labels only what is still missing (no duplicate rows even in the raw parts)."""
+    lake.write("positions", game_positions(24))
+    real = flows.label.label_batch
+    failures: list[int] = []
+
+    def fail_halfway(lake_: Lake, config: LabelConfig, engine_id: str, batch: list,
+                     run_id: str):  # type: ignore[no-untyped-def]
+        if not failures:
+            failures.append(len(batch))
+            real(lake_, config, engine_id, batch[:len(batch) // 2], run_id)
+            raise RuntimeError("simulated worker failure after a flush")
+        return real(lake_, config, engine_id, batch, run_id)
+
+    monkeypatch.setattr(flows.label, "label_batch", fail_halfway)
+    config = LabelConfig.tiny(depths=(2, 3), workers=1, batch_size=12, limit=None)
+    summary = run_flow(label, workers=1, config=config, home=str(lake.home))
+    counts = raw_counts(lake)
+    assert failures == [12]
+    assert len(counts) == 48 and set(counts.values()) == {1}
+    assert summary.positions == 24 - 6     # the retry only had the other half left
+
+
+def test_flow_on_a_dask_local_cluster(prefect_harness: None, lake: Lake) -> None:
+    """--cluster: the same tasks on a distributed.LocalCluster with two worker processes,
+    each running its own Stockfish and writing its own parts."""
+    from distributed import LocalCluster
+
+    lake.write("positions", game_positions(30))
+    config = LabelConfig.tiny(depths=(2, 4), workers=2, limit=None, batch_size=8)
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                      dashboard_address=None) as cluster:
+        summary = run_flow(label, cluster=cluster.scheduler_address, config=config,
+                           home=str(lake.home))
+    counts = raw_counts(lake)
+    assert (summary.positions, summary.labels, summary.errors) == (30, 60, 0)
+    assert len(counts) == 60 and set(counts.values()) == {1}
+    assert len(lake.parts("labels")) >= 4 * 2   # one part per depth per batch
+
+
+def test_cli_label_no_prefect_and_bad_input(lake: Lake, capsys: pytest.CaptureFixture[str]
+                                            ) -> None:
+    """`chesslab label --no-prefect` prints a summary; a bad --where exits 2 in one line."""
+    lake.write("positions", game_positions(10))
+    home = str(lake.home)
+    assert main(["--home", home, "label", "--no-prefect", "--depths", "2,3", "--workers", "1",
+                 "--limit", "6"]) == 0
+    out = capsys.readouterr().out
+    assert "6/6 positions labelled, 12 labels written, 0 errors" in out
+    assert main(["--home", home, "label", "--no-prefect", "--where", "nope = 1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("chesslab label: error: bad --where predicate 'nope = 1'")
+    assert len(err.splitlines()) == 1
+    assert main(["--home", home, "label", "--no-prefect", "--depths", "0"]) == 2
+
+
+def test_kill_9_halfway_then_rerun_completes_without_gaps_or_duplicates(lake: Lake) -> None:
+    """Issue 2: `chesslab label` killed with SIGKILL halfway (its whole process group, engines
+    included); the next run labels exactly what is missing: one row per position and depth
+    in the raw parts, and no partial part file is visible."""
+    rows = game_positions(300)
+    lake.write("positions", rows)
+    command = [sys.executable, "-m", "flows.cli", "--home", str(lake.home), "label",
+               "--no-prefect", "--depths", "8,9,10", "--workers", "2", "--limit", "300",
+               "--batch-size", "40", "--flush-seconds", "0.3"]
+    run = subprocess.Popen(command, cwd=ROOT, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(lake.parts("labels")) < 6 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(run.pid, signal.SIGKILL)
+    assert run.wait() == -signal.SIGKILL
+    done_before = len(raw_counts(lake))
+    assert 0 < done_before < 900, "the run was not killed halfway"
+
+    rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{900 - done_before} labels written, 0 errors" in rerun.stdout
+    counts = raw_counts(lake)
+    expected = {(int(r["position_key"]), d) for r in rows for d in (8, 9, 10)}
+    assert set(counts) == expected and set(counts.values()) == {1}
+    leftovers = list(lake.table_dir("labels").rglob("*.tmp"))
+    # A kill landing inside a write can leave that writer's hidden temporary file; it is never
+    # a part (the parts glob is *.parquet), and every visible part reads back whole.
+    assert all(p.name.startswith(".") for p in leftovers) and len(leftovers) <= 2
+    con = connect(lake)
+    assert con.execute("select count(*) from labels").fetchone() == (900,)
