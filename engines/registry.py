@@ -6,8 +6,8 @@ Spec strings:
   ``puct``), started as ``<python> -m engines.uci alphabeta --eval hce-simple``;
 - ``stockfish`` -- Stockfish at full strength; ``stockfish@1350`` -- Stockfish limited by
   ``UCI_LimitStrength``/``UCI_Elo`` (the rating ladder; the number is the player's anchor);
-- ``toga2``, ``ethereal``, ``glaurung``, ``fruit`` (UCI) or ``phalanx``, ``fairymax``,
-  ``gnuchess`` (xboard) -- Debian engines found on ``PATH`` or in ``/usr/games``;
+- ``toga2``, ``ethereal``, ``glaurung``, ``fruit``, ``gnuchess`` (UCI) or ``phalanx``
+  (xboard) -- Debian engines found on ``PATH`` or in ``/usr/games``;
 - ``uci:/path/to/engine`` or ``xboard:/path/to/engine`` -- any other program;
 - any of these followed by ``?Option=value&Other=value`` sets protocol options
   (``stockfish?Threads=1&Hash=16``), and by ``#name`` gives the player a display name.
@@ -45,9 +45,9 @@ KNOWN_ENGINES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "glaurung": ("glaurung", (), "uci"),
     "fruit": ("fruit", (), "uci"),
     "phalanx": ("phalanx", ("-l-",), "xboard"),
-    "fairymax": ("fairymax", (), "xboard"),
-    "gnuchess": ("gnuchess", ("--xboard",), "xboard"),
+    "gnuchess": ("gnuchess", ("--uci",), "uci"),
 }
+# fairymax is left out: it declares ``feature setboard=0`` and python-chess needs setboard.
 SEARCH_DIRS = ("/usr/games", "/usr/local/games")
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Any
 
@@ -73,6 +74,8 @@ def register_sprt(subparsers: Any) -> None:
 
 def run_tournament_command(args: argparse.Namespace) -> int:
     config = config_from_args(TournamentConfig, args, engines=tuple(args.engines))
+    if not args.verbose:   # xboard engines chat a lot; python-chess warns on every line
+        logging.getLogger("chess.engine").setLevel(logging.ERROR)
     if args.no_prefect:
         from pipelines.ratings.bayeselo import fit, format_ratings
         from pipelines.ratings.sources import ladder_anchors, record_ratings, tournament_games

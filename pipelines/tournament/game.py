@@ -177,7 +177,13 @@ class GamePlayer:
                          seats: dict[bool, Seat]) -> Verdict:
         clock = Clock(self.config.time_control) if self.config.tc else None
         scores: list[int | None] = []
-        token = object()   # a new game for python-chess: sends ucinewgame / new
+        token = object()   # a new game for python-chess
+        for side in (chess.WHITE, chess.BLACK):
+            try:
+                await self.new_game(seats[side], token, record)
+            except EngineFailure as failure:
+                await seats[side].stop()
+                return forfeit(board, side, failure)
         while True:
             over = rules_verdict(board)
             if over:
@@ -200,6 +206,26 @@ class GamePlayer:
             verdict = self.adjudicator.verdict(board, scores)
             if verdict:
                 return verdict
+
+    async def new_game(self, seat: Seat, token: object, record: GameRecord) -> None:
+        """Start the engine if needed and tell it a game begins, before any clock runs (as
+        cutechess does: ``ucinewgame`` + ``isready``, which may clear a large hash)."""
+        started = time.perf_counter()
+        try:
+            engine = await seat.ensure_started()
+            if isinstance(engine, chess.engine.UciProtocol):
+                engine.send_line("ucinewgame")
+                await asyncio.wait_for(engine.ping(), START_TIMEOUT_S)
+                # python-chess would send ucinewgame again inside the first timed play()
+                engine.game, engine.first_game = token, False
+        except asyncio.TimeoutError:
+            raise EngineFailure("stalled connection", f"{seat.spec.name} did not answer "
+                                f"isready after ucinewgame") from None
+        except chess.engine.EngineError as exc:
+            raise EngineFailure("abandoned", f"{seat.spec.name} terminated: "
+                                f"{exit_status(seat)}{exc}") from None
+        finally:
+            record.engine_seconds += time.perf_counter() - started
 
     async def ask(self, seat: Seat, board: chess.Board, clock: Clock | None, token: object,
                   record: GameRecord) -> tuple[chess.Move, dict[str, Any], float]:
