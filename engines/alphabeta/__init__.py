@@ -143,6 +143,8 @@ class AlphaBeta:
         searcher.reset_counters()
         start = time.monotonic()
         for depth in range(1, min(max_depth, 100) + 1):
+            if depth > 1 and hard_deadline is not None and time.monotonic() >= hard_deadline:
+                return         # the node-count clock check may not come in a small tree
             done, score, pv = searcher.search_depth(
                 depth, max_nodes or 0, hard_deadline or 0.0, depth > 1)
             if not done:
