@@ -76,11 +76,12 @@ class Seat:
         self.starts += 1
         return self.engine
 
-    async def stop(self) -> None:
-        """Quit politely, then kill: a hung engine must not outlive its game."""
+    async def stop(self, polite: bool = True) -> None:
+        """Quit politely (unless it just failed), then kill: a hung engine must not outlive
+        its game."""
         engine, transport = self.engine, self.transport
         self.engine = self.transport = None
-        if engine is not None and not engine.returncode.done():
+        if polite and engine is not None and not engine.returncode.done():
             try:
                 await asyncio.wait_for(engine.quit(), QUIT_TIMEOUT_S)
             except (asyncio.TimeoutError, chess.engine.EngineError, OSError):
@@ -182,7 +183,7 @@ class GamePlayer:
             try:
                 await self.new_game(seats[side], token, record)
             except EngineFailure as failure:
-                await seats[side].stop()
+                await seats[side].stop(polite=False)
                 return forfeit(board, side, failure)
         while True:
             over = rules_verdict(board)
@@ -192,7 +193,7 @@ class GamePlayer:
             try:
                 move, info, seconds = await self.ask(seats[side], board, clock, token, record)
             except EngineFailure as failure:
-                await seats[side].stop()
+                await seats[side].stop(polite=False)
                 return forfeit(board, side, failure)
             if clock is not None and clock.spend(side, seconds) < -self.margin:
                 return forfeit(board, side, EngineFailure(
