@@ -51,10 +51,11 @@ class GoLimits:
     winc: int | None = None
     binc: int | None = None
     movestogo: int | None = None
+    mate: int | None = None  # look for a mate in this many moves
     infinite: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("depth", "nodes", "movestogo"):
+        for name in ("depth", "nodes", "movestogo", "mate"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise TimeManagementError(f"go {name} must be at least 1, got {value!r}")
@@ -77,6 +78,7 @@ class Budget:
     soft_s: float | None = None  # do not start a new iteration after this
     hard_s: float | None = None  # abort the running iteration at this
     infinite: bool = False  # search until told to stop; bestmove only after "stop"
+    mate: int | None = None  # stop as soon as a mate in this many moves (or fewer) is found
 
     def hard_deadline(self, start: float) -> float | None:
         """The hard limit as a ``time.monotonic()`` instant, for the searcher."""
@@ -125,7 +127,7 @@ def plan(go: GoLimits, turn: chess.Color, config: TimeConfig = TimeConfig()) -> 
     """The budget of one search; every limit given applies, the tightest one wins.
 
     >>> plan(GoLimits(depth=6), chess.BLACK)
-    Budget(max_depth=6, max_nodes=None, soft_s=None, hard_s=None, infinite=False)
+    Budget(max_depth=6, max_nodes=None, soft_s=None, hard_s=None, infinite=False, mate=None)
     >>> plan(GoLimits(movetime=500), chess.WHITE).hard_s
     0.47
     """
@@ -134,8 +136,11 @@ def plan(go: GoLimits, turn: chess.Color, config: TimeConfig = TimeConfig()) -> 
     hard = min((h for _, h in times), default=None)
     if go.infinite:
         soft = hard = None
-    return Budget(max_depth=go.depth or MAX_DEPTH, max_nodes=go.nodes, soft_s=soft, hard_s=hard,
-                  infinite=go.infinite)
+    max_depth = go.depth or MAX_DEPTH
+    if go.mate is not None:  # a mate in n moves lies 2n - 1 plies deep; keep 2 plies of slack
+        max_depth = min(max_depth, 2 * go.mate + 1)
+    return Budget(max_depth=max_depth, max_nodes=go.nodes, soft_s=soft, hard_s=hard,
+                  infinite=go.infinite, mate=go.mate)
 
 
 def _movetime_limits(go: GoLimits, config: TimeConfig) -> tuple[float, float] | None:
@@ -238,6 +243,9 @@ class ClockPolicy:
         last = completed[-1]
         if budget.infinite:
             return True
+        if budget.mate is not None and last.score_mate is not None \
+                and 0 < last.score_mate <= budget.mate:
+            return False
         if last.score_mate is not None and last.depth >= 2 * abs(last.score_mate) + self.mate_extra_plies:
             return False
         if budget.soft_s is None:

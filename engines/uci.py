@@ -157,8 +157,10 @@ class EngineSpec:
 # Parsing commands
 # --------------------------------------------------------------------------------------------
 
-GO_INTEGERS = ("depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo")
-GO_IGNORED = ("mate", "searchmoves")
+GO_INTEGERS = ("depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo",
+               "mate")
+#: Accepted but without effect: the searchers search every legal move.
+GO_IGNORED = ("searchmoves",)
 
 
 def parse_position(tokens: Sequence[str]) -> chess.Board:
@@ -487,6 +489,9 @@ class UciEngine:
 
 EVALS = ("hce", "hce-simple")
 LMRS = ("default", "none")
+#: The LMR combo's values in UCI: "default" is a keyword of the option syntax ("var default"
+#: breaks python-chess and other parsers), so the paper's formula is "standard" there.
+UCI_LMRS = {"default": "standard", "none": "none"}
 
 
 @dataclass
@@ -524,7 +529,7 @@ def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
     uci_options = (
         UciOption("Hash", "spin", options.hash, 1, 65536),
         UciOption("Eval", "combo", options.eval, choices=EVALS),
-        UciOption("LMR", "combo", options.lmr, choices=LMRS),
+        UciOption("LMR", "combo", UCI_LMRS[options.lmr], choices=tuple(UCI_LMRS.values())),
         UciOption("SearchLogRate", "string", str(options.search_log_rate)),
     )
     return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
@@ -538,7 +543,8 @@ def _make_alphabeta(values: Mapping[str, Any]) -> Searcher:
         rate = float(values["SearchLogRate"])
     except ValueError:
         raise UciError(f"SearchLogRate takes a number, got {values['SearchLogRate']!r}") from None
-    config = SearchConfig(eval=values["Eval"], lmr=values["LMR"], hash_mb=values["Hash"],
+    lmr = {uci: name for name, uci in UCI_LMRS.items()}[values["LMR"]]
+    config = SearchConfig(eval=values["Eval"], lmr=lmr, hash_mb=values["Hash"],
                           search_log_rate=rate)
     return AlphaBeta(config)
 

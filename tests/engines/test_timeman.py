@@ -133,7 +133,7 @@ def test_a_whole_game_at_the_hard_limit_never_flags(start_ms: int, increment_ms:
 
 @pytest.mark.parametrize("limits,bad", [
     (dict(depth=0), "0"), (dict(nodes=-5), "-5"), (dict(movetime=-1), "-1"),
-    (dict(movestogo=0), "0"), (dict(winc=-10), "-10")])
+    (dict(movestogo=0), "0"), (dict(winc=-10), "-10"), (dict(mate=0), "0")])
 def test_bad_go_limits_are_refused_with_the_value(limits: dict[str, int], bad: str) -> None:
     with pytest.raises(TimeManagementError, match=bad):
         GoLimits(**limits)
@@ -180,6 +180,17 @@ def test_clock_policy_stops_on_a_found_mate_and_on_a_forced_move() -> None:
     assert forced.legal_moves.count() == 1
     assert not policy.should_continue(forced, [It(1, 0.001)], CLOCK, 0.001)
     assert ClockPolicy().should_continue(forced, [It(1, 0.001)], Budget(max_depth=5), 0.001)
+
+
+def test_go_mate_limits_depth_and_stops_on_a_short_enough_mate() -> None:
+    """``go mate 2``: depth at most 5 plies; a mate in 2 (or 1) for us ends the search, a
+    mate against us or a longer one does not."""
+    budget = plan(GoLimits(mate=2), chess.WHITE, CONFIG)
+    assert (budget.max_depth, budget.mate) == (5, 2)
+    policy = ClockPolicy()
+    assert not policy.should_continue(BOARD, [It(3, 0.01, None, 2)], budget, 0.01)
+    assert policy.should_continue(BOARD, [It(3, 0.01, None, -2)], budget, 0.01)
+    assert policy.should_continue(BOARD, [It(3, 0.01, 250)], budget, 0.01)
 
 
 def test_infinite_search_continues_regardless() -> None:

@@ -168,7 +168,8 @@ def test_handshake_declares_id_and_options(engine: chess.engine.SimpleEngine) ->
     assert engine.options["Clear Hash"].type == "button"
     if "Eval" in engine.options:
         assert engine.options["Eval"].var == ["hce", "hce-simple"]
-        assert engine.options["LMR"].var == ["default", "none"]
+        assert engine.options["LMR"].var == ["standard", "none"]
+        assert engine.options["LMR"].default == "standard"
         assert engine.options["Hash"].default == 4
 
 
@@ -247,6 +248,7 @@ def test_setoption_and_position_with_moves(engine: chess.engine.SimpleEngine) ->
     the answer must be legal for Black after 1.e4 e5 2.Nf3."""
     if "Eval" in engine.options:
         engine.configure({"Eval": "hce-simple", "LMR": "none", "Hash": 8})
+        assert engine.play(chess.Board(), chess.engine.Limit(depth=2)).move is not None
     engine.configure({"Move Overhead": 50})
     board = chess.Board()
     for san in ("e4", "e5", "Nf3"):
@@ -254,7 +256,7 @@ def test_setoption_and_position_with_moves(engine: chess.engine.SimpleEngine) ->
     result = engine.play(board, chess.engine.Limit(depth=2))
     assert result.move in board.legal_moves
     if "Eval" in engine.options:
-        engine.configure({"Eval": "hce", "LMR": "default", "Hash": 4})
+        engine.configure({"Eval": "hce", "LMR": "standard", "Hash": 4})
 
 
 # --------------------------------------------------------------------------------------------
@@ -325,7 +327,7 @@ def test_alphabeta_options_follow_the_command_line() -> None:
     text = out.getvalue()
     assert "option name Hash type spin default 64 min 1 max 65536" in text
     assert "option name Eval type combo default hce-simple var hce var hce-simple" in text
-    assert "option name LMR type combo default none var default var none" in text
+    assert "option name LMR type combo default none var standard var none" in text
     with pytest.raises(ValueError, match="'sharp'"):
         AlphaBetaOptions(eval="sharp")
 
@@ -430,6 +432,7 @@ def test_parsers_directly() -> None:
     assert parse_go("movetime 250 depth 4".split()).movetime == 250
     assert parse_go(["infinite"]).infinite
     assert parse_go("searchmoves e2e4 d2d4 depth 3".split()).depth == 3
+    assert parse_go("mate 3".split()).mate == 3
     assert parse_setoption("name Move Overhead value 100".split()) == ("Move Overhead", "100")
     assert parse_setoption("name Clear Hash".split()) == ("Clear Hash", None)
     board = parse_position("fen 4k3/8/8/8/8/8/8/4K3 w - - 0 1 moves e1d1".split())
