@@ -4,8 +4,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from prefect.task_runners import ThreadPoolTaskRunner
-
 # Quiet, offline-friendly defaults; a user's own settings win.
 PREFECT_DEFAULTS = {
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -15,7 +13,11 @@ PREFECT_DEFAULTS = {
 
 
 def configure_prefect() -> None:
-    """Apply chesslab's Prefect defaults unless the environment already sets them."""
+    """Apply chesslab's Prefect defaults unless the environment already sets them.
+
+    Prefect reads its settings once, when first imported: call this before importing any
+    flow module (this module imports Prefect only inside its functions for that reason).
+    """
     for name, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(name, value)
 
@@ -26,6 +28,8 @@ def task_runner(cluster: str | None = None, workers: int | None = None) -> Any:
         from prefect_dask import DaskTaskRunner
 
         return DaskTaskRunner(address=cluster)
+    from prefect.task_runners import ThreadPoolTaskRunner
+
     return ThreadPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
 
 
