@@ -34,6 +34,7 @@ import chess.polyglot
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from flows.runtime import configure_prefect  # noqa: E402
 from pipelines.label import LabelConfig  # noqa: E402
 from warehouse import Lake  # noqa: E402
 
@@ -145,6 +146,7 @@ def main() -> int:
                         help="skip the Prefect-free pipeline runs")
     args = parser.parse_args()
     os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="label-bench-prefect-"))
+    configure_prefect()  # before Prefect is first imported: it reads its settings once
 
     paths = args.pgn or sorted(SAMPLE_DIR.glob("*.pgn")) or [FIXTURE_PGN]
     depths = tuple(int(d) for d in args.depths.split(","))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import logging
+import sys
+import threading
+import time
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
 from pipelines.label.config import LabelConfig
-
-log = logging.getLogger(__name__)
 
 
 def register(subparsers: Any) -> None:
@@ -46,14 +46,35 @@ def run_label(args: argparse.Namespace) -> int:
         from pipelines.label import label_positions
         from warehouse import Lake
 
-        summary = label_positions(Lake(), config, on_batch=lambda r: log.info("%s", r))
+        summary = label_positions(Lake(), config, on_batch=Progress())
     else:
+        from flows.runtime import configure_prefect, run_flow
+
+        configure_prefect()
         from flows.label import label
-        from flows.runtime import run_flow
 
         summary = run_flow(label, cluster=args.cluster, workers=config.workers, config=config)
     print(summary)
     return 0
+
+
+class Progress:
+    """Prints a progress line to stderr after each batch (batches finish in worker threads)."""
+
+    def __init__(self) -> None:
+        self.positions = self.labels = self.errors = 0
+        self.started = time.monotonic()
+        self.lock = threading.Lock()
+
+    def __call__(self, result: Any) -> None:
+        """``result``: a pipelines.label.BatchResult."""
+        with self.lock:
+            self.positions += result.positions
+            self.labels += result.labels
+            self.errors += result.errors
+            rate = self.labels / max(time.monotonic() - self.started, 1e-9)
+            print(f"label: {self.positions} positions, {self.labels} labels, "
+                  f"{self.errors} errors, {rate:.0f} labels/s", file=sys.stderr)
 
 
 def run_refresh(args: argparse.Namespace) -> int:
@@ -68,8 +89,10 @@ def run_refresh(args: argparse.Namespace) -> int:
 
         ingested, labelled = refresh_without_prefect(args.folder, config)
     else:
+        from flows.runtime import configure_prefect, run_flow
+
+        configure_prefect()
         from flows.refresh import refresh
-        from flows.runtime import run_flow
 
         ingested, labelled = run_flow(refresh, cluster=args.cluster, workers=config.workers,
                                       folder=args.folder, config=config, dask_address=args.cluster)

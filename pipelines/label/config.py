@@ -101,12 +101,12 @@ class LabelConfig:
         return {"Threads": "1", "Hash": str(self.hash_mb), "UCI_ShowWDL": "true"}
 
     @classmethod
-    def tiny(cls, **overrides: object) -> "LabelConfig":
+    def tiny(cls, **overrides: object) -> LabelConfig:
         """A preset small enough for tests: shallow depths, one worker, small batches."""
         values: dict[str, object] = dict(depths=(3, 4, 5), limit=40, workers=1, batch_size=10,
                                          flush_seconds=1.0, timeout=30.0, retries=1)
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
 
-    def with_(self, **changes: object) -> "LabelConfig":
+    def with_(self, **changes: object) -> LabelConfig:
         return replace(self, **changes)  # type: ignore[arg-type]

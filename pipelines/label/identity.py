@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 SLUG = re.compile(r"[^a-z0-9.]+")
@@ -26,7 +26,7 @@ class EngineIdentity:
     options: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_id_name(cls, id_name: str, options: Mapping[str, str]) -> "EngineIdentity":
+    def from_id_name(cls, id_name: str, options: Mapping[str, str]) -> EngineIdentity:
         """Split ``id name`` ("Stockfish 15.1") into a name and a version (its last word
         when that starts with a digit)."""
         words = id_name.split()
@@ -50,4 +50,4 @@ class EngineIdentity:
         """The ``engines`` table row."""
         return {"engine_id": self.engine_id, "name": self.name, "version": self.version,
                 "options": self.options_json, "path": path,
-                "recorded_at": datetime.now(timezone.utc)}
+                "recorded_at": datetime.now(UTC)}

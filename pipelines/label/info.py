@@ -5,7 +5,8 @@ deepening (plus ``lowerbound``/``upperbound`` lines from aspiration windows afte
 last exact line of depth k is what a fresh ``go depth k`` search would have reported, so one
 search to depth 7 gives the labels of depths 1 to 7.
 
->>> line = "info depth 5 seldepth 3 multipv 1 score cp -10 wdl 5 980 15 nodes 442 time 2 pv e7e5 b1c3"
+>>> line = ("info depth 5 seldepth 3 multipv 1 score cp -10 wdl 5 980 15 nodes 442 "
+...         "time 2 pv e7e5 b1c3")
 >>> result = parse_info(line)
 >>> (result.depth, result.score_cp, result.wdl, result.pv)
 (5, -10, (5, 980, 15), ('e7e5', 'b1c3'))

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.label.config import LabelConfig
@@ -158,7 +158,7 @@ def label_rows(position: PendingPosition, output: SearchOutput, go: str,
         results = completed_depths(output.info, position.depths,
                                    last_is_complete=go.startswith("go depth"))
     white_to_move = position.fen.split()[1] == "w"
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     return [label_row(position.position_key, engine_id, depth, result, white_to_move,
                       go[len("go "):], run_id, now, pv_moves)
             for depth, result in results.items()]
@@ -185,7 +185,7 @@ def error_row(position: PendingPosition, engine_id: str, attempts: int, message:
               run_id: str) -> Row:
     return {"position_key": position.position_key, "engine_id": engine_id, "fen": position.fen,
             "attempts": attempts, "message": message, "run_id": run_id,
-            "recorded_at": datetime.now(timezone.utc)}
+            "recorded_at": datetime.now(UTC)}
 
 
 @dataclass
@@ -197,7 +197,7 @@ class BatchResult:
     errors: int = 0           # positions recorded in label_errors
     restarts: int = 0         # engine restarts after a crash or hang
 
-    def __add__(self, other: "BatchResult") -> "BatchResult":
+    def __add__(self, other: BatchResult) -> BatchResult:
         return BatchResult(self.positions + other.positions, self.labels + other.labels,
                            self.errors + other.errors, self.restarts + other.restarts)
 
@@ -339,7 +339,7 @@ class LabelSummary:
 
 
 def new_run_id() -> str:
-    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
 def split_batches(pending: Sequence[PendingPosition], config: LabelConfig

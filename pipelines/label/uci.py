@@ -133,7 +133,7 @@ class UciEngine:
             raise
 
     def _read_until(self, token: str, deadline: float) -> list[str]:
-        lines = []
+        lines: list[str] = []
         while True:
             line = self._read_line(deadline)
             if line == token:
