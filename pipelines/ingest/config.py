@@ -24,9 +24,9 @@ class IngestConfig:
     workers: int = field(default_factory=default_workers, metadata={
         "help": "processes parsing and replaying games; 1 runs in-process (needed inside Dask "
                 "tasks, which cannot fork pools)"})
-    chunk_games: int = field(default=1000, metadata={
+    chunk_games: int = field(default=500, metadata={
         "help": "games per work unit; each unit writes one games part and one moves part"})
-    flush_games: int = field(default=20000, metadata={
+    flush_games: int = field(default=2000, metadata={
         "help": "games between two flushes of new positions and errors to the warehouse"})
     epd_chunk: int = field(default=50000, metadata={
         "help": "EPD/FEN lines per part of position_records"})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+from itertools import compress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,19 +75,24 @@ class ChunkRows:
                             "message": message})
 
     def add_positions(self, game: ParsedGame, keys: list[int], fens: list[str]) -> None:
-        seen, out = self.seen, self.positions
-        for key, fen in zip(keys, fens):
-            known = seen.get(key)
-            if known is None:
-                seen[key] = fen
-            elif known == fen or (key, fen) in self.collisions:
-                continue
-            else:
-                self.collisions.add((key, fen))
-            out["position_key"].append(key)
-            out["fen"].append(fen)
-            out["game_index"].append(game.index)
-            out["line"].append(game.line)
+        """Keep the (key, fen) pairs not seen yet in this chunk (a FEN object stored just now
+        is the one passed in, hence the identity test)."""
+        store = self.seen.setdefault
+        stored = [store(key, fen) for key, fen in zip(keys, fens)]
+        fresh = [kept is fen for kept, fen in zip(stored, fens)]
+        new_keys = list(compress(keys, fresh))
+        new_fens = list(compress(fens, fresh))
+        if len(new_keys) < len(keys):
+            for key, fen, kept in zip(keys, fens, stored):
+                if kept is not fen and kept != fen and (key, fen) not in self.collisions:
+                    self.collisions.add((key, fen))
+                    new_keys.append(key)
+                    new_fens.append(fen)
+        out = self.positions
+        out["position_key"].extend(new_keys)
+        out["fen"].extend(new_fens)
+        out["game_index"].extend([game.index] * len(new_keys))
+        out["line"].extend([game.line] * len(new_keys))
 
     def add_moves(self, game_id: str, game: ParsedGame, replay: Replay) -> None:
         keys, _, ucis, sans, _ = replay
@@ -157,28 +163,35 @@ def add_game(rows: ChunkRows, game: ParsedGame, replay: ReplayFunction) -> None:
     for line, text in game.bad_tags:
         rows.error(game, line, "bad_tag", f"broken tag line {text!r}")
     variant = game.tags.get("Variant", "").strip().lower()
-    fen = game.tags.get("FEN")
-    error = None
-    plies = 0
     if variant in STANDARD_VARIANTS or variant.startswith("wild/") or variant in CHESS960_VARIANTS:
-        chess960 = variant in CHESS960_VARIANTS or has_960_castling(fen)
-        try:
-            result = replay_reference(fen, game.sans, True) if chess960 else replay(fen, game.sans)
-        except ValueError as exc:
-            error = f"bad FEN tag {fen!r}: {exc}"
-            rows.error(game, game.line, "bad_fen", error)
-        else:
-            rows.add_moves(game_id, game, result)
-            rows.add_positions(game, result[0], result[1])
-            plies = len(result[2])
-            if result[4] is not None:
-                ply, reason = result[4]
-                error = f"ply {ply}: {reason}"
-                rows.error(game, game.line, "illegal_move", f"game {game.index}, {error}")
+        plies, error = replay_game(rows, game_id, game, replay, variant in CHESS960_VARIANTS)
     else:
-        error = f"unknown variant {game.tags['Variant']!r}"
+        plies, error = 0, f"unknown variant {game.tags['Variant']!r}"
         rows.error(game, game.line, "unknown_variant", error)
     rows.games.append(game_row(rows.source_id, game_id, game, plies, error))
+
+
+def replay_game(rows: ChunkRows, game_id: str, game: ParsedGame, replay: ReplayFunction,
+                chess960: bool) -> tuple[int, str | None]:
+    """Add a game's moves and positions; (plies replayed, why replay stopped early or None)."""
+    fen = game.tags.get("FEN")
+    try:
+        if chess960 or has_960_castling(fen):
+            result = replay_reference(fen, game.sans, chess960=True)
+        else:
+            result = replay(fen, game.sans)
+    except ValueError as exc:
+        error = f"bad FEN tag {fen!r}: {exc}"
+        rows.error(game, game.line, "bad_fen", error)
+        return 0, error
+    rows.add_moves(game_id, game, result)
+    rows.add_positions(game, result[0], result[1])
+    if result[4] is None:
+        return len(result[2]), None
+    ply, reason = result[4]
+    error = f"ply {ply}: {reason}"
+    rows.error(game, game.line, "illegal_move", f"game {game.index}, {error}")
+    return len(result[2]), error
 
 
 def has_960_castling(fen: str | None) -> bool:

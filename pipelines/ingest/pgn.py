@@ -53,6 +53,14 @@ EVAL_REGEX = re.compile(EVAL_PATTERN)
 BRACES = re.compile(r"[;{}]")
 
 
+class CutStream(OSError):
+    """The lines stopped with an error after line ``line``, while reading game ``game_index``."""
+
+    def __init__(self, line: int, game_index: int, reason: OSError) -> None:
+        super().__init__(f"stream failed after line {line}: {reason}")
+        self.line, self.game_index, self.reason = line, game_index, reason
+
+
 @dataclass
 class RawGame:
     """The text of one game: tag lines with their line numbers, and the movetext."""
@@ -85,46 +93,49 @@ def split_games(lines: Iterable[str]) -> Iterator[RawGame]:
     end is seen, so a stream that raises mid-game never yields the cut game.
     """
     numbered = enumerate(lines, 1)
-    line_no, line = next(numbered, (0, ""))
-    index = 0
-    while line:
-        line = line.lstrip("\ufeff")
-        while line and (line.isspace() or line[0] == "%" or line[0] == ";"):
-            line_no, line = next(numbered, (line_no, ""))
-        if not line:
-            return
-        start, tags, empty = line_no, [], 0
+    line_no, index = 0, 0
+    try:
+        line_no, line = next(numbered, (0, ""))
         while line:
-            first = line[0]
-            if first == "%" or first == ";":
-                pass
-            elif empty < 1 and line.isspace():
-                empty += 1
-            elif first != "[":
-                break
-            else:
-                empty = 0
-                tags.append((line_no, line))
-            line_no, line = next(numbered, (line_no, ""))
-        body: list[str] = []
-        in_comment = False
-        while line:
-            if in_comment:
-                close = line.find("}")
-                in_comment = close < 0 or ends_in_comment(line[close + 1:])
-            elif line[0] == "%" or line[0] == ";":
+            line = line.lstrip("\ufeff")
+            while line and (line.isspace() or line[0] == "%" or line[0] == ";"):
                 line_no, line = next(numbered, (line_no, ""))
-                continue
-            elif line.isspace():
-                break
-            else:
-                in_comment = ends_in_comment(line)
-            body.append(line)
-            line_no, line = next(numbered, (line_no, ""))
-        yield RawGame(index, start, tags, "".join(body))
-        index += 1
-        if line:
-            line_no, line = next(numbered, (line_no, ""))
+            if not line:
+                return
+            start, tags, empty = line_no, [], 0
+            while line:
+                first = line[0]
+                if first == "%" or first == ";":
+                    pass
+                elif empty < 1 and line.isspace():
+                    empty += 1
+                elif first != "[":
+                    break
+                else:
+                    empty = 0
+                    tags.append((line_no, line))
+                line_no, line = next(numbered, (line_no, ""))
+            body: list[str] = []
+            in_comment = False
+            while line:
+                if in_comment:
+                    close = line.find("}")
+                    in_comment = close < 0 or ends_in_comment(line[close + 1:])
+                elif line[0] == "%" or line[0] == ";":
+                    line_no, line = next(numbered, (line_no, ""))
+                    continue
+                elif line.isspace():
+                    break
+                else:
+                    in_comment = ends_in_comment(line)
+                body.append(line)
+                line_no, line = next(numbered, (line_no, ""))
+            yield RawGame(index, start, tags, "".join(body))
+            index += 1
+            if line:
+                line_no, line = next(numbered, (line_no, ""))
+    except OSError as exc:  # the line source failed: a cut or corrupt archive
+        raise CutStream(line_no, index, exc) from exc
 
 
 def ends_in_comment(text: str) -> bool:
@@ -153,7 +164,8 @@ def parse_game(raw: RawGame) -> ParsedGame:
     for line_no, line in raw.tag_lines:
         match = TAG_REGEX.match(line)
         if match:
-            game.tags[match.group(1)] = TAG_ESCAPE.sub(r"\1", match.group(2))
+            value = match.group(2)
+            game.tags[match.group(1)] = TAG_ESCAPE.sub(r"\1", value) if "\\" in value else value
         else:
             game.bad_tags.append((line_no, line.rstrip("\n")))
     parse_movetext(raw.movetext, game)

@@ -1,9 +1,10 @@
 """Deduping positions against the warehouse, with Zobrist collisions detected and recorded.
 
-Positions met while ingesting are buffered and flushed in batches: each batch is classified
-by one DuckDB query against the ``positions`` parts on disk (memory stays bounded however big
-the warehouse is), the new ones are written as a part, and every (key, fen) pair whose key is
-already held by another FEN is an ``ingest_errors`` row of kind ``collision``.
+Positions met while ingesting are buffered and flushed in batches. A batch keeps the first FEN
+of each key; any other FEN under a key already taken (earlier in the batch, or in the
+``positions`` parts on disk, looked up with one DuckDB semi-join so memory stays bounded
+however big the warehouse is) is a collision: counted, and written as an ``ingest_errors`` row
+of kind ``collision``. All of it is columnar (Arrow kernels hash the 64-bit keys only).
 """
 from __future__ import annotations
 
@@ -18,14 +19,13 @@ import pyarrow.compute as pc
 
 from warehouse import Lake
 from warehouse.catalog import named_query, query
-from warehouse.tables import table
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class PositionSink:
-    """Buffers one source's positions and flushes the new ones to the lake."""
+    """Buffers one source's (position_key, fen, game_index, line) rows; flushes the new ones."""
 
     lake: Lake
     source_id: str
@@ -33,32 +33,42 @@ class PositionSink:
     batches: list[pa.Table] = field(default_factory=list)
     new_positions: int = 0
     collisions: int = 0
+    reported: set[tuple[int, str]] = field(default_factory=set)
 
     def add(self, positions: pa.Table) -> None:
         if positions.num_rows:
             self.batches.append(positions)
 
     def flush(self) -> list[dict[str, Any]]:
-        """Write the new positions of the buffer; returns collision error rows."""
+        """Write the buffer's new positions; returns the collision error rows."""
         if not self.batches:
             return []
         batch = pa.concat_tables(self.batches)
         self.batches = []
-        batch = batch.append_column("seq", pa.array(range(batch.num_rows), pa.int64()))
-        classified = classify(self.lake, batch)
-        new = classified.filter(pc.equal(classified["status"], "new"))
+        winners, clashes = first_fen_per_key(batch)
+        stored = stored_fens(self.lake, winners["position_key"])
+        if stored.num_rows:
+            known = pc.is_in(winners["position_key"], value_set=stored["position_key"])
+            taken = winners.filter(known)
+            other = pc.not_equal(taken["fen"], lookup(stored, taken["position_key"], "stored_fen"))
+            clashes += rows_with(taken.filter(other), stored)
+            winners = winners.filter(pc.invert(known))
+        self.write(winners)
+        return [self.collision_row(row) for row in clashes
+                if (row["position_key"], row["fen"]) not in self.reported]
+
+    def write(self, new: pa.Table) -> None:
         now = datetime.now(timezone.utc)
         self.lake.write("positions", pa.table({
             "position_key": new["position_key"], "fen": new["fen"],
-            "source_id": pa.nulls(new.num_rows, pa.string()).fill_null(self.source_id),
-            "first_seen": pa.nulls(new.num_rows, pa.timestamp("us", tz="UTC")).fill_null(now),
+            "source_id": pa.repeat(pa.scalar(self.source_id), new.num_rows),
+            "first_seen": pa.repeat(pa.scalar(now, pa.timestamp("us", tz="UTC")), new.num_rows),
         }))
         self.new_positions += new.num_rows
-        clashes = classified.filter(pc.equal(classified["status"], "collision")).to_pylist()
-        self.collisions += len(clashes)
-        return [self.collision_row(row) for row in clashes]
 
     def collision_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        self.reported.add((row["position_key"], row["fen"]))
+        self.collisions += 1
         message = (f"position key {row['position_key']:#018x}: {row['fen']!r} collides with "
                    f"{row['stored_fen']!r}")
         log.warning("%s: %s", self.path, message)
@@ -66,17 +76,42 @@ class PositionSink:
                 "line": row["line"], "kind": "collision", "message": message}
 
 
-def classify(lake: Lake, batch: pa.Table) -> pa.Table:
-    """Run ``ingest_classify_positions.sql`` on a batch against the stored positions."""
+def first_fen_per_key(batch: pa.Table) -> tuple[pa.Table, list[dict[str, Any]]]:
+    """(the first row of each key in arrival order, rows whose FEN differs from that one)."""
+    rows = pa.array(range(batch.num_rows), pa.int64())
+    first = batch.select(["position_key"]).append_column("row", rows).group_by(
+        "position_key", use_threads=False).aggregate([("row", "min")])["row_min"]
+    winners = batch.take(pc.take(first, pc.sort_indices(first)))
+    if winners.num_rows == batch.num_rows:
+        return winners, []
+    expected = lookup(winners.rename_columns(
+        ["position_key", "stored_fen", "game_index", "line"]), batch["position_key"], "stored_fen")
+    other = pc.not_equal(batch["fen"], expected)
+    clashes = batch.filter(other).append_column("stored_fen", expected.filter(other))
+    return winners, clashes.to_pylist()
+
+
+def lookup(table: pa.Table, keys: pa.ChunkedArray | pa.Array, column: str) -> pa.ChunkedArray:
+    """``table[column]`` for each of ``keys`` (every key is in ``table``)."""
+    index = pc.index_in(keys, value_set=table["position_key"].combine_chunks())
+    return pc.take(table[column], index)
+
+
+def rows_with(clashing: pa.Table, stored: pa.Table) -> list[dict[str, Any]]:
+    fens = lookup(stored, clashing["position_key"], "stored_fen")
+    return clashing.append_column("stored_fen", fens).to_pylist()
+
+
+def stored_fens(lake: Lake, keys: pa.ChunkedArray) -> pa.Table:
+    """(position_key, stored_fen) for each of ``keys`` already in the positions parts."""
+    parts = [str(p) for p in lake.parts("positions")]
+    if not parts:
+        return pa.table({"position_key": pa.array([], pa.uint64()),
+                         "stored_fen": pa.array([], pa.string())})
     con = duckdb.connect(":memory:")
     try:
-        con.register("batch_positions", batch)
-        parts = [str(p) for p in lake.parts("positions")]
-        if parts:
-            con.read_parquet(parts).select("position_key, fen").create_view("known_positions")
-        else:
-            con.register("known_positions",
-                         table("positions").schema.empty_table().select(["position_key", "fen"]))
-        return query(con, named_query("ingest_classify_positions"))
+        con.register("batch_keys", pa.table({"position_key": keys}))
+        con.read_parquet(parts).select("position_key, fen").create_view("known_positions")
+        return query(con, named_query("ingest_stored_positions"))
     finally:
         con.close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -28,9 +29,9 @@ import pyarrow.compute as pc
 from pipelines.ingest.config import IngestConfig, IngestError
 from pipelines.ingest.epd import parse_epd_line, parse_fen_line
 from pipelines.ingest.games import POSITION_SCHEMA, ChunkJob, ChunkResult, process_chunk
-from pipelines.ingest.pgn import RawGame, split_games
+from pipelines.ingest.pgn import CutStream, RawGame, split_games
 from pipelines.ingest.positions import PositionSink
-from pipelines.ingest.sources import SourceFile, TruncatedInput, discover_sources, read_lines, sha256_of
+from pipelines.ingest.sources import SourceFile, discover_sources, read_lines, sha256_of
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
@@ -140,52 +141,37 @@ def write_source_row(lake: Lake, run: FileRun) -> None:
         "seconds": s.seconds, "ingested_at": datetime.now(timezone.utc)}])
 
 
-class LineCounter:
-    """Passes lines through, counting them (to report where a stream was cut)."""
-
-    def __init__(self, lines: Iterable[str]) -> None:
-        self.lines = lines
-        self.count = 0
-
-    def __iter__(self) -> Iterator[str]:
-        for self.count, line in enumerate(self.lines, 1):  # noqa: B007 - the count is the state
-            yield line
-
-
-def cut(run: FileRun, counter: LineCounter, exc: TruncatedInput, game_index: int | None) -> None:
-    """Record a truncated stream: everything before the cut is kept."""
-    if counter.count == 0:
-        raise IngestError(f"cannot read {str(run.source.path)!r}: {exc}") from None
+def cut(run: FileRun, line: int, game_index: int | None, reason: OSError) -> None:
+    """Record a stream that stopped with an error after ``line``: what came before is kept."""
+    if line == 0:
+        raise IngestError(f"cannot read {str(run.source.path)!r}: {reason}") from None
     run.summary.truncated = True
-    where = f"after line {counter.count}"
+    where = f"after line {line}"
     if game_index is not None:
         where += f"; game {game_index}, cut short, is dropped"
-    log.warning("%s: truncated %s (%s)", run.source.path, where, exc)
-    run.error("truncated", f"stream ends before its end marker {where}: {exc}",
-              line=counter.count + 1, game_index=game_index)
+    log.warning("%s: truncated %s (%s)", run.source.path, where, reason)
+    run.error("truncated", f"stream ends before its end marker {where}: {reason}",
+              line=line + 1, game_index=game_index)
 
 
-def game_chunks(run: FileRun, counter: LineCounter) -> Iterator[list[RawGame]]:
+def game_chunks(run: FileRun) -> Iterator[list[RawGame]]:
     """Chunks of ``chunk_games`` games; a cut stream ends the chunks after recording the cut."""
     chunk: list[RawGame] = []
-    games = 0
     try:
-        for game in split_games(counter):
+        for game in split_games(read_lines(run.source)):
             chunk.append(game)
-            games = game.index + 1
             if len(chunk) == run.config.chunk_games:
                 yield chunk
                 chunk = []
-    except TruncatedInput as exc:
-        cut(run, counter, exc, games)
+    except CutStream as exc:
+        cut(run, exc.line, exc.game_index, exc.reason)
     if chunk:
         yield chunk
 
 
 def ingest_pgn(run: FileRun, pool: Executor | None) -> None:
-    counter = LineCounter(read_lines(run.source))
     jobs = (ChunkJob(str(run.lake.home), run.source_id, str(run.source.path), chunk)
-            for chunk in game_chunks(run, counter))
+            for chunk in game_chunks(run))
     if pool is None:
         for job in jobs:
             absorb(run, process_chunk(job))
@@ -214,24 +200,24 @@ def absorb(run: FileRun, result: ChunkResult) -> None:
 def ingest_records(run: FileRun) -> None:
     """An EPD suite or FEN list: one position_records row per line, bad lines as errors."""
     parse = parse_epd_line if run.source.format == "epd" else parse_fen_line
-    counter = LineCounter(read_lines(run.source))
     rows: list[dict[str, Any]] = []
+    line = 0
     try:
-        for text in counter:
+        for line, text in enumerate(read_lines(run.source), 1):
             stripped = text.strip()
             if not stripped or stripped.startswith("#"):
                 continue
             try:
                 row = parse(stripped)
             except ValueError as exc:
-                run.error("bad_" + run.source.format, f"{exc}", line=counter.count)
+                run.error("bad_" + run.source.format, f"{exc}", line=line)
                 continue
-            rows.append({**row, "source_id": run.source_id, "line": counter.count})
+            rows.append({**row, "source_id": run.source_id, "line": line})
             if len(rows) >= run.config.epd_chunk:
                 write_records(run, rows)
                 rows = []
-    except TruncatedInput as exc:
-        cut(run, counter, exc, None)
+    except OSError as exc:  # a cut or corrupt archive: keep the lines before it
+        cut(run, line, None, exc)
     write_records(run, rows)
 
 
@@ -260,9 +246,15 @@ class InProcess:
 
 
 def worker_pool(workers: int) -> Any:
-    """A process pool (forkserver: safe under Prefect's threads), or in-process for one worker."""
+    """A pool of ``workers`` processes, or in-process work for one.
+
+    Forked when this process runs a single thread (instant start); under threads (Prefect's
+    task runners) forking is unsafe, so workers come from a fork server instead.
+    """
     if workers == 1:
         return InProcess()
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["pipelines.ingest.games"])
+    method = "fork" if threading.active_count() == 1 else "forkserver"
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        context.set_forkserver_preload(["pipelines.ingest.games"])
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)

@@ -9,6 +9,7 @@ import bz2
 import gzip
 import io
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ def expected_counts(text: str) -> dict[str, Any]:
     moves: list[list[tuple[str, str]]] = []
     for game, line in python_chess_games(text):
         games += 1
-        if game.headers.get("Variant", "Standard").lower() != "standard":
+        if game.headers.get("Variant", "Standard").lower() not in ("standard", "chess960"):
             moves.append([])
             continue
         try:
@@ -84,7 +85,7 @@ def lake(home: Path) -> Lake:
 
 
 @pytest.mark.parametrize("name", ["quirks.pgn", "quirks_bom_crlf.pgn", "quirks.pgn.gz",
-                                  "malformed.pgn", "malformed.pgn.bz2"])
+                                  "malformed.pgn", "malformed.pgn.bz2", "chess960.pgn"])
 def test_counts_match_python_chess(lake: Lake, name: str) -> None:
     """Games, plies, distinct positions and every move's UCI/SAN agree with python-chess.
 
@@ -103,7 +104,18 @@ def test_counts_match_python_chess(lake: Lake, name: str) -> None:
     assert [[(u, s) for u, s in zip(ucis, sans) if u] for _, ucis, sans in got] == \
         expected["moves"]
     keys = con.execute("select position_key, fen from positions").fetchall()
-    assert all(chess.polyglot.zobrist_hash(chess.Board(fen)) == key for key, fen in keys)
+    assert all(chess.polyglot.zobrist_hash(chess.Board(fen, chess960=True)) == key
+               for key, fen in keys)
+
+
+def test_chess960_castling(lake: Lake) -> None:
+    """Chess960 games replay with 960 castling (king takes rook in UCI), not as errors."""
+    [summary] = ingest_paths(lake, [PGN / "chess960.pgn"], IngestConfig.tiny())
+    assert (summary.plies, summary.errors) == (40, 0)
+    con = connect(lake)
+    assert con.execute("select ply, uci from moves where san = 'O-O'").fetchall() == \
+        [(15, "f8h8")]
+    assert con.execute("select variant from games").fetchone() == ("chess960",)
 
 
 def test_tags_setup_and_annotations(lake: Lake) -> None:
@@ -162,6 +174,17 @@ def test_truncated_zst_keeps_the_games_before_the_cut(lake: Lake) -> None:
     assert con.execute("select truncated, games from sources").fetchall() == [(True, 3)]
 
 
+@pytest.mark.parametrize("suffix", [".pgn.zst", ".pgn.gz", ".pgn.bz2"])
+def test_file_that_is_not_the_archive_it_claims_is_unreadable(lake: Lake, tmp_path: Path,
+                                                              suffix: str) -> None:
+    """Plain PGN bytes named as an archive: a one-line IngestError naming the file, no rows."""
+    fake = tmp_path / f"games{suffix}"
+    fake.write_bytes((PGN / "quirks.pgn").read_bytes())
+    with pytest.raises(IngestError, match=f"games{suffix}"):
+        ingest_paths(lake, [fake], IngestConfig.tiny())
+    assert row_counts(lake)["sources"] == 0
+
+
 def test_second_ingest_adds_nothing(lake: Lake) -> None:
     """Sources are keyed by SHA-256: the same files again add zero rows anywhere."""
     first = ingest_paths(lake, [PGN, EPD], IngestConfig.tiny())
@@ -169,7 +192,7 @@ def test_second_ingest_adds_nothing(lake: Lake) -> None:
     second = ingest_paths(lake, [PGN, EPD], IngestConfig.tiny())
     assert row_counts(lake) == before
     assert not any(s.skipped for s in first) and all(s.skipped for s in second)
-    assert before["sources"] == len(first) == 9
+    assert before["sources"] == len(first) == 10
 
 
 def test_positions_are_deduped_against_the_warehouse(lake: Lake) -> None:
@@ -263,10 +286,11 @@ def test_discovery_of_files_folders_and_globs(tmp_path: Path) -> None:
     """Folders are searched recursively for known suffixes; bad paths name themselves."""
     found = discover_sources([PGN, str(EPD / "*.epd")])
     names = [s.path.name for s in found]
-    assert names == ["malformed.pgn", "malformed.pgn.bz2", "quirks.pgn", "quirks.pgn.gz",
+    assert names == ["chess960.pgn", "malformed.pgn", "malformed.pgn.bz2", "quirks.pgn",
+                     "quirks.pgn.gz",
                      "quirks_bom_crlf.pgn", "truncated.pgn.zst", "bratko_kopec.epd",
                      "opcodes.epd"]
-    assert [(s.format, s.compression) for s in found][:2] == [("pgn", "none"), ("pgn", "bz2")]
+    assert [(s.format, s.compression) for s in found][1:3] == [("pgn", "none"), ("pgn", "bz2")]
     with pytest.raises(IngestError, match="missing.pgn"):
         discover_sources([tmp_path / "missing.pgn"])
     with pytest.raises(IngestError, match="nothing"):
@@ -291,6 +315,33 @@ def test_split_games_follows_python_chess_rules() -> None:
         assert game.tags.get("Event", "?") == event
         assert replay_reference(None, game.sans)[2] == ucis
     assert ours[0].tags == {"Event": "a", "Site": "b"}
+
+
+QUIRK_LINES = ('[Event "x"]', '[Site "y"]', '[Broken tag', '', '', '%escape', '; semi {',
+               '{comment', 'more}', '} e4', '1. e4 e5', '2. Nf3 {c} Nc6', '(2... d6 3. d4)', ')',
+               '(', '{ multi', 'line }', '3. Bb5 a6 $1', '1-0', '*', '1... c5 {[%clk 0:00:10]}',
+               'Nf3;x', '{;} d4', '\ufeff[Event "bom"]')
+
+
+def test_random_quirk_mixes_read_like_python_chess() -> None:
+    """On 1500 random mixes of tags, blank lines, BOMs, `%`/`;` lines, comments opened and
+    closed on other lines and variations, games and main lines agree with read_game (where
+    python-chess itself read them without error)."""
+    rng = random.Random(2026)
+    compared = 0
+    for _ in range(1500):
+        text = "\n".join(rng.choice(QUIRK_LINES) for _ in range(rng.randint(1, 14)))
+        try:
+            theirs = list(python_chess_games(text))
+        except IndexError:  # python-chess crashes on some stray parentheses
+            continue
+        if any(game.errors for game, _ in theirs):
+            continue
+        ours = [parse_game(raw) for raw in split_games(io.StringIO(text))]
+        assert [replay_reference(None, game.sans)[2] for game in ours] == \
+            [[move.uci() for move in line] for _, line in theirs], text
+        compared += 1
+    assert compared > 500
 
 
 def test_core_replay_matches_reference() -> None:
