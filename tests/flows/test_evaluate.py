@@ -1,8 +1,12 @@
-"""The Prefect ``evaluate`` flow: plays a tiny tournament and records its ratings."""
+"""The Prefect ``evaluate`` flow and the ``tournament``/``pgn``/``ratings``/``sprt`` commands."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
+
+from flows.cli import main
 from flows.evaluate import evaluate
 from flows.runtime import run_flow
 from pipelines.tournament import TournamentConfig
@@ -24,3 +28,32 @@ def test_evaluate_flow_plays_rates_and_resumes(home: Path, stockfish_path: str,
     again = run_flow(evaluate, workers=1, config=config, home=str(home))
     assert (again.already_done, again.played) == (4, 0)
     assert con.execute("select count(*) from tournament_games").fetchone() == (4,)
+
+
+def test_cli_tournament_pgn_ratings_and_sprt(home: Path, stockfish_path: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """``chesslab tournament --no-prefect`` then ``pgn``, ``ratings --pgn --los --pair`` and
+    ``sprt`` on its games and on counts; bad input exits 2 with the value quoted."""
+    sf = "stockfish?Threads=1&Hash=16"
+    assert main(["--home", str(home), "tournament", f"{sf}#a", f"{sf}#b", "--nodes", "1500",
+                 "--no-prefect", "--no-progress", "--draw-move-number", "20"]) == 0
+    out = capsys.readouterr().out
+    tournament_id = re.search(r"tournament (\w+): finished, 2/2 games", out).group(1)
+    pgn = tmp_path / "games.pgn"
+    assert main(["--home", str(home), "pgn", "--tournament", tournament_id, "-o",
+                 str(pgn)]) == 0
+    assert pgn.read_text().count("[Event ") == 2
+    capsys.readouterr()
+    assert main(["--home", str(home), "ratings", "--pgn", str(pgn), "--los", "--pair",
+                 "a,b", "--anchor", "a=1000"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split()[:3] == ["Rank", "Name", "Elo"]
+    assert re.search(r"a vs b: \+\d+ =\d+ -\d+", out)
+    assert main(["--home", str(home), "sprt", "--tournament", tournament_id]) == 0
+    assert "game pairs LL,LD,DD+WL,WD,WW" in capsys.readouterr().out
+    assert main(["sprt", "--counts", "10,100,200,110,20"]) == 0
+    assert capsys.readouterr().out.strip() == "LLR 0.269 (-2.944, 2.944) -> continue"
+    assert main(["sprt", "--counts", "1,2"]) == 2
+    assert "[1, 2]" in capsys.readouterr().err
+    assert main(["--home", str(home), "ratings", "--tournament", "nope"]) == 2
+    assert "'nope'" in capsys.readouterr().err
