@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 
 LOG10_OVER_400 = math.log(10.0) / 400.0
-DEFAULT_ADVANTAGE = 0.0     # bayeselo's CBradleyTerry starts at 0 (older docs: 32.8)
+DEFAULT_ADVANTAGE = 32.8    # bayeselo's default white advantage, Elo
 DEFAULT_DRAWELO = 97.3      # bayeselo's default draw Elo
 DEFAULT_PRIOR = 2.0         # bayeselo's default number of virtual draws
 MAX_ITERATIONS = 10000
+INTERVALS = ("covariance", "variance", "exact")
 Score = float               # White's score: 1, 0.5 or 0
 
 
@@ -70,6 +71,9 @@ class RatingsConfig:
     scale: factor applied to printed ratings; None is bayeselo's own (``4x / (1 + x)^2``,
         ``x = 10 ** (-drawelo / 400)``, set by ``mm``), 1.0 is the unscaled Bradley-Terry Elo
         of bayeselo versions before the scale existed (``scale 1``).
+    intervals: ``covariance`` (the full Hessian, ``covariance``), ``variance`` (its diagonal,
+        what ``mm`` leaves) or ``exact`` (each player's likelihood with the others fixed,
+        ``exactdist``: asymmetric, as in bayeselo's usual ``mm; exactdist; ratings``).
     """
 
     prior: float = DEFAULT_PRIOR
@@ -81,6 +85,7 @@ class RatingsConfig:
     anchors: Mapping[str, float] = field(default_factory=dict)
     epsilon: float = 1e-10
     scale: float | None = None
+    intervals: str = "covariance"
 
     def __post_init__(self) -> None:
         if self.prior < 0:
@@ -91,6 +96,8 @@ class RatingsConfig:
             raise RatingsError(f"confidence must be in (0, 1), got {self.confidence!r}")
         if self.scale is not None and self.scale <= 0:
             raise RatingsError(f"scale must be > 0, got {self.scale!r}")
+        if self.intervals not in INTERVALS:
+            raise RatingsError(f"intervals must be one of {INTERVALS}, got {self.intervals!r}")
         if self.epsilon <= 0:
             raise RatingsError(f"epsilon must be > 0, got {self.epsilon!r}")
 
@@ -347,18 +354,28 @@ class Model:
         (name, rating), = self.config.anchors.items()
         return rating - self.scale * self.elo[self.results.index[name]]
 
+    def intervals(self, cov: Sequence[Sequence[float]]) -> list[tuple[float, float]]:
+        """(minus, plus) of every player, unscaled."""
+        if self.config.intervals == "exact" and len(self.fixed) < 2:
+            return exact_intervals(self, self.config.confidence)
+        z = NormalDist().inv_cdf((1 + self.config.confidence) / 2)
+        if self.config.intervals == "variance" and len(self.fixed) < 2:
+            info = self.information()
+            return [(z / math.sqrt(info[i][i]),) * 2 for i in range(len(self.elo))]
+        return [(z * math.sqrt(max(cov[i][i], 0.0)),) * 2 for i in range(len(self.elo))]
+
     def table(self) -> RatingTable:
         cov = self.covariance()
-        z = NormalDist().inv_cdf((1 + self.config.confidence) / 2)
+        bounds = self.intervals(cov)
         scale, offset, r = self.scale, self.offset(), self.results
         order = sorted(range(len(self.elo)), key=lambda i: -self.elo[i])
         rows = []
         for rank, i in enumerate(order, start=1):
             games = sum(r.true_games[i])
-            half_width = scale * z * math.sqrt(max(cov[i][i], 0.0))
             rows.append(PlayerRating(
                 rank=rank, name=r.players[i], elo=scale * self.elo[i] + offset,
-                plus=half_width, minus=half_width, games=games, score=points(r, i),
+                plus=scale * bounds[i][1], minus=scale * bounds[i][0], games=games,
+                score=points(r, i),
                 oppo=scale * average_opponent(r, self.elo, i) + offset,
                 draws=int(sum(r.draws[i][j] + r.draws[j][i] for j in range(len(self.elo))))))
         los = [[0.0 if i == j else superiority(self.elo, cov, i, j) for j in order]
