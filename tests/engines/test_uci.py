@@ -332,6 +332,29 @@ def test_alphabeta_options_follow_the_command_line() -> None:
         AlphaBetaOptions(eval="sharp")
 
 
+def test_search_log_is_flushed_to_the_warehouse_at_ucinewgame(home: Path) -> None:
+    """``--search-log-rate 1``: the LMR decisions of a search reach the ``search_log`` table
+    when the game ends (paper 003 appendix A.2 data; lost if the front end never flushes)."""
+    if not alphabeta_available():
+        pytest.skip("engines.alphabeta is not built yet (pip install -e . builds it)")
+    from warehouse import Lake, connect
+    from warehouse.catalog import query
+
+    out = io.StringIO()
+    front = UciEngine(alphabeta_spec(AlphaBetaOptions(hash=1, search_log_rate=1.0)), output=out)
+    front.handle("position fen " + POSITIONS["italian-middlegame"][0].fen())
+    front.handle("go depth 5")
+    assert front.wait(60)
+    assert lines(out)[-1].startswith("bestmove ")
+    assert Lake(home).parts("search_log") == []
+    front.handle("ucinewgame")
+    rows = query(connect(home), "select count(*) as n, min(depth) as d from search_log")
+    assert rows.column("n")[0].as_py() > 0
+    assert rows.column("d")[0].as_py() >= 1
+    front.handle("quit")  # nothing new to write: no second part
+    assert len(Lake(home).parts("search_log")) == 1
+
+
 def test_search_that_yields_nothing_still_plays_a_legal_move() -> None:
     """A searcher that returns no depth at all: bestmove falls back to a legal move."""
     front, _ = front_end("silent")
