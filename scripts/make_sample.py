@@ -139,8 +139,8 @@ class SampleGame:
 def pick_move(engine: chess.engine.SimpleEngine, board: chess.Board, nodes: int, explore: bool,
               rng: random.Random, game_id: int) -> tuple[chess.Move, chess.engine.PovScore]:
     """Stockfish's move, or a random MultiPV line near the best while exploring."""
-    infos = engine.analyse(board, chess.engine.Limit(nodes=nodes), multipv=MULTIPV if explore else 1,
-                           game=game_id)
+    infos = engine.analyse(board, chess.engine.Limit(nodes=nodes),
+                           multipv=MULTIPV if explore else 1, game=game_id)
     best = infos[0]
     if not explore:
         return best["pv"][0], best["score"]
@@ -213,7 +213,8 @@ def make_games(engine: chess.engine.SimpleEngine, count: int, rng: random.Random
         game = play_game(engine, start, white, black, book, tc, rng, n)
         day = 1 + n % 28
         headers = {
-            "Event": "chesslab sample: Stockfish 15.1 self-play" + (" from position" if from_position else ""),
+            "Event": "chesslab sample: Stockfish 15.1 self-play"
+                     + (" from position" if from_position else ""),
             "Site": "https://github.com/chesslab/sample", "Date": f"2026.10.{day:02d}",
             "Round": str(n + 1), "White": white.name, "Black": black.name, "Result": "*",
             "UTCDate": f"2026.10.{day:02d}", "UTCTime": f"{n % 24:02d}:{(n * 7) % 60:02d}:00",
@@ -249,7 +250,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=400)
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent.parent / "data" / "sample")
+    parser.add_argument("--out", type=Path,
+                        default=Path(__file__).parent.parent / "data" / "sample")
     parser.add_argument("--stockfish", default=STOCKFISH)
     args = parser.parse_args()
     rng = random.Random(args.seed)

@@ -35,7 +35,8 @@ class IngestConfig:
         for name in ("workers", "chunk_games", "flush_games", "epd_chunk"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise IngestError(f"ingest config: {name} must be a positive integer, got {value!r}")
+                raise IngestError(
+                    f"ingest config: {name} must be a positive integer, got {value!r}")
         if self.flush_games < self.chunk_games:
             raise IngestError(
                 f"ingest config: flush_games ({self.flush_games}) must be at least "

@@ -6,8 +6,8 @@ nothing is built per move: a game becomes its tags, its main-line SAN tokens and
 comments and termination markers are skipped; BOMs, CRLF and comments spanning lines (even over
 blank lines) are tolerated.
 
->>> games = list(split_games(['[Event "x"]\\n', '\\n', '1. e4 {[%clk 0:01:00]} e5 (1... c5) 1-0\\n']))
->>> game = parse_game(games[0])
+>>> lines = ['[Event "x"]\\n', '\\n', '1. e4 {[%clk 0:01:00]} e5 (1... c5) 1-0\\n']
+>>> game = parse_game(next(split_games(lines)))
 >>> game.tags["Event"], game.sans, game.clocks
 ('x', ['e4', 'e5'], ['0:01:00', None])
 """

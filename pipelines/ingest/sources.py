@@ -173,7 +173,8 @@ def open_binary(source: SourceFile) -> BinaryIO:
     """The decompressed bytes of a source, as a stream."""
     raw = open(source.path, "rb")
     if source.compression == "zst":
-        return io.BufferedReader(ZstdReader(raw), buffer_size=READ_BYTES)  # type: ignore[return-value]
+        reader = io.BufferedReader(ZstdReader(raw), buffer_size=READ_BYTES)
+        return reader  # type: ignore[return-value]
     if source.compression == "gz":
         return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
     if source.compression == "bz2":
