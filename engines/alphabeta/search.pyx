@@ -192,8 +192,6 @@ cdef class Searcher:
         self.can_abort = can_abort
         self.aborted = False
         self.callback_error = None
-        if not can_abort:
-            self.stop_flag = 0
         if self.history_too_big():
             self.age_history()
         with nogil:

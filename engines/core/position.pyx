@@ -78,7 +78,7 @@ cdef inline int msb(u64 b) noexcept nogil:
 
 
 cdef void init_tables():
-    cdef int sq, f, r, d, df, dr, nf, nr, a, b, i
+    cdef int sq, f, r, d, df, nf, nr, a, i
     cdef int dirs[8][2]
     dirs[:] = [[0, 1], [1, 1], [1, 0], [-1, 1], [0, -1], [-1, -1], [-1, 0], [1, -1]]
     cdef int jumps[8][2]
@@ -118,14 +118,13 @@ cdef void init_tables():
         BISHOP_EMPTY[sq] = RAYS[1][sq] | RAYS[3][sq] | RAYS[5][sq] | RAYS[7][sq]
         ROOK_EMPTY[sq] = RAYS[0][sq] | RAYS[2][sq] | RAYS[4][sq] | RAYS[6][sq]
         for d in range(8):
-            b = sq
             nf = (sq & 7) + dirs[d][0]
             nr = (sq >> 3) + dirs[d][1]
             while 0 <= nf < 8 and 0 <= nr < 8:
                 a = nr * 8 + nf
+                # The ray from sq up to a, without a; the full line through both.
                 BETWEEN[sq][a] = RAYS[d][sq] & ~RAYS[d][a] & ~bit(a)
                 LINE[sq][a] = RAYS[d][sq] | RAYS[(d + 4) & 7][sq] | bit(sq)
-                b = a
                 nf += dirs[d][0]
                 nr += dirs[d][1]
     for sq in range(64):
@@ -444,11 +443,7 @@ cdef bint gives_check(const Position* p, Move m) noexcept nogil:
 cdef inline bint ep_capturer_adjacent(const Position* p) noexcept nogil:
     # Polyglot hashes the en passant file only if a pawn of the side to move stands beside
     # the pawn that just moved two squares; whether the capture is legal does not matter.
-    cdef int pawn_sq
     if p.ep < 0:
-        return False
-    pawn_sq = p.ep - 8 if p.side == WHITE else p.ep + 8
-    if pawn_sq < 0 or pawn_sq > 63:
         return False
     return (PAWN_ATT[p.side ^ 1][p.ep] & p.bb[p.side][PAWN]) != 0
 
