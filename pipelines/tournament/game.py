@@ -64,17 +64,18 @@ class Seat:
         popen = chess.engine.popen_uci if self.spec.protocol == "uci" \
             else chess.engine.popen_xboard
         try:
-            self.transport, self.engine = await asyncio.wait_for(
+            self.transport, engine = await asyncio.wait_for(
                 popen(list(self.spec.command), stderr=subprocess.DEVNULL), START_TIMEOUT_S)
+            self.engine = engine
             if self.spec.options:
-                await asyncio.wait_for(self.engine.configure(dict(self.spec.options)),
+                await asyncio.wait_for(engine.configure(dict(self.spec.options)),
                                        START_TIMEOUT_S)
         except (OSError, chess.engine.EngineError, asyncio.TimeoutError) as exc:
             await self.stop()
             raise EngineFailure("abandoned", f"{self.spec.name} failed to start: "
                                 f"{type(exc).__name__}: {exc}") from None
         self.starts += 1
-        return self.engine
+        return engine
 
     async def stop(self, polite: bool = True) -> None:
         """Quit politely (unless it just failed), then kill: a hung engine must not outlive
@@ -176,7 +177,8 @@ class GamePlayer:
 
     async def play_moves(self, record: GameRecord, board: chess.Board,
                          seats: dict[bool, Seat]) -> Verdict:
-        clock = Clock(self.config.time_control) if self.config.tc else None
+        tc = self.config.time_control
+        clock = Clock(tc) if tc is not None else None
         scores: list[int | None] = []
         token = object()   # a new game for python-chess
         for side in (chess.WHITE, chess.BLACK):

@@ -59,7 +59,7 @@ def load_openings(config: TournamentConfig) -> list[Opening]:
 
 
 def read_epd(path: Path) -> list[Opening]:
-    openings = []
+    openings: list[Opening] = []
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -73,7 +73,7 @@ def read_epd(path: Path) -> list[Opening]:
 
 
 def read_pgn(path: Path, plies: int) -> list[Opening]:
-    openings = []
+    openings: list[Opening] = []
     with path.open(encoding="utf-8", errors="replace") as handle:
         while (game := chess.pgn.read_game(handle)) is not None:
             if game.errors:

@@ -96,9 +96,10 @@ class Tournament:
         self.digest = digest
         self.results: dict[str, dict[str, Any]] = {}
         self.stop = asyncio.Event()
-        self.sprt_config = SprtConfig(config.sprt_elo0, config.sprt_elo1, config.sprt_alpha,
-                                      config.sprt_beta, config.sprt_model) \
-            if config.is_sprt else None
+        self.sprt_config = None
+        if config.sprt_elo0 is not None and config.sprt_elo1 is not None:
+            self.sprt_config = SprtConfig(config.sprt_elo0, config.sprt_elo1, config.sprt_alpha,
+                                          config.sprt_beta, config.sprt_model)
 
     async def run(self) -> TournamentSummary:
         started = time.perf_counter()

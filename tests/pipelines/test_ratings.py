@@ -19,7 +19,8 @@ TABLE7 = json.loads((FIXTURES / "crosstables" / "mcc_table7.json").read_text())
 
 
 def table7_games() -> list[Game]:
-    return games_from_crosstable({(a, b): (w, d, l) for a, b, w, d, l in TABLE7["pairs"]})
+    return games_from_crosstable({(a, b): (won, drawn, lost)
+                                  for a, b, won, drawn, lost in TABLE7["pairs"]})
 
 
 def test_table7_reproduces_table8_ranks_scores_and_elos() -> None:
