@@ -97,11 +97,9 @@ def nps_alphabeta(fen: str, seconds: float, eval_name: str) -> tuple[int, float,
 
     searcher = AlphaBeta(SearchConfig(eval=eval_name))
     searcher.new_game()
-    last = None
     start = time.monotonic()
-    for last in searcher.iterate(chess.Board(fen), hard_deadline=start + seconds):
-        pass
-    assert last is not None
+    results = list(searcher.iterate(chess.Board(fen), hard_deadline=start + seconds))
+    last = results[-1]  # depth 1 always completes
     return last.nodes, last.time_s, last.depth
 
 
@@ -117,7 +115,8 @@ def nps_sunfish(fen: str, seconds: float) -> tuple[int, float, int]:
     searcher.deadline = start + seconds
     depth = 0
     try:
-        for depth, _gamma, _score, _move in searcher.search([position]):
+        for reached, _gamma, _score, _move in searcher.search([position]):
+            depth = reached
             if time.time() >= start + seconds:
                 break
     except sunfish.Stop:
@@ -167,7 +166,8 @@ class TimeControl:
         try:
             return cls(float(base), float(increment or 0))
         except ValueError:
-            raise argparse.ArgumentTypeError(f"time control like 2+0.05 expected, got {text!r}")
+            raise argparse.ArgumentTypeError(
+                f"time control like 2+0.05 expected, got {text!r}") from None
 
     def __str__(self) -> str:
         return f"{self.base_s:g}+{self.increment_s:g}"
@@ -218,7 +218,8 @@ def play_game(white: chess.engine.SimpleEngine, black: chess.engine.SimpleEngine
             break
         clocks[mover] += tc.increment_s
         if played.move is None or played.move not in board.legal_moves:
-            result, reason = ("0-1" if mover == chess.WHITE else "1-0"), f"illegal move {played.move}"
+            loser = "0-1" if mover == chess.WHITE else "1-0"
+            result, reason = loser, f"illegal move {played.move}"
             break
         board.push(played.move)
     game = chess.pgn.Game.from_board(board)

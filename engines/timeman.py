@@ -104,13 +104,15 @@ class TimeConfig:
 
     def __post_init__(self) -> None:
         if self.move_overhead_ms < 0:
-            raise TimeManagementError(f"move_overhead_ms must be >= 0, got {self.move_overhead_ms!r}")
+            raise TimeManagementError(
+                f"move_overhead_ms must be >= 0, got {self.move_overhead_ms!r}")
         if self.moves_to_go < 1:
             raise TimeManagementError(f"moves_to_go must be >= 1, got {self.moves_to_go!r}")
         if self.hard_factor < 1.0:
             raise TimeManagementError(f"hard_factor must be >= 1, got {self.hard_factor!r}")
         if not 0.0 < self.hard_fraction <= 1.0:
-            raise TimeManagementError(f"hard_fraction must be in (0, 1], got {self.hard_fraction!r}")
+            raise TimeManagementError(
+                f"hard_fraction must be in (0, 1], got {self.hard_fraction!r}")
         if not 0.0 < self.last_move_fraction <= 1.0:
             raise TimeManagementError(
                 f"last_move_fraction must be in (0, 1], got {self.last_move_fraction!r}")
@@ -217,7 +219,7 @@ def predicted_next_s(completed: Sequence[Iteration]) -> float:
     if not completed:
         return 0.0
     times = [r.time_s for r in completed]
-    spans = [b - a for a, b in zip([0.0, *times], times)]
+    spans = [b - a for a, b in zip([0.0, *times[:-1]], times, strict=True)]
     last = spans[-1]
     if len(spans) >= 2 and spans[-2] >= MEASURABLE_S:
         growth = min(max(last / spans[-2], MIN_BRANCHING), MAX_BRANCHING)
@@ -246,7 +248,8 @@ class ClockPolicy:
         if budget.mate is not None and last.score_mate is not None \
                 and 0 < last.score_mate <= budget.mate:
             return False
-        if last.score_mate is not None and last.depth >= 2 * abs(last.score_mate) + self.mate_extra_plies:
+        if last.score_mate is not None \
+                and last.depth >= 2 * abs(last.score_mate) + self.mate_extra_plies:
             return False
         if budget.soft_s is None:
             return True

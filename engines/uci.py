@@ -115,7 +115,8 @@ class UciOption:
             for choice in self.choices:
                 if choice.lower() == text.lower():
                     return choice
-            raise UciError(f"option {self.name!r} takes one of {'/'.join(self.choices)}, got {text!r}")
+            raise UciError(
+                f"option {self.name!r} takes one of {'/'.join(self.choices)}, got {text!r}")
         return "" if text == "<empty>" else text
 
     def _parse_spin(self, text: str) -> int:
@@ -125,7 +126,8 @@ class UciOption:
             raise UciError(f"option {self.name!r} takes an integer, got {text!r}") from None
         assert self.minimum is not None and self.maximum is not None
         if not self.minimum <= value <= self.maximum:
-            raise UciError(f"option {self.name!r} takes {self.minimum}..{self.maximum}, got {text!r}")
+            raise UciError(
+                f"option {self.name!r} takes {self.minimum}..{self.maximum}, got {text!r}")
         return value
 
 
@@ -275,7 +277,8 @@ def best_move(board: chess.Board, completed: Sequence[SearchResult]) -> tuple[ch
     return next(iter(board.legal_moves), None), None
 
 
-def _ponder_move(board: chess.Board, move: chess.Move, pv: Sequence[chess.Move]) -> chess.Move | None:
+def _ponder_move(board: chess.Board, move: chess.Move,
+                 pv: Sequence[chess.Move]) -> chess.Move | None:
     if len(pv) < 2:
         return None
     board = board.copy(stack=False)
@@ -341,7 +344,7 @@ class UciEngine:
             return handler(arguments) is not False
         except (UciError, TimeManagementError) as exc:
             self.write(f"info string error: {exc}")
-        except Exception as exc:  # noqa: BLE001 - an engine process must outlive any one line
+        except Exception as exc:  # an engine process must outlive any one bad line
             log.exception("command %r failed", line.strip())
             self.write(f"info string error: {type(exc).__name__}: {exc} (in {line.strip()!r})")
         return True
@@ -475,7 +478,7 @@ class UciEngine:
                 if stop.is_set() or not self.time_manager.should_continue(
                         board, completed, budget, elapsed):
                     break
-        except Exception as exc:  # noqa: BLE001 - whatever broke, the game needs a legal move
+        except Exception as exc:  # whatever broke, the game still needs a legal move
             log.exception("search failed on %s", board.fen())
             self.write(f"info string error: search failed: {type(exc).__name__}: {exc}")
         if budget.infinite:

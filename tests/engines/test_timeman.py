@@ -8,8 +8,17 @@ import chess
 import pytest
 
 from engines.timeman import (
-    MAX_DEPTH, Budget, ClockPolicy, GoLimits, StableStopPolicy, TimeConfig, TimeManagementError,
-    TimeManager, plan, predicted_next_s, score_value,
+    MAX_DEPTH,
+    Budget,
+    ClockPolicy,
+    GoLimits,
+    StableStopPolicy,
+    TimeConfig,
+    TimeManagementError,
+    TimeManager,
+    plan,
+    predicted_next_s,
+    score_value,
 )
 
 CONFIG = TimeConfig()  # 30 ms move overhead, 30 moves to go, hard 3x target, cap 40% of clock

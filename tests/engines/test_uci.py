@@ -22,8 +22,16 @@ import chess.engine
 import pytest
 
 from engines.uci import (
-    AlphaBetaOptions, EngineSpec, UciEngine, UciError, UciOption, alphabeta_spec, best_move,
-    parse_go, parse_position, parse_setoption,
+    AlphaBetaOptions,
+    EngineSpec,
+    UciEngine,
+    UciError,
+    UciOption,
+    alphabeta_spec,
+    best_move,
+    parse_go,
+    parse_position,
+    parse_setoption,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -366,7 +374,7 @@ def test_search_that_yields_nothing_still_plays_a_legal_move() -> None:
 
 def test_illegal_pv_is_never_played() -> None:
     """A searcher whose pv starts with an illegal move (a1a8 through pieces)."""
-    front, out = front_end("illegal")
+    front, _ = front_end("illegal")
     answer = run_go(front, "go depth 2")
     assert answer != "bestmove a1a8"
     assert chess.Move.from_uci(answer.split()[1]) in chess.Board().legal_moves
@@ -496,6 +504,6 @@ def test_chesslab_engine_command_speaks_uci() -> None:
 def test_chesslab_engine_rejects_bad_options() -> None:
     answer = subprocess.run(
         [sys.executable, "-m", "flows.cli", "engine", "alphabeta", "--hash", "0"],
-        input="quit\n", cwd=ROOT, capture_output=True, text=True, timeout=60)
+        input="quit\n", cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert answer.returncode == 2
     assert "--hash must be 1..65536 MB, got 0" in answer.stderr
