@@ -22,7 +22,7 @@ from pipelines.sprt.store import record_sprt
 from pipelines.tournament import store
 from pipelines.tournament.adjudication import Adjudicator
 from pipelines.tournament.config import TournamentConfig, TournamentError
-from pipelines.tournament.game import GamePlayer, GameRecord, Seat, to_pgn
+from pipelines.tournament.game import EngineFailure, GamePlayer, GameRecord, Seat, to_pgn
 from pipelines.tournament.openings import Opening, file_digest, load_openings
 from pipelines.tournament.schedule import Slot, schedule, tournament_id
 from warehouse import Lake
@@ -108,6 +108,8 @@ class Tournament:
         planned = len(self.slots)
         summary = TournamentSummary(self.id, [p.name for p in self.players], planned,
                                     len(done))
+        if len(done) < planned:
+            await self.preflight()
         store.record_tournament(self.lake, self.id, self.config, self.players, planned,
                                 self.digest)
         store.record_event(self.lake, self.id, "resumed" if done else "started", len(done),
@@ -139,6 +141,21 @@ class Tournament:
             store.record_event(self.lake, self.id, summary.status,
                                summary.already_done + summary.played, planned, detail)
         return summary
+
+    async def preflight(self) -> None:
+        """Start every player once before any game: a wrong path or option (``stockfish@1000``
+        is below Stockfish's UCI_Elo range) is a user error, not a tournament of forfeits."""
+        seats = [Seat(p) for p in self.players]
+        try:
+            outcomes = await asyncio.gather(*(seat.ensure_started() for seat in seats),
+                                            return_exceptions=True)
+        finally:
+            await asyncio.gather(*(seat.stop() for seat in seats))
+        for outcome in outcomes:
+            if isinstance(outcome, EngineFailure):
+                raise TournamentError(outcome.reason)
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     async def worker(self, queue: asyncio.Queue[Slot], adjudicator: Adjudicator,
                      summary: TournamentSummary) -> None:

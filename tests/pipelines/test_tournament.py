@@ -194,3 +194,12 @@ def test_tournament_stops_when_the_sprt_decides(home: Path, stockfish_path: str)
     assert summary.played < summary.planned and summary.played % 2 == 0
     con = connect(home)
     assert con.execute("select decision from sprt_results").fetchall() == [("H1",)]
+
+
+def test_engine_that_cannot_start_is_a_user_error(home: Path, stockfish_path: str) -> None:
+    """Stockfish 15.1's UCI_Elo starts at 1350: a 1000 rung fails before any game is played
+    (not a tournament of forfeits) and nothing is written."""
+    config = TournamentConfig.tiny(engines=(SF, "stockfish@1000"))
+    with pytest.raises(TournamentError, match="stockfish@1000 failed to start.*1350"):
+        run_tournament(config, home)
+    assert not Lake(home).parts("tournaments")
