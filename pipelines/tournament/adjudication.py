@@ -39,7 +39,7 @@ class Adjudicator:
         self.draw_moves = draw_moves
         self.draw_score = draw_score
         self.max_plies = max_plies
-        self.syzygy, self.gaviota = open_tablebases(tablebases)
+        self.syzygy, self.gaviota, self.tablebase_pieces = open_tablebases(tablebases)
 
     @classmethod
     def from_config(cls, config: TournamentConfig) -> Adjudicator:
@@ -86,7 +86,7 @@ class Adjudicator:
         return None
 
     def tablebase_verdict(self, board: chess.Board) -> Verdict | None:
-        if board.castling_rights or chess.popcount(board.occupied) > self.max_pieces():
+        if board.castling_rights or chess.popcount(board.occupied) > self.tablebase_pieces:
             return None
         wdl = self.probe_wdl(board)
         if wdl is None:
@@ -97,14 +97,6 @@ class Adjudicator:
         side = "White" if white_wins else "Black"
         return ("1-0" if white_wins else "0-1", "adjudication",
                 f"{side} wins by tablebase adjudication")
-
-    def max_pieces(self) -> int:
-        counts = [0]
-        if self.syzygy is not None:
-            counts.append(max(self.syzygy.largest_wdl(), 0))
-        if self.gaviota is not None:
-            counts.append(5)
-        return max(counts)
 
     def probe_wdl(self, board: chess.Board) -> int | None:
         """Win/draw/loss for the side to move (cursed wins and blessed losses are draws)."""
@@ -122,13 +114,17 @@ class Adjudicator:
         return None
 
 
-def open_tablebases(paths: str | None) -> tuple[Any, Any]:
-    """Syzygy tables from folders holding ``.rtbw`` files, Gaviota from ``.gtb.cp4`` ones."""
+def open_tablebases(paths: str | None) -> tuple[Any, Any, int]:
+    """Syzygy tables from folders holding ``.rtbw`` files, Gaviota from ``.gtb.cp4`` ones, and
+    the most pieces any table covers (``KRvKN.rtbw``, ``krkn.gtb.cp4``: 4)."""
     syzygy = gaviota = None
+    pieces = 0
     for folder in filter(None, (paths or "").split(os.pathsep)):
         root = Path(folder)
         if not root.is_dir():
             raise TournamentError(f"tablebase folder {folder!r} not found")
+        tables = [*root.glob("*.rtbw"), *root.glob("*.gtb.cp4")]
+        pieces = max([pieces] + [len(t.name.split(".")[0].replace("v", "")) for t in tables])
         if any(root.glob("*.rtbw")):
             syzygy = syzygy or chess.syzygy.Tablebase()
             syzygy.add_directory(folder)
@@ -139,4 +135,4 @@ def open_tablebases(paths: str | None) -> tuple[Any, Any]:
                 gaviota.add_directory(folder)
         if not any(root.glob("*.rtbw")) and not any(root.glob("*.gtb.cp4")):
             raise TournamentError(f"no Syzygy (.rtbw) or Gaviota (.gtb.cp4) tables in {folder!r}")
-    return syzygy, gaviota
+    return syzygy, gaviota, pieces
