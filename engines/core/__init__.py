@@ -17,6 +17,9 @@ Fast PGN replay for ingest
   not be read ("invalid san", "illegal san" or "ambiguous san"); the lists then hold what was
   replayed before it.
 
+SAN is read as leniently as python-chess (``0-0``, ``e8Q``, needless disambiguation, trailing
+``+#!?``); null moves (``--``, ``Z0``) pass the turn and are written ``0000``/``--``.
+
 ``fen=None`` is the standard start position; a bad FEN raises ``InvalidFenError`` (a
 ValueError) quoting it. ``position_key(fen)`` and ``normalise_fen(fen)`` do the same for one
 position.

@@ -947,6 +947,9 @@ cdef int setup(Position* p, object fen) except -1:
     return 0
 
 
+NULL_SANS = frozenset(["--", "Z0", "0000", "@@@@"])
+
+
 def replay_san(fen, sans):
     """Replay SAN moves from ``fen`` (None: the start position); see engines.core."""
     cdef Position pos
@@ -962,6 +965,15 @@ def replay_san(fen, sans):
     sans_out = []
     error = None
     for ply, san in enumerate(sans):
+        if san in NULL_SANS:
+            # A null move (python-chess reads these too): pass, as Board.push(Move.null()).
+            make_null(&pos)
+            generate_moves(&pos, &legal, False)
+            ucis.append("0000")
+            sans_out.append("--")
+            keys.append(full_key(&pos))
+            fens.append(fen_of(&pos, False))
+            continue
         try:
             m = parse_san(&pos, san, &legal)
         except IllegalMoveError as exc:

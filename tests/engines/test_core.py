@@ -199,6 +199,16 @@ def test_replay_san_from_fen_with_en_passant_and_mate() -> None:
     assert replay_san(None, ["f3", "e5", "g4", "Qh4"])[3] == ["f3", "e5", "g4", "Qh4#"]
 
 
+def test_replay_san_null_moves_as_python_chess() -> None:
+    """PGN null moves ("--", "Z0") pass the turn, as python-chess pushes Move.null()."""
+    keys, fens, ucis, sans, error = replay_san(None, ["e4", "--", "d4", "Z0", "d5"])
+    board = chess.Board()
+    for san in ["e4", "--", "d4", "--", "d5"]:
+        board.push_san(san)
+    assert error is None and ucis[1] == ucis[3] == "0000" and sans[3] == "--"
+    assert keys[-1] == chess.polyglot.zobrist_hash(board) and fens[-1] == board.epd()
+
+
 def test_position_key_and_normalise_fen() -> None:
     """Known Polyglot keys (from the Polyglot book format description) and FEN clean-up:
     castling rights without their rook are dropped, an ep square without a capturer too."""
