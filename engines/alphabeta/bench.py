@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from engines.alphabeta import EVALS, LMR_BUILTINS, AlphaBeta, SearchConfig
+from engines.alphabeta import EVALS, LMR_BUILTINS, AlphaBeta, Reduction, SearchConfig
 
 BENCH_FENS = [
     "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
@@ -90,9 +90,14 @@ class BenchResult:
         return self.nodes / self.seconds if self.seconds > 0 else 0.0
 
 
-def run_bench(config: BenchConfig) -> BenchResult:
-    """Search every bench position to ``config.depth``; a fresh game for each."""
-    engine = AlphaBeta(SearchConfig(eval=config.eval, lmr=config.lmr, hash_mb=config.hash_mb))
+def run_bench(config: BenchConfig, reduction: Reduction | None = None) -> BenchResult:
+    """Search every bench position to ``config.depth``; a fresh game for each.
+
+    ``reduction`` replaces ``config.lmr`` by a callable reduction(d, m, state): paper 003
+    scales a learned formula until its bench node count matches the default's (Figure 6.1).
+    """
+    lmr: str | Reduction = reduction if reduction is not None else config.lmr
+    engine = AlphaBeta(SearchConfig(eval=config.eval, lmr=lmr, hash_mb=config.hash_mb))
     per_position = []
     start = time.perf_counter()
     for fen in BENCH_FENS[:config.positions]:

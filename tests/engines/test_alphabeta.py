@@ -177,6 +177,9 @@ def test_bench_is_deterministic() -> None:
     second = run_bench(BenchConfig.tiny())
     assert first.per_position == second.per_position and first.nodes > 1000
     assert len(first.per_position) == 6
+    # A callable reduction that never reduces searches the tree of lmr="none".
+    assert run_bench(BenchConfig.tiny(), reduction=lambda d, m, state: 0).nodes == run_bench(
+        BenchConfig(depth=4, positions=6, hash_mb=1, lmr="none")).nodes
 
 
 def test_config_validation_quotes_the_value() -> None:
