@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import fcntl
 import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,12 +74,30 @@ def run_tournament(config: TournamentConfig, home: str | os.PathLike[str] | None
     notebook), it plays in a fresh thread instead.
     """
     tournament = Tournament(config, Lake(home), progress)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(tournament.run())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, tournament.run()).result()
+    with exclusive(tournament):
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(tournament.run())
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, tournament.run()).result()
+
+
+@contextlib.contextmanager
+def exclusive(tournament: Tournament) -> Iterator[None]:
+    """One run of a tournament at a time per home: a second one would play the same games."""
+    folder = tournament.lake.home / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"tournament-{tournament.id}.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TournamentError(f"tournament {tournament.id} is already running on "
+                                  f"{tournament.lake.home}") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class Tournament:
