@@ -109,7 +109,10 @@ def test_stop_from_another_thread() -> None:
     worker = threading.Thread(
         target=lambda: results.extend(engine.iterate(chess.Board(), max_depth=60)))
     worker.start()
-    time.sleep(0.3)
+    waited = 0.0
+    while not results and waited < 30:      # stop once the search is surely running
+        time.sleep(0.05)
+        waited += 0.05
     engine.stop()
     worker.join(timeout=5)
     assert not worker.is_alive()
