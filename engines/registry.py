@@ -6,6 +6,7 @@ Spec strings:
   ``puct``), started as ``<python> -m engines.uci alphabeta --eval hce-simple``;
 - ``stockfish`` -- Stockfish at full strength; ``stockfish@1350`` -- Stockfish limited by
   ``UCI_LimitStrength``/``UCI_Elo`` (the rating ladder; the number is the player's anchor);
+  ``stockfish@1350-2350/250`` or ``stockfish@1350,1800`` name several rungs at once;
 - ``toga2``, ``ethereal``, ``glaurung``, ``fruit``, ``gnuchess`` (UCI) or ``phalanx``
   (xboard) -- Debian engines found on ``PATH`` or in ``/usr/games``;
 - ``uci:/path/to/engine`` or ``xboard:/path/to/engine`` -- any other program;
@@ -86,6 +87,28 @@ class EngineSpec:
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "command": list(self.command), "protocol": self.protocol,
                 "options": dict(self.options), "elo": self.elo, "kind": self.kind}
+
+
+def expand_ladder(text: str) -> list[str]:
+    """``stockfish@1350-1850/250`` or ``stockfish@1350,1600`` -> one spec per rung.
+
+    >>> expand_ladder("stockfish@1350-1850/250")
+    ['stockfish@1350', 'stockfish@1600', 'stockfish@1850']
+    """
+    name, at, rungs = text.partition("@")
+    if not at or not any(c in rungs for c in ",-/") or "?" in rungs or "#" in rungs:
+        return [text]
+    if "," in rungs:
+        return [f"{name}@{rung.strip()}" for rung in rungs.split(",") if rung.strip()]
+    span, _, step = rungs.partition("/")
+    low, dash, high = span.partition("-")
+    try:
+        first, last, stride = int(low), int(high if dash else low), int(step or 250)
+    except ValueError:
+        raise EngineSpecError(f"bad ladder {text!r}: use NAME@LOW-HIGH/STEP") from None
+    if stride <= 0 or last < first:
+        raise EngineSpecError(f"bad ladder {text!r}: empty range")
+    return [f"{name}@{elo}" for elo in range(first, last + 1, stride)]
 
 
 def parse_engine(text: str, players: Mapping[str, EngineSpec] | None = None) -> EngineSpec:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.registry import EngineSpec, load_engines_file, parse_engine
+from engines.registry import EngineSpec, expand_ladder, load_engines_file, parse_engine
 from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
 from pipelines.sprt.store import record_sprt
 from pipelines.tournament import store
@@ -58,7 +58,8 @@ class TournamentSummary:
 
 def resolve_players(config: TournamentConfig) -> list[EngineSpec]:
     named = load_engines_file(config.engines_file) if config.engines_file else {}
-    players = [parse_engine(text, named) for text in config.engines]
+    players = [parse_engine(spec, named) for text in config.engines
+               for spec in expand_ladder(text)]
     names = [p.name for p in players]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -1,0 +1,47 @@
+"""Engine specs: own engines, the Stockfish ladder, external programs, engines files."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from engines.registry import EngineSpecError, expand_ladder, load_engines_file, parse_engine
+
+
+def test_own_engine_command_is_built_from_this_interpreter() -> None:
+    """``alphabeta:eval=hce-simple`` runs ``python -m engines.uci alphabeta --eval ...``;
+    its id does not depend on the interpreter path, only on what it plays with."""
+    spec = parse_engine("alphabeta:eval=hce-simple,hash=32")
+    assert spec.command == (sys.executable, "-m", "engines.uci", "alphabeta", "--eval",
+                            "hce-simple", "--hash", "32")
+    assert spec.kind == "own" and spec.name == "alphabeta:eval=hce-simple,hash=32"
+    assert spec.engine_id != parse_engine("alphabeta:eval=hce").engine_id
+
+
+def test_stockfish_ladder_rungs(stockfish_path: str) -> None:
+    """``stockfish@1600`` sets UCI_LimitStrength and UCI_Elo and is anchored at 1600;
+    options and a display name can be added."""
+    rung = parse_engine("stockfish@1600?Hash=16#sf1600")
+    assert rung.name == "sf1600" and rung.elo == 1600 and rung.kind == "ladder"
+    assert rung.options == {"UCI_LimitStrength": True, "UCI_Elo": 1600, "Hash": 16}
+    assert expand_ladder("stockfish@1350-2000/250") == [
+        "stockfish@1350", "stockfish@1600", "stockfish@1850"]
+    assert expand_ladder("stockfish@1400,1500") == ["stockfish@1400", "stockfish@1500"]
+    with pytest.raises(EngineSpecError, match="'toga2@1500'"):
+        parse_engine("toga2@1500")
+
+
+def test_engines_file_and_unknown_specs(tmp_path: Path, stockfish_path: str) -> None:
+    """Players named in TOML; unknown names and missing programs are errors quoting them."""
+    path = tmp_path / "engines.toml"
+    path.write_text('[players.fast]\nspec = "stockfish"\noptions = {Threads = 1}\n'
+                    '[players.x]\ncommand = ["/bin/cat"]\nprotocol = "xboard"\nelo = 1200\n')
+    players = load_engines_file(path)
+    assert players["fast"].options == {"Threads": 1}
+    assert players["x"].protocol == "xboard" and players["x"].kind == "ladder"
+    assert parse_engine("fast#quick", players).name == "quick"
+    with pytest.raises(EngineSpecError, match="'nosuchengine'"):
+        parse_engine("nosuchengine")
+    with pytest.raises(EngineSpecError, match="'/no/such/program'"):
+        parse_engine("uci:/no/such/program")
