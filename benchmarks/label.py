@@ -15,6 +15,7 @@ fixture of self-play games), extended to --positions with seeded random games.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import random
 import shutil
@@ -42,9 +43,18 @@ FIXTURE_PGN = ROOT / "tests" / "fixtures" / "label_engines" / "selfplay.pgn"
 SAMPLE_DIR = ROOT / "data" / "sample"
 
 
+def open_pgn(path: Path) -> io.TextIOBase:
+    if path.name.endswith(".zst"):
+        import zstandard
+
+        stream = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"))
+        return io.TextIOWrapper(stream, encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
 def pgn_positions(paths: list[Path]) -> Iterator[chess.Board]:
     for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        with open_pgn(path) as handle:
             while (game := chess.pgn.read_game(handle)) is not None:
                 board = game.board()
                 yield board.copy()
@@ -115,8 +125,9 @@ def fresh_home(template: Path) -> Path:
     return home
 
 
-def run_ours(template: Path, config: LabelConfig, prefect: bool) -> tuple[float, int]:
-    """(seconds, labels written) of one run of the flow (or the plain pipeline)."""
+def run_ours(template: Path, config: LabelConfig, prefect: bool) -> tuple[float, float, int]:
+    """(wall seconds, seconds inside the flow body, labels written) of one run of the flow
+    (or the plain pipeline)."""
     home = fresh_home(template)
     try:
         started = time.perf_counter()
@@ -129,7 +140,7 @@ def run_ours(template: Path, config: LabelConfig, prefect: bool) -> tuple[float,
             from pipelines.label import label_positions
 
             summary = label_positions(Lake(home), config)
-        return time.perf_counter() - started, summary.labels
+        return time.perf_counter() - started, summary.seconds, summary.labels
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
@@ -148,7 +159,7 @@ def main() -> int:
     os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="label-bench-prefect-"))
     configure_prefect()  # before Prefect is first imported: it reads its settings once
 
-    paths = args.pgn or sorted(SAMPLE_DIR.glob("*.pgn")) or [FIXTURE_PGN]
+    paths = args.pgn or sorted(SAMPLE_DIR.glob("*.pgn*")) or [FIXTURE_PGN]
     depths = tuple(int(d) for d in args.depths.split(","))
     rows = position_rows(paths, args.positions)
     template = Path(tempfile.mkdtemp(prefix="label-bench-template-"))
@@ -171,9 +182,11 @@ def main() -> int:
             for name, prefect in (("flow", True), ("pipeline", False)):
                 if name == "pipeline" and args.no_pipeline:
                     continue
-                seconds, written = run_ours(template, config, prefect)
+                seconds, inside, written = run_ours(template, config, prefect)
                 assert written == labels, f"{name} wrote {written} labels, expected {labels}"
                 table.setdefault((name, workers), []).append(written / seconds)
+                if prefect:
+                    table.setdefault(("flow-body", workers), []).append(written / inside)
     report(table)
     shutil.rmtree(template, ignore_errors=True)
     shutil.rmtree(warm, ignore_errors=True)
@@ -182,10 +195,13 @@ def main() -> int:
 
 def report(table: dict[tuple[str, int], list[float]]) -> None:
     rate = {key: statistics.median(values) for key, values in table.items()}
-    print(f"{'run':<10}{'workers':>8}{'labels/s':>12}{'vs baseline':>13}")
+    print(f"{'run':<10}{'workers':>8}{'labels/s':>12}{'vs baseline':>13}   runs")
     for (name, workers), value in sorted(rate.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         ratio = value / rate[("baseline", workers)]
-        print(f"{name:<10}{workers:>8}{value:>12.1f}{ratio:>13.3f}")
+        runs = " ".join(f"{v:.0f}" for v in table[(name, workers)])
+        print(f"{name:<10}{workers:>8}{value:>12.1f}{ratio:>13.3f}   {runs}")
+    print("flow: wall clock of the whole flow call; flow-body: the same run timed inside the "
+          "flow (without Prefect's start-up and its up-to-1 s heartbeat-thread join at exit)")
     for name in ("baseline", "flow", "pipeline"):
         if (name, 1) in rate and (name, 2) in rate:
             print(f"scaling 1->2 workers, {name}: {rate[(name, 2)] / rate[(name, 1)]:.2f}x")

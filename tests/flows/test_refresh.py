@@ -18,7 +18,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "label_engines"
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    """A folder holding the Opera-game/self-play PGN and the terminal-positions EPD."""
+    """A folder holding the terminal-positions EPD (the tests add Morphy's Opera game)."""
     path = tmp_path / "incoming"
     path.mkdir()
     shutil.copy(FIXTURES / "terminal.epd", path / "terminal.epd")
@@ -39,13 +39,13 @@ def test_refresh_flow_labels_new_files_only(prefect_harness: None, home: Path, f
     assert [s.new_positions for s in ingested] == [4]
     assert (labelled.positions, labelled.labels) == (4, 8)
 
-    shutil.copy(FIXTURES / "selfplay.pgn", folder / "games.pgn")
+    shutil.copy(FIXTURES / "opera.pgn", folder / "games.pgn")
     ingested, labelled = run_flow(refresh, workers=2, folder=str(folder), config=config,
                                   home=str(home), ingest_config=IngestConfig.tiny())
     by_path = {Path(s.path).name: s for s in ingested}
     assert by_path["terminal.epd"].skipped and not by_path["games.pgn"].skipped
     new = by_path["games.pgn"].new_positions
-    assert new > 800 and labelled.positions == new and label_count(home) == 2 * (new + 4)
+    assert new == 34 and labelled.positions == new and label_count(home) == 2 * (new + 4)
 
 
 def test_refresh_without_prefect_and_cli(home: Path, folder: Path, stockfish_path: str,
