@@ -11,37 +11,74 @@ ValueError: invalid position (no white king, no black king, empty): '8/8/8/8/8/8
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import chess
 import chess.polyglot
 
-# EPD opcodes with their own column; every opcode is also kept in the JSON ``ops`` column.
-MOVE_LIST_OPS = ("bm", "am")
+# Faults that make a board no chess position at all. Milder ones (an implausible en passant
+# square, impossible checks in composed studies) are kept: the position is still well defined.
+FATAL_STATUS = (chess.STATUS_EMPTY | chess.STATUS_NO_WHITE_KING | chess.STATUS_NO_BLACK_KING
+                | chess.STATUS_TOO_MANY_KINGS | chess.STATUS_PAWNS_ON_BACKRANK
+                | chess.STATUS_OPPOSITE_CHECK)
+EPD_OPERATION = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)((?:\s+(?:"[^"]*"|[^;"\s]+))*)\s*(?:;|$)')
+
+
+class BadOpcodes(ValueError):
+    """An EPD line whose position is fine but whose opcodes are not (an illegal ``bm``...)."""
+
+    def __init__(self, row: dict[str, Any], reason: str) -> None:
+        super().__init__(reason)
+        self.row = row
 
 
 def checked_board(board: chess.Board, text: str) -> chess.Board:
-    """``board`` if it is a legal chess position, else ValueError naming its faults."""
-    if not board.is_valid():
+    """``board`` unless it is no chess position at all (no king, ...): ValueError naming why."""
+    fatal = board.status() & FATAL_STATUS
+    if fatal:
         faults = [name.lower().replace("_", " ")[7:] for name, flag in vars(chess).items()
-                  if name.startswith("STATUS_") and flag and board.status() & flag]
+                  if name.startswith("STATUS_") and flag and fatal & flag]
         raise ValueError(f"invalid position ({', '.join(faults)}): {text!r}")
     return board
 
 
 def parse_fen_line(text: str) -> dict[str, Any]:
     """A FEN-list line as a position_records row (without source and line)."""
-    return record_row(checked_board(chess.Board(text), text), {})
+    row = record_row(checked_board(chess.Board(text), text), {})
+    row["fen"] = text
+    return row
 
 
 def parse_epd_line(text: str) -> dict[str, Any]:
-    """An EPD line as a position_records row; ValueError naming the fault otherwise."""
+    """An EPD line as a position_records row.
+
+    ValueError when the position is bad; :class:`BadOpcodes` carrying the row (its opcodes
+    kept as raw text) when only an opcode is, such as a ``bm`` move that is not legal there.
+    """
     board = chess.Board()
     try:
         ops = board.set_epd(text)
     except ValueError as exc:
-        raise ValueError(f"{exc} in EPD {text!r}") from None
+        fields = text.split(None, 4)
+        try:
+            board = chess.Board(" ".join(fields[:4]))
+        except ValueError:
+            raise ValueError(f"{exc} in EPD {text!r}") from None
+        row = record_row(checked_board(board, text), raw_operations(text))
+        raise BadOpcodes(row, f"{exc} in EPD {text!r}") from None
     return record_row(checked_board(board, text), ops)
+
+
+def raw_operations(text: str) -> dict[str, str]:
+    """The opcodes of an EPD line as raw operand text (quotes removed).
+
+    >>> raw_operations('8/8/8/8/8/8/8/k1K5 w - - bm Kb3; id "a; b";')
+    {'bm': 'Kb3', 'id': 'a; b'}
+    """
+    operations = text.split(None, 4)[4] if len(text.split(None, 4)) > 4 else ""
+    return {m.group(1): m.group(2).strip().strip('"')
+            for m in EPD_OPERATION.finditer(operations) if m.group(0).strip()}
 
 
 def record_row(board: chess.Board, ops: dict[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.ingest.config import IngestConfig, IngestError
-from pipelines.ingest.epd import parse_epd_line, parse_fen_line
+from pipelines.ingest.epd import BadOpcodes, parse_epd_line, parse_fen_line
 from pipelines.ingest.games import POSITION_SCHEMA, ChunkJob, ChunkResult, process_chunk
 from pipelines.ingest.pgn import CutStream, RawGame, split_games
 from pipelines.ingest.positions import PositionSink
@@ -209,6 +209,9 @@ def ingest_records(run: FileRun) -> None:
                 continue
             try:
                 row = parse(stripped)
+            except BadOpcodes as exc:  # the position is kept, its opcodes as raw text
+                run.error("bad_opcode", f"{exc}", line=line)
+                row = exc.row
             except ValueError as exc:
                 run.error("bad_" + run.source.format, f"{exc}", line=line)
                 continue

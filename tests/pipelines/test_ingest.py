@@ -235,7 +235,7 @@ def test_epd_suite_keeps_opcodes(lake: Lake) -> None:
     """EPD opcodes survive: bm/am as SAN lists, id, dm, c0, and all of them in ops."""
     summaries = ingest_paths(lake, [EPD / "bratko_kopec.epd", EPD / "opcodes.epd"],
                              IngestConfig.tiny())
-    assert [(s.records, s.errors) for s in summaries] == [(24, 0), (4, 1)]
+    assert [(s.records, s.errors) for s in summaries] == [(24, 0), (5, 2)]
     con = connect(lake)
     bk = dict(con.execute("select id, bm from position_records where id like 'BK.%'").fetchall())
     assert len(bk) == 24
@@ -249,8 +249,11 @@ def test_epd_suite_keeps_opcodes(lake: Lake) -> None:
     assert json.loads(rows["WAC.001"]["ops"]) == {
         "bm": ["Qg6"], "id": "WAC.001", "c0": "Win at Chess 1", "acd": 20, "ce": 600}
     assert rows["WAC.003"]["line"] == 5
-    error = con.execute("select line, kind, message from ingest_errors").fetchone()
-    assert error[:2] == (4, "bad_epd") and "this is not an epd line" in error[2]
+    errors = con.execute("select line, kind, message from ingest_errors order by line").fetchall()
+    assert [e[:2] for e in errors] == [(4, "bad_epd"), (6, "bad_opcode")]
+    assert "this is not an epd line" in errors[0][2] and "'Rb1'" in errors[1][2]
+    kept = con.execute("select bm, ops from position_records where id like '%wrong bm'").fetchone()
+    assert kept == (None, '{"bm": "Rb1", "id": "WAC.002 with a wrong bm"}')
     assert con.execute("select count(*) from positions").fetchone() == (28,)
 
 
