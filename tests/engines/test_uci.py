@@ -21,6 +21,7 @@ import chess
 import chess.engine
 import pytest
 
+from engines.timeman import StableStopPolicy, TimeManager
 from engines.uci import (
     AlphaBetaOptions,
     EngineSpec,
@@ -405,6 +406,19 @@ def test_go_infinite_waits_for_stop_even_when_the_search_is_done() -> None:
     assert any(line.startswith("info depth 2 ") for line in lines(out))
     front.handle("stop")
     assert lines(out)[-1] == "bestmove d1d8"
+
+
+def test_a_stability_policy_plugs_into_the_front_end() -> None:
+    """Paper 003's algorithm 2 through the UCI front end: ``go depth 4`` with a predictor
+    that calls every position stable stops after depth 3; with one that never does, depth 4
+    is searched (guards the hook a later volatility model is plugged into)."""
+    for stability, deepest in ((1.0, 3), (0.0, 4)):
+        out = io.StringIO()
+        policy = StableStopPolicy(lambda board, delta, changed, p=stability: p)
+        front = UciEngine(toy_spec([]), output=out, time_manager=TimeManager(policy=policy))
+        run_go(front, "go depth 4")
+        depths = [int(line.split()[2]) for line in lines(out) if line.startswith("info depth")]
+        assert depths == list(range(1, deepest + 1))
 
 
 def test_ucinewgame_reaches_the_searcher_and_resets_the_position() -> None:
