@@ -412,12 +412,13 @@ class UciEngine:
         self.board = board
 
     def _go(self, arguments: list[str]) -> None:
+        received = time.monotonic()  # the clock runs from here, not from the thread's start
         limits = parse_go(arguments)
         self._finish_search()
         searcher = self.searcher()
         stop = threading.Event()
         thread = threading.Thread(target=self._search, name="uci-search", daemon=True,
-                                  args=(searcher, self.board.copy(), limits, stop))
+                                  args=(searcher, self.board.copy(), limits, stop, received))
         self._job = _SearchJob(thread, stop, searcher)
         thread.start()
 
@@ -464,11 +465,16 @@ class UciEngine:
             self.spec.flush(self._searcher)
 
     def _search(self, searcher: Searcher, board: chess.Board, limits: GoLimits,
-                stop: threading.Event) -> None:
+                stop: threading.Event, start: float) -> None:
         """The search thread: deepen while the time manager agrees, then answer bestmove."""
-        start = time.monotonic()
         budget = self.time_manager.plan(limits, board.turn)
         completed: list[SearchResult] = []
+        if not any(board.legal_moves):  # mated or stalemated: nothing to search
+            self.write(f"info depth 0 score {'mate 0' if board.is_check() else 'cp 0'}")
+            if budget.infinite:
+                stop.wait()
+            self.write(bestmove_line(None, None))
+            return
         try:
             for result in searcher.iterate(board.copy(), budget.max_depth, budget.max_nodes,
                                            budget.hard_deadline(start)):

@@ -381,11 +381,14 @@ def test_illegal_pv_is_never_played() -> None:
     assert chess.Move.from_uci(answer.split()[1]) in chess.Board().legal_moves
 
 
-@pytest.mark.parametrize("name", ["fools-mate", "stalemate"])
-def test_no_legal_move_answers_null_move(name: str) -> None:
-    front, _ = front_end()
+@pytest.mark.parametrize("name,score", [("fools-mate", "mate 0"), ("stalemate", "cp 0")])
+def test_no_legal_move_answers_null_move(name: str, score: str) -> None:
+    """Mated or stalemated at the root: no search, ``score mate 0`` / ``cp 0`` like Stockfish,
+    and ``bestmove 0000``."""
+    front, out = front_end()
     front.handle("position fen " + POSITIONS[name][0].fen())
     assert run_go(front, "go depth 2") == "bestmove 0000"
+    assert lines(out)[-2] == f"info depth 0 score {score}"
 
 
 def test_only_move_is_played_at_once_on_a_clock() -> None:
