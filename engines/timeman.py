@@ -232,33 +232,46 @@ def predicted_next_s(completed: Sequence[Iteration]) -> float:
 class ClockPolicy:
     """Stop deepening at the soft limit, or when the next iteration would not end in time.
 
-    Also stops once a forced mate was found and searched a few plies beyond its length, or
-    when only one legal move exists on a clock (thinking cannot change that move).
+    When the last iteration changed the best move or lost ``score_drop_cp`` or more, the
+    position is not settled: the soft limit is stretched by ``unstable_factor`` (still
+    bounded by the hard limit), the "invest in searching slightly deeper" rule paper 003
+    describes for fluctuating evaluations. On a clock it also stops once a forced mate was
+    found and searched a few plies beyond its length, and at once when only one legal move
+    exists (thinking cannot change that move). ``go depth``/``go nodes`` searches without a
+    clock run to their limit.
     """
 
     mate_extra_plies: int = 4
+    unstable_factor: float = 2.0
+    score_drop_cp: int = 30
 
     def should_continue(self, board: chess.Board, completed: Sequence[Iteration],
                         budget: Budget, elapsed_s: float) -> bool:
-        if not completed:
+        if not completed or budget.infinite:
             return True
         last = completed[-1]
-        if budget.infinite:
-            return True
         if budget.mate is not None and last.score_mate is not None \
                 and 0 < last.score_mate <= budget.mate:
             return False
+        if budget.soft_s is None or budget.hard_s is None:
+            return True
         if last.score_mate is not None \
                 and last.depth >= 2 * abs(last.score_mate) + self.mate_extra_plies:
             return False
-        if budget.soft_s is None:
-            return True
         if board.legal_moves.count() == 1:
             return False
-        if elapsed_s >= budget.soft_s:
+        soft = budget.soft_s * (self.unstable_factor if self.unstable(completed) else 1.0)
+        if elapsed_s >= soft:
             return False
-        assert budget.hard_s is not None
         return elapsed_s + predicted_next_s(completed) < budget.hard_s
+
+    def unstable(self, completed: Sequence[Iteration]) -> bool:
+        """The last iteration changed the best move or dropped the score."""
+        if len(completed) < 2:
+            return False
+        previous, last = completed[-2], completed[-1]
+        return first_move(last) != first_move(previous) \
+            or score_value(last) <= score_value(previous) - self.score_drop_cp
 
 
 #: ``stability(board, delta_value, pv_changed) -> probability that the position is stable``.

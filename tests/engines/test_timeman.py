@@ -178,13 +178,33 @@ def test_clock_policy_stops_at_soft_limit_or_when_next_depth_cannot_finish() -> 
     assert policy.should_continue(BOARD, slow, Budget(max_depth=9), elapsed_s=50.0)
 
 
+def test_clock_policy_searches_longer_when_the_best_move_or_score_moves() -> None:
+    """Past the soft limit (1 s) but before twice it: stop if the last two iterations agree,
+    go on if the best move changed or the score fell by 30 cp or more (still bounded by the
+    hard limit through the prediction)."""
+    policy = ClockPolicy()
+    d4 = chess.Move.from_uci("d2d4")
+    steady = [It(5, 0.9, 20), It(6, 1.2, 25)]
+    new_move = [It(5, 0.9, 20), It(6, 1.2, 25, pv=[d4])]
+    falling = [It(5, 0.9, 20), It(6, 1.2, -10)]
+    slight = [It(5, 0.9, 20), It(6, 1.2, -9)]
+    budget = Budget(soft_s=1.0, hard_s=10.0)
+    assert not policy.should_continue(BOARD, steady, budget, 1.2)
+    assert policy.should_continue(BOARD, new_move, budget, 1.2)
+    assert policy.should_continue(BOARD, falling, budget, 1.2)
+    assert not policy.should_continue(BOARD, slight, budget, 1.2)
+    assert not policy.should_continue(BOARD, new_move, budget, 2.0)
+    assert not policy.should_continue(BOARD, new_move, Budget(soft_s=1.0, hard_s=1.5), 1.2)
+
+
 def test_clock_policy_stops_on_a_found_mate_and_on_a_forced_move() -> None:
-    """Mate in 2 found at depth 8 (>= 2*2 + 4): more depth cannot improve it. One legal move
-    on a clock: play it at once instead of thinking."""
+    """On a clock, a mate in 2 found at depth 8 (>= 2*2 + 4): more depth cannot improve it;
+    ``go depth 20`` still gets its 20 plies. One legal move on a clock: play it at once."""
     policy = ClockPolicy()
     mate = [It(8, 0.01, score_cp=None, score_mate=2)]
-    assert not policy.should_continue(BOARD, mate, Budget(max_depth=20), 0.01)
-    assert policy.should_continue(BOARD, [It(5, 0.01, None, 2)], Budget(max_depth=20), 0.01)
+    assert not policy.should_continue(BOARD, mate, CLOCK, 0.01)
+    assert policy.should_continue(BOARD, [It(5, 0.01, None, 2)], CLOCK, 0.01)
+    assert policy.should_continue(BOARD, mate, Budget(max_depth=20), 0.01)
     forced = chess.Board("k7/8/8/8/8/8/1q6/K7 w - - 0 1")  # Kxb2 is the only move
     assert forced.legal_moves.count() == 1
     assert not policy.should_continue(forced, [It(1, 0.001)], CLOCK, 0.001)
