@@ -16,7 +16,7 @@ Outputs: ``games.pgn.zst``, ``suite.epd``, ``positions.fen``. Deterministic for 
 
     .venv/bin/python scripts/make_sample.py [--games 400] [--seed 2026] [--out data/sample]
 
-On the development machine (2 shared cores) 400 games took about 10 minutes.
+On the development machine (2 cores shared with other jobs) 400 games took 20 minutes.
 """
 from __future__ import annotations
 
@@ -215,14 +215,13 @@ def make_games(engine: chess.engine.SimpleEngine, count: int, rng: random.Random
         headers = {
             "Event": "chesslab sample: Stockfish 15.1 self-play"
                      + (" from position" if from_position else ""),
-            "Site": "https://github.com/chesslab/sample", "Date": f"2026.10.{day:02d}",
+            "Site": "chesslab scripts/make_sample.py", "Date": f"2026.10.{day:02d}",
             "Round": str(n + 1), "White": white.name, "Black": black.name, "Result": "*",
             "UTCDate": f"2026.10.{day:02d}", "UTCTime": f"{n % 24:02d}:{(n * 7) % 60:02d}:00",
             "WhiteElo": str(NOMINAL_ELO[white.nodes]), "BlackElo": str(NOMINAL_ELO[black.nodes]),
             "ECO": "?" if from_position else eco, "Opening": "?" if from_position else opening,
-            "TimeControl": f"{tc[0]}+{tc[1]}", "Termination": "",
+            "TimeControl": f"{tc[0]}+{tc[1]}", "Termination": game.termination,
         }
-        headers["Termination"] = game.termination
         texts.append(to_pgn(game, headers))
         replay = game.start.copy()
         for ply, move in enumerate(game.board.move_stack):
