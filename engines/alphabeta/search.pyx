@@ -3,7 +3,7 @@
 
 Principal variation search with a transposition table, quiescence over captures, queen
 promotions and check evasions, move ordering (TT move, SEE/MVV-LVA captures, two killers,
-history), null-move pruning, check extension, mate-distance scores and draw detection
+history), reverse futility and null-move pruning, check extension, mate-distance scores and draw detection
 (repetition against the game history and the search path, 50-move rule, insufficient
 material). Late-move reductions come from a pluggable reduction(d, m, state): the paper 003
 default r = floor(log d * log m / 1.95) and "none" run in C, a Python callable is called
@@ -37,6 +37,8 @@ cdef enum:
     LMR_CALLABLE = 2
     NULL_MOVE_MIN_DEPTH = 3
     LMR_MIN_DEPTH = 3
+    RFP_MAX_DEPTH = 6               # reverse futility pruning at depths 1..6
+    RFP_MARGIN = 100                # centipawns per ply of remaining depth
     TIME_CHECK_MASK = 1023          # look at the clock every 1024 nodes
     HISTORY_LIMIT = 400000          # halve history before it reaches the killer scores
 
@@ -418,6 +420,10 @@ cdef class Searcher:
         static_eval = -INF if check else evaluate(p, self.eval_kind)
         self.evals[ply] = static_eval
         improving = ply >= 2 and not check and static_eval > self.evals[ply - 2]
+        # Reverse futility: a quiet node far above beta near the leaves will not fall back.
+        if (not pv_node and not check and depth <= RFP_MAX_DEPTH and beta > -MATE_BOUND
+                and beta < MATE_BOUND and static_eval - RFP_MARGIN * depth >= beta):
+            return static_eval
         # Null move: if passing still fails high, a real move will too (not in zugzwang-prone
         # pawn endings: the side to move needs a piece).
         if (not pv_node and not check and null_ok and depth >= NULL_MOVE_MIN_DEPTH
