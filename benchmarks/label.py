@@ -7,7 +7,7 @@ Ours is the Prefect ``label`` flow (parse every depth, write Parquet parts) on a
 holding the same positions. Both are timed wall-clock, engine start-up included, side by side
 in one run; Prefect's temporary server is started before timing by a warm-up flow.
 
-    .venv/bin/python benchmarks/label.py --positions 1500 --workers 1,2
+    .venv/bin/python benchmarks/label.py --positions 6000 --workers 1,2
 
 Positions: the PGN files given (default: data/sample/*.pgn when present, else the test
 fixture of self-play games), extended to --positions with seeded random games.
@@ -148,7 +148,7 @@ def run_ours(template: Path, config: LabelConfig, prefect: bool) -> tuple[float,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("pgn", nargs="*", type=Path, help="PGN files of positions")
-    parser.add_argument("--positions", type=int, default=1500)
+    parser.add_argument("--positions", type=int, default=6000)
     parser.add_argument("--depths", default="5,6,7")
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
     parser.add_argument("--rounds", type=int, default=1, help="repeat and report medians")

@@ -279,3 +279,34 @@ def test_info_lines_bounds_and_unfinished_iterations() -> None:
     depth = completed_depths(info, (10, 11), last_is_complete=True)
     assert (depth[11].score_mate, depth[11].score_cp, depth[11].wdl) == (-3, None, (0, 0, 1000))
     assert parse_info(info[1]).bound
+
+
+def test_batches_shrink_so_workers_finish_together() -> None:
+    """Guided self-scheduling: batches cover the pending list in key order, never exceed
+    batch_size, shrink towards the end (so no worker idles on a last big batch); one worker
+    gets plain batch_size chunks."""
+    from pipelines.label.run import MIN_BATCH, split_batches
+
+    pending = list(range(1000))
+    batches = split_batches(pending, LabelConfig(workers=2, batch_size=200))  # type: ignore[arg-type]
+    sizes = [len(b) for b in batches]
+    assert [p for b in batches for p in b] == pending
+    assert max(sizes) == 200 and sizes == sorted(sizes, reverse=True)
+    assert sizes[-2] == MIN_BATCH and sizes[-1] <= MIN_BATCH
+    single = split_batches(pending, LabelConfig(workers=1, batch_size=300))  # type: ignore[arg-type]
+    assert [len(b) for b in single] == [300, 300, 300, 100]
+
+
+def test_engine_id_hashes_name_version_and_options() -> None:
+    """engine_id = name-version-<8 hex>: a different Hash or version is a different engine."""
+    from pipelines.label import EngineIdentity
+
+    base = EngineIdentity.from_id_name("Stockfish 15.1", {"Threads": "1", "Hash": "16"})
+    same = EngineIdentity.from_id_name("Stockfish 15.1", {"Hash": "16", "Threads": "1"})
+    other = EngineIdentity.from_id_name("Stockfish 15.1", {"Threads": "1", "Hash": "32"})
+    newer = EngineIdentity.from_id_name("Stockfish 16", {"Threads": "1", "Hash": "16"})
+    assert (base.name, base.version) == ("Stockfish", "15.1")
+    assert base.engine_id == same.engine_id == "stockfish-15.1-563d6074"
+    assert other.engine_id.startswith("stockfish-15.1-") and other.engine_id != base.engine_id
+    assert newer.engine_id.startswith("stockfish-16-")
+    assert EngineIdentity.from_id_name("Fairy Max", {}).engine_id.startswith("fairy-max-")
