@@ -47,6 +47,8 @@ class PositionSink:
         self.batches = []
         winners, clashes = first_fen_per_key(batch)
         stored = stored_fens(self.lake, winners["position_key"])
+        if stored.num_rows and clashes:  # a key stored before: the stored FEN is the first
+            clashes = against_stored(clashes, stored)
         if stored.num_rows:
             known = pc.is_in(winners["position_key"], value_set=stored["position_key"])
             taken = winners.filter(known)
@@ -89,6 +91,16 @@ def first_fen_per_key(batch: pa.Table) -> tuple[pa.Table, list[dict[str, Any]]]:
     other = pc.not_equal(batch["fen"], expected)
     clashes = batch.filter(other).append_column("stored_fen", expected.filter(other))
     return winners, clashes.to_pylist()
+
+
+def against_stored(clashes: list[dict[str, Any]], stored: pa.Table) -> list[dict[str, Any]]:
+    """Clashes re-judged against the stored FEN where their key was stored before."""
+    keys = pa.array([row["position_key"] for row in clashes], pa.uint64())
+    hits = stored.filter(pc.is_in(stored["position_key"], value_set=keys)).to_pylist()
+    first = {hit["position_key"]: hit["stored_fen"] for hit in hits}
+    for row in clashes:
+        row["stored_fen"] = first.get(row["position_key"], row["stored_fen"])
+    return [row for row in clashes if row["fen"] != row["stored_fen"]]
 
 
 def lookup(table: pa.Table, keys: pa.ChunkedArray | pa.Array, column: str) -> pa.ChunkedArray:

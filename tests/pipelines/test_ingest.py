@@ -206,8 +206,9 @@ def test_positions_are_deduped_against_the_warehouse(lake: Lake) -> None:
 
 
 def test_collisions_are_detected_and_counted(lake: Lake, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Positions whose keys clash (keys cut to 4 bits here) keep the first FEN, and every
-    other FEN under a taken key is counted and recorded as a 'collision' error."""
+    """Positions whose keys clash (keys cut to 4 bits here) keep the first FEN met (in this
+    file, or stored by an earlier one); every other FEN under a taken key is counted once per
+    file and recorded as a 'collision' error."""
     real = replay_function()
 
     def clashing(fen: str | None, sans: Any) -> Any:
@@ -215,20 +216,28 @@ def test_collisions_are_detected_and_counted(lake: Lake, monkeypatch: pytest.Mon
         return [k & 0xF for k in keys], fens, ucis, sans_out, error
 
     monkeypatch.setattr(games_module, "replay_function", lambda: clashing)
-    pairs: set[tuple[int, str]] = set()
-    for game, line in python_chess_games(pgn_text(PGN / "quirks.pgn")):
-        board = game.board()
-        for move in [*line, None]:
-            pairs.add((chess.polyglot.zobrist_hash(board) & 0xF, board.epd()))
-            if move:
-                board.push(move)
-    keys = {key for key, _ in pairs}
-    [summary] = ingest_paths(lake, [PGN / "quirks.pgn"], IngestConfig.tiny())
-    assert summary.collisions == len(pairs) - len(keys) > 0
-    assert summary.new_positions == len(keys)
-    errors = lake.read("ingest_errors").to_pylist()
-    assert len(errors) == summary.collisions
-    assert {e["kind"] for e in errors} == {"collision"}
+    names = ["quirks.pgn", "malformed.pgn"]  # the second file clashes with stored positions
+    first: dict[int, str] = {}
+    clashes: list[set[tuple[int, str]]] = []
+    for name in names:
+        clashes.append(set())
+        for game, line in python_chess_games(pgn_text(PGN / name)):
+            if game.headers.get("Variant", "Standard") != "Standard" or \
+                    game.headers.get("FEN", "").startswith("8/8/8/8 "):
+                continue  # the Atomic game and the bad FEN: no positions
+            board = game.board()
+            for move in [*line, None]:
+                key, fen = chess.polyglot.zobrist_hash(board) & 0xF, board.epd()
+                if first.setdefault(key, fen) != fen:
+                    clashes[-1].add((key, fen))
+                if move:
+                    board.push(move)
+    summaries = ingest_paths(lake, [PGN / name for name in names], IngestConfig.tiny())
+    assert [s.collisions for s in summaries] == [len(c) for c in clashes]
+    assert min(len(c) for c in clashes) > 0
+    assert sum(s.new_positions for s in summaries) == len(first) == 16
+    errors = [e for e in lake.read("ingest_errors").to_pylist() if e["kind"] == "collision"]
+    assert len(errors) == sum(len(c) for c in clashes)
     assert "collides with" in errors[0]["message"]
 
 
