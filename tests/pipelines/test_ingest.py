@@ -238,6 +238,9 @@ def test_collisions_are_detected_and_counted(lake: Lake, monkeypatch: pytest.Mon
     assert sum(s.new_positions for s in summaries) == len(first) == 16
     errors = [e for e in lake.read("ingest_errors").to_pylist() if e["kind"] == "collision"]
     assert len(errors) == sum(len(c) for c in clashes)
+    shown = connect(lake).execute(
+        "select count(*) from ingest_errors where kind = 'collision'").fetchone()
+    assert shown == (len(errors),)  # the view's key keeps every collision of a game
     assert "collides with" in errors[0]["message"]
 
 

@@ -114,7 +114,8 @@ INGEST_ERRORS = Table(
         ("message", pa.string()),
         ("recorded_at", NOW),
     ]),
-    key=("source_id", "game_index", "line", "kind"),
+    # the message too: one game can hold several errors of a kind (collisions of two keys)
+    key=("source_id", "game_index", "line", "kind", "message"),
 )
 
 TABLES = [SOURCES, GAMES, MOVES, POSITIONS, POSITION_RECORDS, INGEST_ERRORS]
