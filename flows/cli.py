@@ -14,10 +14,12 @@ import sys
 from collections.abc import Sequence
 
 import flows.commands
+from flows.runtime import configure_prefect
 
 log = logging.getLogger("chesslab")
 
 # Errors a user can cause with bad input or a bad environment: reported in one line.
+OUR_PACKAGES = ("chesslab", "flows", "pipelines", "engines", "warehouse", "dashboards")
 USER_ERRORS = (ValueError, LookupError, OSError, RuntimeError, TimeoutError)
 
 
@@ -33,12 +35,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def configure_logging(verbose: int) -> None:
+    """chesslab's progress by default, ``-v`` its details, ``-vv`` everything (Prefect too)."""
+    if verbose < 2:
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    configure_prefect()
+    ours = logging.INFO if verbose == 0 else logging.DEBUG
+    logging.basicConfig(level=logging.WARNING if verbose < 2 else logging.DEBUG,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in logging.root.handlers:
+        handler.setLevel(logging.DEBUG)
+    for package in OUR_PACKAGES:
+        logging.getLogger(package).setLevel(ours)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    level = logging.WARNING - 10 * args.verbose
-    logging.basicConfig(level=max(level, logging.DEBUG),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.verbose)
     if args.home:
         os.environ["CHESSLAB_HOME"] = args.home
     try:

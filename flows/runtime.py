@@ -1,4 +1,8 @@
-"""How flows run: the task runner (threads here, or a Dask cluster) and Prefect's settings."""
+"""How flows run: the task runner (threads here, or a Dask cluster) and Prefect's settings.
+
+Prefect is imported lazily: its settings are read at import, so ``configure_prefect`` must run
+first, and commands that need no flow should not pay for the import.
+"""
 from __future__ import annotations
 
 import os
@@ -7,7 +11,6 @@ from typing import Any
 # Quiet, offline-friendly defaults; a user's own settings win.
 PREFECT_DEFAULTS = {
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    "PREFECT_LOGGING_LEVEL": "WARNING",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
 }
 
@@ -28,9 +31,7 @@ def task_runner(cluster: str | None = None, workers: int | None = None) -> Any:
         from prefect_dask import DaskTaskRunner
 
         return DaskTaskRunner(address=cluster)
-    from prefect.task_runners import ThreadPoolTaskRunner
-
-    return ThreadPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
+        return ThreadPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
 
 
 def run_flow(flow: Any, *, cluster: str | None = None, workers: int | None = None,
