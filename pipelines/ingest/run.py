@@ -195,6 +195,8 @@ def absorb(run: FileRun, result: ChunkResult) -> None:
     run.games_since_flush += result.games
     if run.games_since_flush >= run.config.flush_games:
         run.flush()
+        log.info("%s: %d games, %d plies, %d new positions so far", run.source.path,
+                 run.summary.games, run.summary.plies, run.summary.new_positions)
 
 
 def ingest_records(run: FileRun) -> None:
