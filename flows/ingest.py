@@ -19,7 +19,7 @@ from warehouse import Lake
 @task(name="ingest-file", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
 def ingest_file_task(home: str, source: SourceFile, config: IngestConfig) -> IngestSummary:
     """Ingest one file; a retry re-reads it (it is committed only by its sources row)."""
-    with worker_pool(config.workers) as pool:
+    with worker_pool(config.workers if source.format == "pgn" else 1) as pool:
         summary = ingest_file(Lake(home), source, config, pool)
     get_run_logger().info("%s", summary)
     return summary
