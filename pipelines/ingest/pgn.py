@@ -41,7 +41,7 @@ COMMENT, SAN, LINE_COMMENT, NAG, OPEN, CLOSE, RESULT = range(1, 8)
 
 # Fast path for movetext without variations or ';' comments (every Lichess export): each SAN
 # with the comment right after it, whose leading [%eval] and [%clk] are captured directly.
-MAINLINE_REGEX = re.compile(r"(?=[NBKRQPa-h1-8@OZ0{-])(?:" + SAN_PATTERN + r"""
+MAINLINE_REGEX = re.compile(r"(?=[NBKRQPa-h1-8@OZ0x{-])(?:" + SAN_PATTERN + r"""
     [+#]?(?:\s*(?:[?!]{1,2}|\$\d+))*
     (?:\s*\{\s*(?:""" + EVAL_PATTERN + r"""\s*)?(?:""" + CLOCK_PATTERN + r"""\s*)?([^}]*)\}?)?
     |\{[^}]*\}?)

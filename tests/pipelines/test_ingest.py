@@ -18,11 +18,18 @@ import chess
 import chess.pgn
 import chess.polyglot
 import pytest
+import zstandard
 
 from flows.cli import main as cli_main
 from pipelines.ingest import IngestConfig, IngestError, discover_sources, ingest_paths
 from pipelines.ingest import games as games_module
-from pipelines.ingest.pgn import parse_game, split_games
+from pipelines.ingest.pgn import (
+    ParsedGame,
+    parse_game,
+    parse_movetext,
+    parse_movetext_general,
+    split_games,
+)
 from pipelines.ingest.replay import replay_function, replay_reference
 from warehouse import Lake, connect
 
@@ -358,6 +365,20 @@ def test_random_quirk_mixes_read_like_python_chess() -> None:
             [[move.uci() for move in line] for _, line in theirs], text
         compared += 1
     assert compared > 500
+
+
+def test_fast_movetext_path_matches_the_general_tokenizer() -> None:
+    """The regex fast path for variation-free movetext (every Lichess export) reads the same
+    SANs, clocks, evals and result as the token-by-token reader, on the sample corpus."""
+    text = zstandard.ZstdDecompressor().stream_reader(
+        (SAMPLE / "games.pgn.zst").read_bytes()).read().decode()
+    games = list(split_games(io.StringIO(text + pgn_text(PGN / "quirks.pgn"))))
+    assert len(games) == 405
+    for raw in games:
+        fast, general = ParsedGame(raw.index, raw.line), ParsedGame(raw.index, raw.line)
+        parse_movetext(raw.movetext, fast)
+        parse_movetext_general(raw.movetext, general)
+        assert fast == general
 
 
 def test_core_replay_matches_reference() -> None:
