@@ -66,8 +66,9 @@ def describe(path: Path) -> tuple[str, str] | None:
 def discover_sources(paths: Iterable[str | os.PathLike[str]]) -> list[SourceFile]:
     """Every ingestible file named by ``paths``, in order, each once; IngestError on a bad path.
 
-    A folder contributes its ingestible files (recursively, sorted); a named file with an
-    unknown suffix, a missing path, an unreadable file or a glob matching nothing is an error.
+    A folder contributes its ingestible files (recursively, sorted; ``.txt`` FEN lists only
+    when named or globbed); a named file with an unknown suffix, a missing path, an unreadable
+    file or a glob matching nothing is an error.
     """
     found: dict[Path, SourceFile] = {}
     for raw in paths:
@@ -81,7 +82,8 @@ def discover_sources(paths: Iterable[str | os.PathLike[str]]) -> list[SourceFile
 def expand(raw: str) -> list[SourceFile]:
     path = Path(raw).expanduser()
     if path.is_dir():
-        return [s for p in sorted(path.rglob("*")) if p.is_file() and (s := source_for(p))]
+        return [s for p in sorted(path.rglob("*"))
+                if p.is_file() and not is_plain_text(p) and (s := source_for(p))]
     if path.exists():
         return [named_file(path)]
     if GLOB_CHARS & set(raw):
@@ -91,6 +93,11 @@ def expand(raw: str) -> list[SourceFile]:
             raise IngestError(f"no ingestible files match {raw!r}")
         return sources
     raise IngestError(f"cannot read {raw!r}: no such file or directory")
+
+
+def is_plain_text(path: Path) -> bool:
+    """``.txt`` files are FEN lists only when named (a folder's notes.txt is no FEN list)."""
+    return path.name.lower().endswith(".txt")
 
 
 def named_file(path: Path) -> SourceFile:

@@ -318,6 +318,9 @@ def test_discovery_of_files_folders_and_globs(tmp_path: Path) -> None:
         discover_sources([tmp_path / "missing.pgn"])
     with pytest.raises(IngestError, match="nothing"):
         discover_sources([str(tmp_path / "nothing*.pgn")])
+    (tmp_path / "notes.txt").write_text("not a FEN list")
+    assert discover_sources([tmp_path]) == []
+    assert [s.format for s in discover_sources([tmp_path / "notes.txt"])] == ["fen"]
     (tmp_path / "notes.doc").write_text("x")
     with pytest.raises(IngestError, match="notes.doc"):
         discover_sources([tmp_path / "notes.doc"])
