@@ -31,7 +31,9 @@ def task_runner(cluster: str | None = None, workers: int | None = None) -> Any:
         from prefect_dask import DaskTaskRunner
 
         return DaskTaskRunner(address=cluster)
-        return ThreadPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
+    from prefect.task_runners import ThreadPoolTaskRunner
+
+    return ThreadPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
 
 
 def run_flow(flow: Any, *, cluster: str | None = None, workers: int | None = None,
