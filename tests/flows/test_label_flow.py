@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -53,15 +54,32 @@ def lake(home: Path, stockfish_path: str) -> Lake:
     return Lake(home)
 
 
-def test_flow_labels_once_with_threads(prefect_harness: None, lake: Lake) -> None:
-    """The flow on Prefect's thread runner: two engines, one task per batch, each writing
-    its own parts; a second run finds nothing pending."""
+def test_flow_labels_once_with_threads(prefect_harness: None, lake: Lake,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flow on Prefect's thread runner: at most `workers` batches (engines) at once, one
+    task per batch, each writing its own parts; a second run finds nothing pending."""
     lake.write("positions", game_positions(40))
-    config = LabelConfig.tiny(depths=(2, 3), workers=2, limit=None)
+    real = flows.label.label_batch
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            return real(*args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(flows.label, "label_batch", counted)
+    config = LabelConfig.tiny(depths=(2, 3), workers=2, limit=None, batch_size=5)
     first = run_flow(label, workers=2, config=config, home=str(lake.home))
     second = run_flow(label, workers=2, config=config, home=str(lake.home))
     assert (first.pending, first.positions, first.labels, first.errors) == (40, 40, 80, 0)
     assert (second.pending, second.labels) == (0, 0)
+    assert most[0] == 2, "the thread runner must cap concurrent engines at --workers"
     assert set(raw_counts(lake).values()) == {1} and len(raw_counts(lake)) == 80
     assert len({p.parent for p in lake.parts("labels")}) == 2   # depth=2 and depth=3 folders
 
