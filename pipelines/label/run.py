@@ -35,8 +35,8 @@ MIN_BATCH = 16  # smallest batch worth a task (and a flush) of its own
 class EnginePool:
     """Idle engine processes kept between batches of one process, by path and options.
 
-    Starting Stockfish (loading its network) costs about as much as a hundred shallow
-    searches, so batches borrow a warm process instead of starting their own.
+    Starting Stockfish (loading its network) takes 0.1-0.3 s here, as long as 50 searches
+    to depth 5, so batches borrow a warm process instead of starting their own.
     """
 
     def __init__(self) -> None:
