@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(stockfish)
+# Stockfish labels positions and anchors ratings; the others are tournament opponents and
+# gaviotatb ships endgame tablebases for adjudication.
+APT_PACKAGES=(stockfish gaviotatb toga2 phalanx ethereal-chess glaurung)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
