@@ -46,7 +46,7 @@ class LabelConfig:
     timeout: float | None = field(default=None, metadata={
         "help": "seconds one position may take before the engine counts as hung "
                 "(default: generous, from the depth or nodes)"})
-    batch_size: int = field(default=200, metadata={
+    batch_size: int = field(default=500, metadata={
         "help": "positions per task: a task runs one engine and writes its own parts"})
     flush_seconds: float = field(default=5.0, metadata={
         "help": "write finished labels at least this often, so a killed run loses little"})

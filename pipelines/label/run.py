@@ -29,7 +29,7 @@ from warehouse import Lake
 log = logging.getLogger(__name__)
 
 Row = dict[str, Any]
-MIN_BATCH = 16  # smallest batch worth a task (and a flush) of its own
+MIN_BATCH = 32  # smallest batch worth a task of its own (a task costs Prefect ~50 ms of CPU)
 
 
 class EnginePool:
@@ -349,8 +349,8 @@ def split_batches(pending: Sequence[PendingPosition], config: LabelConfig
     Guided self-scheduling: each batch takes 1/(2 x workers) of what is left (at least
     ``MIN_BATCH``), so the workers finish together instead of one waiting on a last big batch.
 
-    >>> [len(b) for b in split_batches([None] * 100, LabelConfig(workers=2, batch_size=40))]
-    [25, 19, 16, 16, 16, 8]
+    >>> [len(b) for b in split_batches([None] * 300, LabelConfig(workers=2, batch_size=60))]
+    [60, 60, 45, 34, 32, 32, 32, 5]
     """
     batches, start = [], 0
     while start < len(pending):
