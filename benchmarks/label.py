@@ -173,24 +173,34 @@ def main() -> int:
     run_ours(warm, LabelConfig(depths=depths, workers=1, engine=args.engine), prefect=True)
 
     table: dict[tuple[str, int], list[float]] = {}
-    for _ in range(args.rounds):
+    for round_index in range(args.rounds):
         for workers in [int(w) for w in args.workers.split(",")]:
             config = LabelConfig(depths=depths, workers=workers, engine=args.engine)
-            labels = len(fens) * len(depths)
-            seconds = bare_loop(args.engine, fens, workers, max(depths), config.hash_mb)
-            table.setdefault(("baseline", workers), []).append(labels / seconds)
-            for name, prefect in (("flow", True), ("pipeline", False)):
-                if name == "pipeline" and args.no_pipeline:
-                    continue
-                seconds, inside, written = run_ours(template, config, prefect)
-                assert written == labels, f"{name} wrote {written} labels, expected {labels}"
-                table.setdefault((name, workers), []).append(written / seconds)
-                if prefect:
-                    table.setdefault(("flow-body", workers), []).append(written / inside)
+            runs = ["baseline", "flow"] + ([] if args.no_pipeline else ["pipeline"])
+            # Odd rounds run in reverse order, so a load change on the shared machine does
+            # not always land on the same contender.
+            for name in runs if round_index % 2 == 0 else runs[::-1]:
+                measure(name, template, fens, config, table)
     report(table)
     shutil.rmtree(template, ignore_errors=True)
     shutil.rmtree(warm, ignore_errors=True)
     return 0
+
+
+def measure(name: str, template: Path, fens: list[str], config: LabelConfig,
+            table: dict[tuple[str, int], list[float]]) -> None:
+    """One timed run of ``name`` (baseline, flow or pipeline), appended to ``table``."""
+    labels = len(fens) * len(config.depths)
+    if name == "baseline":
+        seconds = bare_loop(config.engine, fens, config.workers, max(config.depths),
+                            config.hash_mb)
+        table.setdefault((name, config.workers), []).append(labels / seconds)
+        return
+    seconds, inside, written = run_ours(template, config, prefect=name == "flow")
+    assert written == labels, f"{name} wrote {written} labels, expected {labels}"
+    table.setdefault((name, config.workers), []).append(written / seconds)
+    if name == "flow":
+        table.setdefault(("flow-body", config.workers), []).append(written / inside)
 
 
 def report(table: dict[tuple[str, int], list[float]]) -> None:
