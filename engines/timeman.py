@@ -238,7 +238,8 @@ class ClockPolicy:
     describes for fluctuating evaluations. On a clock it also stops once a forced mate was
     found and searched a few plies beyond its length, and at once when only one legal move
     exists (thinking cannot change that move). ``go depth``/``go nodes`` searches without a
-    clock run to their limit.
+    clock run to their limit; ``go movetime`` deepens until its time is up (time saved on a
+    movetime is lost, so no prediction cuts it short).
     """
 
     mate_extra_plies: int = 4
@@ -260,6 +261,8 @@ class ClockPolicy:
             return False
         if board.legal_moves.count() == 1:
             return False
+        if budget.soft_s >= budget.hard_s:  # go movetime: the time is given, not banked
+            return elapsed_s < budget.hard_s
         soft = budget.soft_s * (self.unstable_factor if self.unstable(completed) else 1.0)
         if elapsed_s >= soft:
             return False

@@ -197,6 +197,15 @@ def test_clock_policy_searches_longer_when_the_best_move_or_score_moves() -> Non
     assert not policy.should_continue(BOARD, new_move, Budget(soft_s=1.0, hard_s=1.5), 1.2)
 
 
+def test_movetime_is_used_to_the_end() -> None:
+    """``go movetime``: the next iteration is started even when it is predicted not to end
+    (time not used on a movetime is lost anyway); only the deadline stops deepening."""
+    budget = plan(GoLimits(movetime=1000), chess.WHITE, CONFIG)
+    slow = [It(1, 0.2), It(2, 0.9)]
+    assert ClockPolicy().should_continue(BOARD, slow, budget, 0.9)
+    assert not ClockPolicy().should_continue(BOARD, slow, budget, 0.97)
+
+
 def test_clock_policy_stops_on_a_found_mate_and_on_a_forced_move() -> None:
     """On a clock, a mate in 2 found at depth 8 (>= 2*2 + 4): more depth cannot improve it;
     ``go depth 20`` still gets its 20 plies. One legal move on a clock: play it at once."""
