@@ -23,16 +23,35 @@ OUR_PACKAGES = ("chesslab", "flows", "pipelines", "engines", "warehouse", "dashb
 USER_ERRORS = (ValueError, LookupError, OSError, RuntimeError, TimeoutError)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="chesslab", description=__doc__.splitlines()[0])
+def add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--home", help="warehouse home (default: $CHESSLAB_HOME or ./chesslab_home)")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every command module, or only ``flows/commands/<command>.py`` when that
+    module exists: an engine started by a GUI should not pay for importing the others."""
+    parser = argparse.ArgumentParser(prog="chesslab", description=__doc__.splitlines()[0])
+    add_global_options(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for info in sorted(pkgutil.iter_modules(flows.commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"flows.commands.{info.name}")
-        module.register(subparsers)
+    for name in command_modules(command):
+        importlib.import_module(f"flows.commands.{name}").register(subparsers)
     return parser
+
+
+def command_modules(command: str | None) -> list[str]:
+    names = sorted(m.name for m in pkgutil.iter_modules(flows.commands.__path__))
+    return [command] if command in names else names
+
+
+def requested_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv``, if any (global options may come first)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    add_global_options(pre)
+    pre.add_argument("command", nargs="?")
+    known, _ = pre.parse_known_args(argv)
+    return known.command
 
 
 def configure_logging(verbose: int) -> None:
@@ -50,13 +69,17 @@ def configure_logging(verbose: int) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(requested_command(argv))
     args = parser.parse_args(argv)
     configure_logging(args.verbose)
     if args.home:
         os.environ["CHESSLAB_HOME"] = args.home
     try:
         return int(args.run(args) or 0)
+    except BrokenPipeError:  # output piped into head & co.: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("chesslab: interrupted", file=sys.stderr)
         return 130
