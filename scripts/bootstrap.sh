@@ -29,7 +29,8 @@ stamp=.venv/.chesslab-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
    || [ -n "$(find engines -name '*.pyx' -newer "$stamp" -o -name '*.pxd' -newer "$stamp" | head -1)" ]; then
   echo "bootstrap: installing chesslab into .venv (first run takes a few minutes)"
-  .venv/bin/pip install -q --upgrade pip >/dev/null
+  # setuptools and Cython also serve in-place rebuilds: python setup.py build_ext --inplace
+  .venv/bin/pip install -q --upgrade pip "setuptools==80.9.0" "Cython==3.3.1" >/dev/null
   .venv/bin/pip install -q -e ".[test]"
   # sunfish pins an old python-chess it does not use; it is a single-file engine.
   .venv/bin/pip install -q --no-deps "sunfish==2026.1"
