@@ -13,6 +13,7 @@ import math
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 
 Row = dict[str, Any]
 MIN_BATCH = 32  # smallest batch worth a task of its own (a task costs Prefect ~50 ms of CPU)
+LOOKAHEAD = 2   # searches queued per engine: the running one and the next
 
 
 class EnginePool:
@@ -78,43 +80,48 @@ atexit.register(POOL.close)
 class EngineSlot:
     """The one engine a batch uses: taken from the pool lazily, replaced after a failure.
 
-    ``start`` sends a search and returns at once and ``finish`` collects it, so a batch can
-    send the next position before it parses the last one: the engine never waits for Python.
+    ``start`` queues a search and returns at once, ``finish`` collects the oldest, so a batch
+    keeps ``LOOKAHEAD`` searches in flight: the engine never waits for Python (parsing,
+    writing, or a busy interpreter lock). Any failure kills the engine and loses every search
+    in flight; ``finish`` raises it once, then the caller re-sends.
     """
 
     def __init__(self, config: LabelConfig) -> None:
         self.config = config
         self._engine: UciEngine | None = None
         self._failure: EngineError | None = None
-        self._in_flight = False
+        self.in_flight = 0
         self.restarts = 0
 
     def start(self, fen: str, go: str) -> None:
-        """Send a search; a failure to start is kept and raised by :meth:`finish`."""
-        self._failure = None
+        """Queue a search; after a failure nothing is sent until ``finish`` has reported it."""
+        if self._failure is not None:
+            return
         try:
             if self._engine is None:
                 self._engine = POOL.take(self.config.engine, self.config.uci_options)
-            self._engine.start_search(fen, go, self.config.timeout_s)
-            self._in_flight = True
+            self._engine.start_search(fen, go)
+            self.in_flight += 1
         except EngineError as exc:
             self._failure = exc
             self._drop()
 
     def finish(self) -> SearchOutput:
-        if self._failure is not None or self._engine is None:
+        """The oldest queued search's output; EngineError if the engine failed."""
+        if self._failure is not None or self._engine is None or not self.in_flight:
             failure, self._failure = self._failure, None
-            raise failure or EngineError("no search was started")
+            self.in_flight = 0
+            raise failure or EngineError("no search in flight")
         try:
-            output = self._engine.finish_search()
+            output = self._engine.finish_search(self.config.timeout_s)
         except EngineError:
             self._drop()
             raise
-        self._in_flight = False
+        self.in_flight -= 1
         return output
 
     def _drop(self) -> None:
-        self._in_flight = False
+        self.in_flight = 0
         if self._engine is not None:
             self._engine.kill()
             self._engine = None
@@ -124,12 +131,12 @@ class EngineSlot:
         """Give the engine back to the pool; one still searching (the batch was abandoned)
         is killed, so its output can never be read as another position's."""
         if self._engine is not None:
-            if self._in_flight:
+            if self.in_flight:
                 self._engine.kill()
             else:
                 POOL.give(self._engine)
             self._engine = None
-            self._in_flight = False
+            self.in_flight = 0
 
 
 def engine_identity(config: LabelConfig) -> EngineIdentity:
@@ -260,37 +267,50 @@ def searches(slot: EngineSlot, config: LabelConfig, batch: Sequence[PendingPosit
              ) -> Iterator[tuple[PendingPosition, str, SearchOutput | str]]:
     """(position, go, output or the last error message) for each position, in order.
 
-    The next position's search is sent before the current one is yielded, so parsing and
-    writing overlap with the engine's work.
+    Up to ``LOOKAHEAD`` searches are queued ahead, so parsing and writing overlap with the
+    engine's work. When the engine fails, the oldest position is retried and the ones queued
+    behind it are sent again (without counting an attempt against them).
     """
     positions = iter(batch)
-    current = next(positions, None)
-    if current is not None:
-        slot.start(current.fen, config.go_for(current.depths))
-    while current is not None:
+    queue: deque[PendingPosition] = deque()
+
+    def fill() -> None:
+        while len(queue) < LOOKAHEAD and (position := next(positions, None)) is not None:
+            slot.start(position.fen, config.go_for(position.depths))
+            queue.append(position)
+
+    fill()
+    while queue:
+        current = queue.popleft()
         go = config.go_for(current.depths)
-        outcome = finish_with_retries(slot, current, go, config.retries)
-        following = next(positions, None)
-        if following is not None:
-            slot.start(following.fen, config.go_for(following.depths))
+        outcome: SearchOutput | str
+        try:
+            outcome = slot.finish()
+        except EngineError as exc:
+            behind = list(queue)
+            queue.clear()
+            outcome = retry(slot, current, go, str(exc), config.retries)
+            for position in behind:
+                slot.start(position.fen, config.go_for(position.depths))
+                queue.append(position)
+        fill()
         yield current, go, outcome
-        current = following
 
 
-def finish_with_retries(slot: EngineSlot, position: PendingPosition, go: str,
-                        retries: int) -> SearchOutput | str:
-    """The started search's output, restarting the engine and searching again on failure;
-    after ``retries`` restarts, the last failure's message."""
-    message = ""
+def retry(slot: EngineSlot, position: PendingPosition, go: str, message: str,
+          retries: int) -> SearchOutput | str:
+    """Search ``position`` again on a fresh engine up to ``retries`` times after the failure
+    ``message``; the output, or the last failure's message."""
     for attempt in range(1, retries + 2):
+        log.warning("position %d (%s), attempt %d of %d: %s", position.position_key,
+                    position.fen, attempt, retries + 1, message)
+        if attempt > retries:
+            break
+        slot.start(position.fen, go)
         try:
             return slot.finish()
         except EngineError as exc:
             message = str(exc)
-            log.warning("position %d (%s), attempt %d of %d: %s", position.position_key,
-                        position.fen, attempt, retries + 1, message)
-        if attempt <= retries:
-            slot.start(position.fen, go)
     return message
 
 

@@ -44,7 +44,7 @@ class SearchOutput:
 
     info: list[str]
     bestmove: str | None   # None for "bestmove (none)": the side to move has no legal move
-    seconds: float
+    seconds: float         # waited for this output
 
 
 class UciEngine:
@@ -67,7 +67,6 @@ class UciEngine:
         self._pending = b""
         self._lines: deque[str] = deque()
         self.name = ""
-        self._started = self._deadline = 0.0
         self._handshake()
 
     def __repr__(self) -> str:
@@ -101,33 +100,37 @@ class UciEngine:
 
         The process is killed on a timeout or a crash, so the caller restarts it.
         """
-        self.start_search(fen, go, timeout_s)
-        return self.finish_search()
+        self.start_search(fen, go)
+        return self.finish_search(timeout_s)
 
-    def start_search(self, fen: str, go: str, timeout_s: float) -> None:
-        """Send a search without waiting for it: the caller can work while the engine does."""
-        self._started = time.monotonic()
-        self._deadline = self._started + timeout_s
+    def start_search(self, fen: str, go: str) -> None:
+        """Send a search without waiting for it.
+
+        Searches can be queued: Stockfish's ``ucinewgame`` waits for the running search to
+        finish, so queued ones run one after the other and their outputs arrive in order.
+        """
         try:
             self.send("ucinewgame", "isready", f"position fen {fen}", go)
         except EngineError:
             self.kill()
             raise
 
-    def finish_search(self) -> SearchOutput:
-        """Read the started search's output up to ``bestmove``."""
+    def finish_search(self, timeout_s: float) -> SearchOutput:
+        """Read the oldest queued search's output up to ``bestmove``, within ``timeout_s``."""
+        started = time.monotonic()
+        deadline = started + timeout_s
         try:
-            self._read_until("readyok", self._deadline)
+            self._read_until("readyok", deadline)
             info: list[str] = []
             while True:
-                line = self._read_line(self._deadline)
+                line = self._read_line(deadline)
                 if line.startswith("info depth "):
                     info.append(line)
                 elif line.startswith("bestmove"):
                     words = line.split()
                     move = words[1] if len(words) > 1 else "(none)"
                     best = None if move in ("(none)", "0000") else move
-                    return SearchOutput(info, best, time.monotonic() - self._started)
+                    return SearchOutput(info, best, time.monotonic() - started)
         except EngineError:
             self.kill()
             raise
