@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -28,6 +29,9 @@ log = logging.getLogger(__name__)
 HOME_ENV = "CHESSLAB_HOME"
 DEFAULT_HOME = "chesslab_home"
 PART_GLOB = "**/*.parquet"
+TEMP_GLOB = "**/.part-*.parquet.tmp"
+# A temporary part older than this belongs to a writer that was killed mid-write.
+STALE_TEMP_S = 3600.0
 
 
 class WarehouseError(ValueError):
@@ -106,14 +110,26 @@ class Lake:
         )
         return dataset.read(columns=list(columns) if columns else None)
 
+    def sweep_temporary(self, name: str, older_than_s: float = STALE_TEMP_S) -> int:
+        """Delete temporary parts left by writers killed mid-write; returns how many."""
+        folder = self.table_dir(name)
+        cutoff = time.time() - older_than_s
+        stale = [p for p in folder.glob(TEMP_GLOB) if p.stat().st_mtime < cutoff] \
+            if folder.is_dir() else []
+        for path in stale:
+            path.unlink(missing_ok=True)
+        return len(stale)
+
     def compact(self, name: str) -> tuple[int, int]:
-        """Merge a table's parts (per partition) into one, dropping duplicate keys.
+        """Merge a table's parts (per partition) into one, dropping duplicate keys, and sweep
+        stale temporary parts.
 
         Returns (parts before, parts after). New parts are committed before old ones are
         removed, so a reader never sees a table with rows missing; a crash in between leaves
         duplicates that the views and the next compaction drop.
         """
         spec = table(name)
+        self.sweep_temporary(name)
         old = self.parts(name)
         if len(old) <= 1:
             return len(old), len(old)

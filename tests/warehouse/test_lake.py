@@ -92,3 +92,20 @@ def test_volatility_examples_follow_paper_003_formula_3_1(home: Path) -> None:
         "select position_key, delta_value, pv_change, change_67, stable "
         "from volatility_examples order by position_key").fetchall()
     assert got == [(7, 0, False, 10000, False), (START_KEY, 15, True, 17, True)]
+
+
+def test_compact_sweeps_temporary_parts_of_killed_writers(home: Path) -> None:
+    """A writer killed between write and rename leaves a hidden .tmp; compact removes it once
+    it is stale, and a fresh one (a writer still at work) is left alone."""
+    import os
+
+    lake = Lake(home)
+    lake.write("positions", [{"position_key": 1, "fen": START_FEN}])
+    folder = lake.table_dir("positions")
+    stale, fresh = folder / ".part-dead.parquet.tmp", folder / ".part-live.parquet.tmp"
+    stale.write_bytes(b"PAR1 half")
+    fresh.write_bytes(b"PAR1 half")
+    os.utime(stale, (0, 0))
+    lake.compact("positions")
+    assert not stale.exists() and fresh.exists()
+    assert connect(lake).execute("select count(*) from positions").fetchall() == [(1,)]
