@@ -6,10 +6,28 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import chess.pgn
+import chess.polyglot
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
+
+
+@pytest.fixture(scope="session")
+def selfplay_positions() -> list[dict[str, object]]:
+    """Distinct positions of tests/fixtures/label_engines/selfplay.pgn (Stockfish self-play and
+    Morphy's Opera game) in game order, as ``positions`` rows made with python-chess."""
+    rows: dict[int, dict[str, object]] = {}
+    with open(FIXTURES / "label_engines" / "selfplay.pgn", encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            board = game.board()
+            for move in [None, *game.mainline_moves()]:
+                if move is not None:
+                    board.push(move)
+                key = chess.polyglot.zobrist_hash(board)
+                rows.setdefault(key, {"position_key": key, "fen": board.epd(), "source_id": "t"})
+    return list(rows.values())
 
 
 @pytest.fixture

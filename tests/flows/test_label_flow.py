@@ -10,9 +10,6 @@ import threading
 import time
 from pathlib import Path
 
-import chess
-import chess.pgn
-import chess.polyglot
 import duckdb
 import pytest
 
@@ -27,18 +24,6 @@ ROOT = Path(__file__).resolve().parents[2]
 GAMES = ROOT / "tests" / "fixtures" / "label_engines" / "selfplay.pgn"
 
 
-def game_positions(limit: int | None = None) -> list[dict[str, object]]:
-    """Distinct positions of the fixture games (Stockfish self-play and the Opera game)."""
-    rows: dict[int, dict[str, object]] = {}
-    with open(GAMES, encoding="utf-8") as handle:
-        while (game := chess.pgn.read_game(handle)) is not None:
-            board = game.board()
-            for move in [None, *game.mainline_moves()]:
-                if move is not None:
-                    board.push(move)
-                key = chess.polyglot.zobrist_hash(board)
-                rows.setdefault(key, {"position_key": key, "fen": board.epd(), "source_id": "t"})
-    return list(rows.values())[:limit]
 
 
 def raw_counts(lake: Lake) -> dict[tuple[int, int], int]:
@@ -55,10 +40,11 @@ def lake(home: Path, stockfish_path: str) -> Lake:
 
 
 def test_flow_labels_once_with_threads(prefect_harness: None, lake: Lake,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+                                       monkeypatch: pytest.MonkeyPatch,
+        selfplay_positions: list[dict[str, object]]) -> None:
     """The flow on Prefect's thread runner: at most `workers` batches (engines) at once, one
     task per batch, each writing its own parts; a second run finds nothing pending."""
-    lake.write("positions", game_positions(40))
+    lake.write("positions", selfplay_positions[:40])
     real = flows.label.label_batch
     running, most = [0], [0]
     lock = threading.Lock()
@@ -85,10 +71,11 @@ def test_flow_labels_once_with_threads(prefect_harness: None, lake: Lake,
 
 
 def test_retried_task_does_not_label_twice(prefect_harness: None, lake: Lake,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+                                           monkeypatch: pytest.MonkeyPatch,
+        selfplay_positions: list[dict[str, object]]) -> None:
     """A task that fails after writing part of its batch is retried by Prefect; the retry
     labels only what is still missing (no duplicate rows even in the raw parts)."""
-    lake.write("positions", game_positions(24))
+    lake.write("positions", selfplay_positions[:24])
     real = flows.label.label_batch
     failures: list[int] = []
 
@@ -109,12 +96,13 @@ def test_retried_task_does_not_label_twice(prefect_harness: None, lake: Lake,
     assert summary.positions == 24 - 6     # the retry only had the other half left
 
 
-def test_flow_on_a_dask_local_cluster(prefect_harness: None, lake: Lake) -> None:
+def test_flow_on_a_dask_local_cluster(prefect_harness: None, lake: Lake,
+        selfplay_positions: list[dict[str, object]]) -> None:
     """--cluster: the same tasks on a distributed.LocalCluster with two worker processes,
     each running its own Stockfish and writing its own parts."""
     from distributed import LocalCluster
 
-    lake.write("positions", game_positions(30))
+    lake.write("positions", selfplay_positions[:30])
     config = LabelConfig.tiny(depths=(2, 4), workers=2, limit=None, batch_size=8)
     with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
                       dashboard_address=None) as cluster:
@@ -126,10 +114,10 @@ def test_flow_on_a_dask_local_cluster(prefect_harness: None, lake: Lake) -> None
     assert len(lake.parts("labels")) >= 4 * 2   # one part per depth per batch
 
 
-def test_cli_label_no_prefect_and_bad_input(lake: Lake, capsys: pytest.CaptureFixture[str]
-                                            ) -> None:
+def test_cli_label_no_prefect_and_bad_input(lake: Lake, capsys: pytest.CaptureFixture[str],
+        selfplay_positions: list[dict[str, object]]) -> None:
     """`chesslab label --no-prefect` prints a summary; a bad --where exits 2 in one line."""
-    lake.write("positions", game_positions(10))
+    lake.write("positions", selfplay_positions[:10])
     home = str(lake.home)
     assert main(["--home", home, "label", "--no-prefect", "--depths", "2,3", "--workers", "1",
                  "--limit", "6"]) == 0
@@ -142,11 +130,12 @@ def test_cli_label_no_prefect_and_bad_input(lake: Lake, capsys: pytest.CaptureFi
     assert main(["--home", home, "label", "--no-prefect", "--depths", "0"]) == 2
 
 
-def test_kill_9_halfway_then_rerun_completes_without_gaps_or_duplicates(lake: Lake) -> None:
+def test_kill_9_halfway_then_rerun_completes_without_gaps_or_duplicates(lake: Lake,
+        selfplay_positions: list[dict[str, object]]) -> None:
     """Issue 2: `chesslab label` killed with SIGKILL halfway (its whole process group, engines
     included); the next run labels exactly what is missing: one row per position and depth
     in the raw parts, and no partial part file is visible."""
-    rows = game_positions(300)
+    rows = selfplay_positions[:300]
     lake.write("positions", rows)
     command = [sys.executable, "-m", "flows.cli", "--home", str(lake.home), "label",
                "--no-prefect", "--depths", "8,9,10", "--workers", "2", "--limit", "300",

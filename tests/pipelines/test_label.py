@@ -32,18 +32,6 @@ TERMINAL = FIXTURES / "terminal.epd"
 PROXY = FIXTURES / "proxy_engine.py"
 
 
-def game_positions(limit: int | None = None) -> list[dict[str, object]]:
-    """Distinct positions of the fixture games, in game order."""
-    rows: dict[int, dict[str, object]] = {}
-    with open(GAMES, encoding="utf-8") as handle:
-        while (game := chess.pgn.read_game(handle)) is not None:
-            board = game.board()
-            for move in [None, *game.mainline_moves()]:
-                if move is not None:
-                    board.push(move)
-                key = chess.polyglot.zobrist_hash(board)
-                rows.setdefault(key, {"position_key": key, "fen": board.epd(), "source_id": "t"})
-    return list(rows.values())[:limit]
 
 
 def epd_positions() -> dict[str, dict[str, object]]:
@@ -68,10 +56,11 @@ def lake(home: Path, stockfish_path: str) -> Lake:
     return Lake(home)
 
 
-def test_every_depth_equals_a_fresh_search(lake: Lake, stockfish_path: str) -> None:
+def test_every_depth_equals_a_fresh_search(lake: Lake, stockfish_path: str,
+        selfplay_positions: list[dict[str, object]]) -> None:
     """Issue 2: depths 5 and 6 from one depth-7 search equal fresh `go depth 5/6` searches
     after ucinewgame (score, best move, nodes, PV), and White's view flips with the side."""
-    rows = game_positions()[10:40:3]
+    rows = selfplay_positions[10:40:3]
     lake.write("positions", rows)
     summary = label_positions(lake, LabelConfig(depths=(5, 6, 7), workers=2, batch_size=4))
     assert (summary.positions, summary.labels, summary.errors) == (10, 30, 0)
@@ -122,9 +111,10 @@ def test_terminal_positions_are_labelled_at_every_depth(lake: Lake) -> None:
     assert pending_positions(lake, config, summary.engine_id) == []
 
 
-def test_second_run_labels_nothing_and_engine_recorded_once(lake: Lake) -> None:
+def test_second_run_labels_nothing_and_engine_recorded_once(lake: Lake,
+        selfplay_positions: list[dict[str, object]]) -> None:
     """Issue 2: never label a (position, engine, depth) twice; the engine row is one row."""
-    lake.write("positions", game_positions(25))
+    lake.write("positions", selfplay_positions[:25])
     config = LabelConfig.tiny(depths=(2, 4))
     first = label_positions(lake, config)
     parts = lake.parts("labels")
@@ -139,10 +129,11 @@ def test_second_run_labels_nothing_and_engine_recorded_once(lake: Lake) -> None:
     assert '"UCI_ShowWDL":"true"' in engines[0]["options"]
 
 
-def test_where_and_limit_choose_positions_in_key_order(lake: Lake) -> None:
+def test_where_and_limit_choose_positions_in_key_order(lake: Lake,
+        selfplay_positions: list[dict[str, object]]) -> None:
     """--where filters with SQL over the positions view, --limit caps in position_key order;
     a predicate that smuggles a second statement or names no column is refused."""
-    rows = game_positions(60)
+    rows = selfplay_positions[:60]
     lake.write("positions", rows)
     config = LabelConfig.tiny(depths=(2,), where="fen like '% b %'", limit=5)
     summary = label_positions(lake, config)
@@ -154,10 +145,11 @@ def test_where_and_limit_choose_positions_in_key_order(lake: Lake) -> None:
             pending_positions(lake, config.with_(where=bad), summary.engine_id)
 
 
-def test_resumed_position_gets_only_its_missing_depths(lake: Lake) -> None:
+def test_resumed_position_gets_only_its_missing_depths(lake: Lake,
+        selfplay_positions: list[dict[str, object]]) -> None:
     """A run cut between the parts of one flush leaves some depths of a position: the next
     run searches to the deepest missing one and writes only the missing rows."""
-    lake.write("positions", game_positions(12))
+    lake.write("positions", selfplay_positions[:12])
     shallow = label_positions(lake, LabelConfig.tiny(depths=(3,)))
     deeper = label_positions(lake, LabelConfig.tiny(depths=(3, 4, 5)))
     assert (shallow.labels, deeper.labels) == (12, 24)
@@ -169,10 +161,11 @@ def test_resumed_position_gets_only_its_missing_depths(lake: Lake) -> None:
     assert limits == [(3, ["depth 3"]), (4, ["depth 5"]), (5, ["depth 5"])]
 
 
-def test_nodes_limit_keeps_only_completed_iterations(lake: Lake, stockfish_path: str) -> None:
+def test_nodes_limit_keeps_only_completed_iterations(lake: Lake, stockfish_path: str,
+        selfplay_positions: list[dict[str, object]]) -> None:
     """With `go nodes N` the last printed depth may be cut short: only depths followed by a
     deeper line are kept, and each equals a fresh search to that depth."""
-    rows = game_positions()[50:53]
+    rows = selfplay_positions[50:53]
     lake.write("positions", rows)
     config = LabelConfig.tiny(depths=tuple(range(1, 30)), nodes=3000)
     summary = label_positions(lake, config)
@@ -208,10 +201,11 @@ def proxy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fen: str, mode: str,
 @pytest.mark.parametrize("mode, errors, restarts", [("crash", 1, 2), ("crash-once", 0, 1)])
 def test_crashing_engine_is_restarted_then_recorded(
         lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stockfish_path: str,
-        mode: str, errors: int, restarts: int) -> None:
+        mode: str, errors: int, restarts: int,
+        selfplay_positions: list[dict[str, object]]) -> None:
     """Issue 2: a crashed engine is restarted and the position retried (retries=1); if it
     crashes every time it becomes a label_errors row and the run goes on."""
-    rows = game_positions(8)
+    rows = selfplay_positions[:8]
     lake.write("positions", rows)
     bad = sorted(rows, key=lambda r: r["position_key"])[3]
     engine = proxy(monkeypatch, tmp_path, str(bad["fen"]), mode, stockfish_path)
@@ -227,10 +221,11 @@ def test_crashing_engine_is_restarted_then_recorded(
 
 
 def test_hanging_engine_times_out_and_the_run_goes_on(
-        lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stockfish_path: str) -> None:
+        lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stockfish_path: str,
+        selfplay_positions: list[dict[str, object]]) -> None:
     """A hung engine (no answer within the per-position timeout) is killed, restarted,
     retried, then recorded; the other positions are labelled."""
-    rows = game_positions(5)
+    rows = selfplay_positions[:5]
     lake.write("positions", rows)
     bad = sorted(rows, key=lambda r: r["position_key"])[1]
     engine = proxy(monkeypatch, tmp_path, str(bad["fen"]), "hang", stockfish_path)
@@ -241,8 +236,9 @@ def test_hanging_engine_times_out_and_the_run_goes_on(
     assert error["fen"] == bad["fen"] and "no answer in time" in error["message"]
 
 
-def test_missing_engine_is_a_one_line_error(lake: Lake) -> None:
-    lake.write("positions", game_positions(3))
+def test_missing_engine_is_a_one_line_error(lake: Lake,
+        selfplay_positions: list[dict[str, object]]) -> None:
+    lake.write("positions", selfplay_positions[:3])
     with pytest.raises(RuntimeError, match="cannot start engine '/nonexistent/stockfish'"):
         label_positions(lake, LabelConfig.tiny(engine="/nonexistent/stockfish"))
 
