@@ -12,7 +12,8 @@ from pipelines.ratings import (
     Game, RatingsConfig, RatingsError, fit, format_los, format_ratings, games_from_crosstable,
     pair_elo,
 )
-from pipelines.ratings.bayeselo import Model, Results, exact_intervals
+from flows.cli import main
+from pipelines.ratings.bayeselo import Model, Results, exact_intervals, pair_counts
 from pipelines.ratings.sources import games_from_pgn
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -222,6 +223,40 @@ def test_pair_elo_and_los() -> None:
     assert pair.lower < pair.elo < pair.upper
     assert pair_elo(10, 0, 10).los == pytest.approx(0.5)
     assert pair_elo(12, 5, 8).los == pytest.approx(0.5 * (1 + math.erf(4 / math.sqrt(40))))
+
+
+def match_pgn(path: Path, first: str, second: str, outcomes: str) -> Path:
+    """A PGN of ``first`` against ``second``, colours alternating, ``first`` White in the even
+    games; ``outcomes`` holds ``first``'s results (W, D, L) in order."""
+    games = []
+    for k, outcome in enumerate(outcomes):
+        white, black = (first, second) if k % 2 == 0 else (second, first)
+        score = {"W": 1.0, "D": 0.5, "L": 0.0}[outcome]
+        white_score = score if k % 2 == 0 else 1 - score
+        result = {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[white_score]
+        games.append(f'[White "{white}"]\n[Black "{black}"]\n[Result "{result}"]\n\n'
+                     f"1. e4 e5 {result}\n\n")
+    path.write_text("".join(games))
+    return path
+
+
+def test_pair_elo_and_los_of_a_against_b(home: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """``ratings --pair``: A scores +7 =5 -3 against B (63.3%): trinomial Elo +94.944, interval
+    [-43.260, +273.737], LOS 89.705% (erf of (7 - 3) / sqrt(2 * 10)); B against A is the
+    mirror image. Asking for the pair either way round names the first player's counts, so
+    swapped counts or a swapped sign fail."""
+    pgn = match_pgn(tmp_path / "match.pgn", "A", "B", "WDWLWDWWDLWDWLD")
+    assert pair_counts(games_from_pgn(pgn)) == {("A", "B"): [7, 5, 3]}
+    pair = pair_elo(7, 5, 3)
+    assert (pair.elo, pair.lower, pair.upper, pair.los) == (
+        pytest.approx(94.94436631784157, rel=1e-12), pytest.approx(-43.25957767595071, rel=1e-9),
+        pytest.approx(273.7366657064169, rel=1e-9), pytest.approx(0.8970483946339658, rel=1e-12))
+    expected = {"A,B": "A vs B: +7 =5 -3, Elo +94.9 [-43.3, +273.7], LOS 89.7%",
+                "B,A": "B vs A: +3 =5 -7, Elo -94.9 [-273.7, +43.3], LOS 10.3%"}
+    for asked, line in expected.items():
+        assert main(["--home", str(home), "ratings", "--pgn", str(pgn), "--pair", asked]) == 0
+        assert line in capsys.readouterr().out.splitlines()
 
 
 def test_ratings_from_pgn(tmp_path: Path) -> None:
