@@ -74,8 +74,9 @@ class RatingsConfig:
         ``x = 10 ** (-drawelo / 400)``, set by ``mm``), 1.0 is the unscaled Bradley-Terry Elo
         of bayeselo versions before the scale existed (``scale 1``).
     intervals: ``variance`` (the diagonal of the Hessian, what ``mm`` leaves: bayeselo's
-        default), ``covariance`` (the full Hessian, ``covariance``) or ``exact`` (each player's likelihood with the others fixed,
-        ``exactdist``: asymmetric, as in bayeselo's usual ``mm; exactdist; ratings``).
+        default), ``covariance`` (the full Hessian, ``covariance``) or ``exact`` (each
+        player's likelihood with the others fixed, ``exactdist``: asymmetric). A ladder
+        (several anchors) always takes the free players' covariance, the anchors none.
     """
 
     prior: float = DEFAULT_PRIOR
