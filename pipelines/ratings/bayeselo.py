@@ -69,7 +69,8 @@ class RatingsConfig:
     confidence: level of the intervals (``confidence``), in (0, 1).
     anchors: players whose printed rating is fixed; one anchor shifts the table (``offset``),
         several are held fixed while the others are fitted (a rating ladder).
-    epsilon: convergence threshold of the MM iterations.
+    epsilon: convergence threshold of the MM iterations (bayeselo stops at 1e-5, which
+        leaves its Elos up to about 0.1 short of the maximum).
     scale: factor applied to printed ratings; None is bayeselo's own (``4x / (1 + x)^2``,
         ``x = 10 ** (-drawelo / 400)``, set by ``mm``), 1.0 is the unscaled Bradley-Terry Elo
         of bayeselo versions before the scale existed (``scale 1``).
@@ -530,8 +531,8 @@ def normal_quantile(confidence: float) -> float:
 
 def bound_value(density: Sequence[float], value: Callable[[int], float], confidence: float,
                 upward: bool) -> float:
-    """bayeselo's GetBoundValue: the value of cell index leaving (1 - confidence) / 2 of the
-    mass outside, trapezoid rule, interpolated linearly between cell centres."""
+    """bayeselo's GetBoundValue: the value leaving (1 - confidence) / 2 of the mass beyond
+    it, from below (``upward``) or above; trapezoid rule between cell centres ``value(k)``."""
     threshold = (1 - confidence) / 2
     indices = range(len(density)) if upward else range(len(density) - 1, -1, -1)
     direction = 1 if upward else -1

@@ -13,7 +13,9 @@ from pipelines.ratings import (
     pair_elo,
 )
 from flows.cli import main
-from pipelines.ratings.bayeselo import Model, Results, exact_intervals, pair_counts
+from pipelines.ratings.bayeselo import (
+    Model, Results, exact_intervals, normal_quantile, pair_counts,
+)
 from pipelines.ratings.sources import games_from_pgn
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -76,6 +78,12 @@ def test_exactdist_equals_compiled_bayeselo(name: str) -> None:
         minus, plus = expected["exact"]
         assert (table[player].minus, table[player].plus) == (
             pytest.approx(minus, abs=0.2), pytest.approx(plus, abs=0.2)), player
+
+
+def test_interval_quantile_is_bayeselos_discretised_one() -> None:
+    """bayeselo's NormInv (a normal on 1000 cells over [-10, 10]) gives 1.960127302 at 0.95
+    (compiled), not the exact 1.959964."""
+    assert normal_quantile(0.95) == pytest.approx(1.960127302, abs=1e-9)
 
 
 def test_table7_defaults_give_the_issues_bayeselo_ratings() -> None:
