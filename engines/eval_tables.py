@@ -1,6 +1,8 @@
 """Hand-crafted evaluation tables as plain data, plus slow reference evaluators.
 
-Two published evaluations, for the compiled core to load into C arrays and to check against:
+Two published evaluations, for the compiled core to load into C arrays, and Python evaluators
+that compute exactly what the compiled ``hce-simple`` and ``hce`` compute (the cross-check of
+``tests/engines/test_eval_reference.py``, and later of NNUE):
 
 1. **Simplified Evaluation Function** (Tomasz Michniewski), as used by paper 002 (Tjack,
    section 2.3, "Hand-crafted evaluation function"). What the paper says, exactly:
@@ -17,18 +19,23 @@ Two published evaluations, for the compiled core to load into C arrays and to ch
    - a player's score is the sum of his piece values and scaled positional values; the
      heuristic is the difference between the side to move's score and the opponent's.
 
-   What the paper leaves open, and what we chose (see :func:`sef_positional_scale`):
-   ``v_piece`` is the player's own piece value; ``V_piece_max`` is the starting value of one
-   side WITHOUT the king, 8*100 + 2*320 + 2*330 + 2*500 + 900 = 4000 (with the 20000-point
-   king inside, the factor could never drop below 0.83 and the scaling would do nothing);
-   the factor is clamped to at most 1 (promotions can push material past 4000). The king's
+   What the paper leaves open, and what we chose (see :func:`sef_side_score`):
+   ``v_piece`` is the player's own piece value without the king; ``V_piece_max`` is the
+   starting value of one side WITHOUT the king, 8*100 + 2*320 + 2*330 + 2*500 + 900 = 4000
+   (with the 20000-point king inside, the factor could never drop below 0.83 and the scaling
+   would do nothing); the factor is not clamped (promotions can push it past 1), and the
+   scaled sum is the integer ``positional * material / 4000`` truncated toward zero, as C
+   divides. The kings' 20000 points cancel (each side has one) and are left out. The king's
    end-game table and the rule for using it come from the same chessprogramming.org page
    (the paper does not mention them); :data:`SEF_PST` holds the middle-game king.
 
 2. **PeSTO** (Ronald Friederich's "Piece-Square Tables Only" evaluation, published on the
    chessprogramming wiki): middle-game and end-game piece values and tables, tapered by a
    game phase of 24 (knight and bishop 1, rook 2, queen 4), clamped at 24 after early
-   promotions: ``(mg * phase + eg * (24 - phase)) / 24``.
+   promotions: ``(mg * phase + eg * (24 - phase)) / 24`` truncated toward zero. The compiled
+   ``hce`` adds two terms of its own to both phases before tapering, a bishop pair
+   (:data:`BISHOP_PAIR_MG`, :data:`BISHOP_PAIR_EG` for a side with two bishops or more), and
+   after tapering a :data:`TEMPO` bonus for the side to move.
 
 Format of every table: a tuple of 64 ints indexed by square, ``a1 = 0, b1 = 1, ..., h8 = 63``
 (python-chess numbering), seen from White. For a black piece on ``square`` read
@@ -38,8 +45,8 @@ Format of every table: a tuple of 64 ints indexed by square, ``a1 = 0, b1 = 1, .
 
 >>> SEF_PST[chess.PAWN][chess.E2], SEF_PST[chess.PAWN][chess.E4], SEF_PST[chess.KNIGHT][chess.A1]
 (-20, 20, -50)
->>> pesto_evaluation(chess.Board())
-0
+>>> pesto_evaluation(chess.Board())  # the compiled hce's tempo bonus
+10
 """
 from __future__ import annotations
 
@@ -155,6 +162,10 @@ PESTO_PHASE_INC: dict[PieceType, int] = {
     chess.PAWN: 0, chess.KNIGHT: 1, chess.BISHOP: 1, chess.ROOK: 2, chess.QUEEN: 4, chess.KING: 0,
 }
 PESTO_PHASE_MAX = 24
+#: The compiled ``hce``'s own terms on top of PeSTO (engines/alphabeta/evaluation.pyx).
+BISHOP_PAIR_MG = 30
+BISHOP_PAIR_EG = 50
+TEMPO = 10
 
 PESTO_MG_PST: dict[PieceType, Table] = {
     chess.PAWN: _from_rank8_rows("""
@@ -296,15 +307,19 @@ def sef_is_endgame(board: chess.Board) -> bool:
     return True
 
 
-def sef_positional_scale(material: int) -> float:
-    """Paper 002's ``v_piece / V_piece_max``: a side's non-king material over 4000, at most 1."""
-    return min(material, SEF_MATERIAL_MAX) / SEF_MATERIAL_MAX
+def c_div(numerator: int, denominator: int) -> int:
+    """Integer division truncated toward zero, as C (and the compiled core) divides.
+
+    >>> c_div(-7, 2), -7 // 2
+    (-3, -4)
+    """
+    quotient = abs(numerator) // abs(denominator)
+    return quotient if (numerator >= 0) == (denominator > 0) else -quotient
 
 
 def sef_side_score(board: chess.Board, color: chess.Color) -> int:
-    """One side's material (king included) plus its material-scaled positional value.
-
-    The scaled positional sum is truncated toward zero (``int``), once per side."""
+    """One side's non-king material plus its positional sum scaled by ``material / 4000``
+    (not clamped), truncated toward zero."""
     endgame = sef_is_endgame(board)
     material = positional = 0
     for square, piece in board.piece_map().items():
@@ -315,12 +330,12 @@ def sef_side_score(board: chess.Board, color: chess.Color) -> int:
         positional += table[relative_square(color, square)]
         if piece.piece_type != chess.KING:
             material += SEF_PIECE_VALUES[piece.piece_type]
-    scaled = int(positional * sef_positional_scale(material))
-    return material + SEF_PIECE_VALUES[chess.KING] * len(board.pieces(chess.KING, color)) + scaled
+    return material + c_div(positional * material, SEF_MATERIAL_MAX)
 
 
 def simplified_evaluation(board: chess.Board) -> int:
-    """Paper 002's hand-crafted evaluation, in centipawns from the side to move's view.
+    """Paper 002's hand-crafted evaluation (the compiled ``hce-simple``), in centipawns from
+    the side to move's view.
 
     >>> simplified_evaluation(chess.Board())
     0
@@ -338,16 +353,32 @@ def pesto_phase(board: chess.Board) -> int:
     return min(phase, PESTO_PHASE_MAX)
 
 
-def pesto_evaluation(board: chess.Board) -> int:
-    """PeSTO's tapered evaluation in centipawns from the side to move's view.
-
-    Integer division truncates toward zero like PeSTO's C code."""
+def pesto_side(board: chess.Board, color: chess.Color) -> tuple[int, int]:
+    """One side's middle-game and end-game sums: values, tables and the bishop pair."""
     mg = eg = 0
-    for square, piece in board.piece_map().items():
-        index = relative_square(piece.color, square)
-        sign = 1 if piece.color == board.turn else -1
-        mg += sign * (PESTO_MG_VALUES[piece.piece_type] + PESTO_MG_PST[piece.piece_type][index])
-        eg += sign * (PESTO_EG_VALUES[piece.piece_type] + PESTO_EG_PST[piece.piece_type][index])
+    for square in chess.SquareSet(board.occupied_co[color]):
+        piece_type = board.piece_type_at(square)
+        index = relative_square(color, square)
+        mg += PESTO_MG_VALUES[piece_type] + PESTO_MG_PST[piece_type][index]
+        eg += PESTO_EG_VALUES[piece_type] + PESTO_EG_PST[piece_type][index]
+    if len(board.pieces(chess.BISHOP, color)) >= 2:
+        mg, eg = mg + BISHOP_PAIR_MG, eg + BISHOP_PAIR_EG
+    return mg, eg
+
+
+def pesto_evaluation(board: chess.Board) -> int:
+    """The compiled ``hce``: PeSTO's tapered evaluation with a bishop pair, truncated toward
+    zero, plus the tempo bonus; centipawns from the side to move's view.
+
+    >>> pesto_evaluation(chess.Board()) == TEMPO
+    True
+    """
+    (mg_us, eg_us), (mg_them, eg_them) = pesto_side(board, board.turn), \
+        pesto_side(board, not board.turn)
     phase = pesto_phase(board)
-    total = mg * phase + eg * (PESTO_PHASE_MAX - phase)
-    return int(total / PESTO_PHASE_MAX)
+    total = (mg_us - mg_them) * phase + (eg_us - eg_them) * (PESTO_PHASE_MAX - phase)
+    return c_div(total, PESTO_PHASE_MAX) + TEMPO
+
+
+#: Python reference of each compiled evaluation, by its ``SearchConfig.eval`` name.
+REFERENCE_EVALUATIONS = {"hce": pesto_evaluation, "hce-simple": simplified_evaluation}

@@ -11,8 +11,10 @@ Ratings are fitted by minorisation-maximisation (Hunter 2004) after adding ``pri
 draws spread over each player's opponents, exactly as bayeselo's ``mm [a] [d]`` command; the
 printed ratings are multiplied by bayeselo's Elo scale ``4x / (1 + x)^2`` with
 ``x = 10 ** (-drawelo / 400)``, so a 100-point difference still means the usual expected
-score. Intervals come from the covariance (the inverse of the Hessian of the log-likelihood),
-and the likelihood of superiority from the same covariance.
+score. Intervals are by default those ``mm`` leaves (the diagonal of the Hessian of the
+log-likelihood, bayeselo's ``variance``), so that the default table is bayeselo's
+``readpgn; elo; mm; ratings``; the likelihood of superiority comes from the covariance (the
+inverse of the Hessian, bayeselo's ``covariance`` and ``los``).
 
 >>> games = [Game("A", "B", 1.0), Game("B", "A", 0.5), Game("A", "B", 0.5)]
 >>> table = fit(games)
@@ -23,9 +25,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from statistics import NormalDist
+from functools import lru_cache
 
 LOG10_OVER_400 = math.log(10.0) / 400.0
 DEFAULT_ADVANTAGE = 32.8    # bayeselo's default white advantage, Elo
@@ -67,13 +69,15 @@ class RatingsConfig:
     confidence: level of the intervals (``confidence``), in (0, 1).
     anchors: players whose printed rating is fixed; one anchor shifts the table (``offset``),
         several are held fixed while the others are fitted (a rating ladder).
-    epsilon: convergence threshold of the MM iterations.
+    epsilon: convergence threshold of the MM iterations (bayeselo stops at 1e-5, which
+        leaves its Elos up to about 0.1 short of the maximum).
     scale: factor applied to printed ratings; None is bayeselo's own (``4x / (1 + x)^2``,
         ``x = 10 ** (-drawelo / 400)``, set by ``mm``), 1.0 is the unscaled Bradley-Terry Elo
         of bayeselo versions before the scale existed (``scale 1``).
-    intervals: ``covariance`` (the full Hessian, ``covariance``), ``variance`` (its diagonal,
-        what ``mm`` leaves) or ``exact`` (each player's likelihood with the others fixed,
-        ``exactdist``: asymmetric, as in bayeselo's usual ``mm; exactdist; ratings``).
+    intervals: ``variance`` (the diagonal of the Hessian, what ``mm`` leaves: bayeselo's
+        default), ``covariance`` (the full Hessian, ``covariance``) or ``exact`` (each
+        player's likelihood with the others fixed, ``exactdist``: asymmetric). A ladder
+        (several anchors) always takes the free players' covariance, the anchors none.
     """
 
     prior: float = DEFAULT_PRIOR
@@ -85,7 +89,7 @@ class RatingsConfig:
     anchors: Mapping[str, float] = field(default_factory=dict)
     epsilon: float = 1e-10
     scale: float | None = None
-    intervals: str = "covariance"
+    intervals: str = "variance"
 
     def __post_init__(self) -> None:
         if self.prior < 0:
@@ -171,7 +175,9 @@ class Results:
 
     def add_prior(self, prior: float) -> None:
         """bayeselo's AddPrior: each player's ``prior / 4`` virtual draws per colour, spread
-        over its opponents in proportion to the games played against each."""
+        over its opponents in proportion to the games played against each. bayeselo stores
+        each pair twice (once per player's view) and adds the share to both views of the
+        same games; this table holds each game once, so the share is added once."""
         for i in range(len(self.players)):
             total = sum(self.true_games[i])
             if not total:
@@ -179,8 +185,8 @@ class Results:
             share = prior * 0.25 / total
             for j in self.opponents(i):
                 virtual = share * self.true_games[i][j]
-                self.virtual_draws[i][j] += 2 * virtual
-                self.virtual_draws[j][i] += 2 * virtual
+                self.virtual_draws[i][j] += virtual
+                self.virtual_draws[j][i] += virtual
 
     def d(self, i: int, j: int) -> float:
         return self.draws[i][j] + self.virtual_draws[i][j]
@@ -358,7 +364,7 @@ class Model:
         """(minus, plus) of every player, unscaled."""
         if self.config.intervals == "exact" and len(self.fixed) < 2:
             return exact_intervals(self, self.config.confidence)
-        z = NormalDist().inv_cdf((1 + self.config.confidence) / 2)
+        z = normal_quantile(self.config.confidence)
         if self.config.intervals == "variance" and len(self.fixed) < 2:
             info = self.information()
             return [(z / math.sqrt(info[i][i]),) * 2 for i in range(len(self.elo))]
@@ -480,40 +486,64 @@ def exact_intervals(model: Model, confidence: float, elo_min: float = -1500.0,
                     elo_max: float = 1500.0, resolution: int = 1001) -> list[tuple[float, float]]:
     """bayeselo's ``exactdist``: each player's likelihood on a grid of Elos, the others held at
     their fitted Elos (shifted to keep the mean); returns (minus, plus) per player."""
-    step = (elo_max - elo_min) / (resolution - 1)
-    grid = [elo_min + k * step for k in range(resolution)]
+
+    def value(k: int) -> float:
+        return grid_value(k, elo_min, elo_max, resolution)
+
     n = len(model.elo)
     intervals = []
     for i in range(n):
         logs = []
-        for value in grid:
-            delta = (value - model.elo[i]) / (n - 1)
-            shifted = [value if j == i else model.elo[j] - delta for j in range(n)]
+        for k in range(resolution):
+            delta = (value(k) - model.elo[i]) / (n - 1)
+            shifted = [value(k) if j == i else model.elo[j] - delta for j in range(n)]
             logs.append(player_log_likelihood(model, shifted, i))
         top = max(logs)
         density = [math.exp(v - top) for v in logs]
         total = sum(density)
         density = [d / total for d in density]
-        lower = bound_value(density, grid, confidence, upward=True)
-        upper = bound_value(density, grid, confidence, upward=False)
+        lower = bound_value(density, value, confidence, upward=True)
+        upper = bound_value(density, value, confidence, upward=False)
         intervals.append((model.elo[i] - lower, upper - model.elo[i]))
     return intervals
 
 
-def bound_value(density: Sequence[float], grid: Sequence[float], confidence: float,
+def grid_value(k: int, low: float, high: float, size: int) -> float:
+    """bayeselo's CDiscretization: the centre of cell ``k`` of ``size`` cells over [low, high]
+    (``k`` may be -1 or ``size``, just outside)."""
+    return low + (k + 0.5) * (high - low) / size
+
+
+@lru_cache(maxsize=8)
+def normal_quantile(confidence: float) -> float:
+    """bayeselo's NormInv: the upper ``confidence`` bound of a standard normal discretised on
+    1000 cells over [-10, 10] (cell 0 left empty, as bayeselo's SetNormal leaves it), read
+    with the same trapezoid rule as every other bayeselo interval; 1.96013 at 0.95."""
+    cells = 1000
+
+    def value(k: int) -> float:
+        return grid_value(k, -10.0, 10.0, cells)
+
+    density = [0.0] + [math.exp(-value(k) ** 2 / 2) for k in range(1, cells)]
+    total = sum(density)
+    return bound_value([d / total for d in density], value, confidence, upward=False)
+
+
+def bound_value(density: Sequence[float], value: Callable[[int], float], confidence: float,
                 upward: bool) -> float:
-    """The value leaving (1 - confidence) / 2 of the mass outside, trapezoid rule."""
+    """bayeselo's GetBoundValue: the value leaving (1 - confidence) / 2 of the mass beyond
+    it, from below (``upward``) or above; trapezoid rule between cell centres ``value(k)``."""
     threshold = (1 - confidence) / 2
-    indices = range(len(grid)) if upward else range(len(grid) - 1, -1, -1)
+    indices = range(len(density)) if upward else range(len(density) - 1, -1, -1)
     direction = 1 if upward else -1
     mass = previous = 0.0
     for k in indices:
         new_mass = mass + (previous + density[k]) / 2
         if new_mass >= threshold:
-            value, new_value = grid[k - direction], grid[k]
-            return value + (new_value - value) * (threshold - mass) / (new_mass - mass)
+            low, high = value(k - direction), value(k)
+            return low + (high - low) * (threshold - mass) / (new_mass - mass)
         mass, previous = new_mass, density[k]
-    return grid[indices[-1]]
+    return value(indices[-1])
 
 
 def player_log_likelihood(model: Model, elo: Sequence[float], i: int) -> float:

@@ -1,12 +1,16 @@
 """Fishtest's GSPRT: LLR values computed with fishtest's LLRcalc (LLR_normalized and
-LLR_logistic, scipy's brentq) on the same counts, bounds, decisions, pentanomial counting."""
+LLR_logistic, scipy's brentq) on the same counts, the LLRs fishtest published for Stockfish
+patches, bounds, decisions, and pentanomial counting oriented from the first player's view."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
 from pipelines.sprt import SprtConfig, SprtError, pentanomial, sprt
+from pipelines.sprt.store import pair_counts_from_rows, tournament_counts
+from warehouse import Lake
 
 # (counts, elo0, elo1, fishtest normalized LLR, fishtest logistic LLR)
 FISHTEST = [
@@ -27,6 +31,78 @@ def test_llr_equals_fishtest(counts: list[int], elo0: float, elo1: float, normal
     assert sprt(counts, elo0, elo1).llr == pytest.approx(normalized, rel=1e-9, abs=1e-9)
     assert sprt(counts, elo0, elo1, model="logistic").llr == pytest.approx(
         logistic, rel=1e-9, abs=1e-9)
+
+
+# Fishtest runs quoted in Stockfish pull requests (tests.stockfishchess.org): pentanomial
+# LL, LD, DD+WL, WD, WW of the patch (the first engine), W/L/D games of the patch, bounds, the
+# Elo model (<a,b>: normalized, {a,b}: logistic, as fishtest prints them), published LLR.
+PUBLISHED = [
+    ("PR 4493 STC", [2002, 72968, 180891, 74129, 2034], (177526, 176301, 310221), 0.0, 2.0,
+     "normalized", 3.22),
+    ("PR 4493 LTC", [24, 7350, 23669, 7717, 28], (21125, 20750, 35701), 0.5, 2.5,
+     "normalized", 2.94),
+    ("PR 3209 STC", [253, 4282, 17604, 4431, 286], (5776, 5561, 42375), -0.25, 1.25,
+     "logistic", 2.94),
+    ("PR 3209 LTC", [58, 3302, 33130, 3518, 84], (4007, 3739, 72438), 0.25, 1.25,
+     "logistic", 2.97),
+    ("PR 3098 STC", [491, 7345, 29693, 7670, 465], (9940, 9667, 71721), -0.25, 1.25,
+     "logistic", 2.96),
+    ("PR 3098 LTC", [53, 2220, 21459, 2445, 47], (2799, 2586, 47063), 0.25, 1.25,
+     "logistic", 2.97),
+]
+
+
+@pytest.mark.parametrize("run,counts,wld,elo0,elo1,model,published", PUBLISHED)
+def test_llr_equals_published_fishtest_runs(run: str, counts: list[int],
+                                            wld: tuple[int, int, int], elo0: float,
+                                            elo1: float, model: str, published: float) -> None:
+    """The LLR fishtest printed (two decimals) for these counts, read LL first: the counts'
+    points reproduce the patch's published wins minus losses, and the same counts read from
+    the other engine's view (reversed) give a negative LLR, so a flipped orientation fails."""
+    wins, losses, draws = wld
+    games = 2 * sum(counts)
+    assert games == wins + losses + draws
+    assert sum(i * c for i, c in enumerate(counts)) - games == wins - losses
+    result = sprt(counts, elo0, elo1, model=model)
+    assert result.llr == pytest.approx(published, abs=0.005), run
+    assert sprt(counts[::-1], elo0, elo1, model=model).llr < 0
+
+
+def game_rows(pair_scores: list[tuple[float, float]]) -> list[dict]:
+    """Tournament rows of ``new`` against ``base``: ``new`` White in game 0 of each pair,
+    ``pair_scores`` holding ``new``'s score in games 0 and 1."""
+    rows = []
+    for number, scores in enumerate(pair_scores):
+        for game, score in enumerate(scores):
+            white, black = ("new", "base") if game == 0 else ("base", "new")
+            white_score = score if game == 0 else 1 - score
+            rows.append({"tournament_id": "t-sprt", "game_key": f"0:{number}:{game}",
+                         "pairing": 0, "round": number, "game_in_pair": game,
+                         "white": white, "black": black, "white_score": white_score,
+                         "result": {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[white_score]})
+    return rows
+
+
+# new's pairs: one LL, two LD/DL, four DD/WL/LW, three WD/DW, two WW
+NEW_PAIRS = [(0, 0), (0.5, 0), (0, 0.5), (0.5, 0.5), (1, 0), (0, 1), (0.5, 0.5), (1, 0.5),
+             (0.5, 1), (1, 0.5), (1, 1), (1, 1)]
+
+
+def test_tournament_counts_are_the_first_players(home: Path) -> None:
+    """A two-player tournament in the warehouse: counts are ``new``'s (White in the first game
+    of each pair, although ``base`` sorts first), and the LLR is fishtest's on them
+    (LLRcalc: normalized 0.092586, logistic 0.108103; from ``base``'s view they would be
+    -0.112192 and -0.134422). An unfinished pair is left out."""
+    lake = Lake(home)
+    rows = game_rows(NEW_PAIRS)
+    rows.append({**game_rows([(1, 1)])[0], "game_key": "0:12:0", "round": 12})
+    lake.write("tournament_games", rows)
+    counts, first, second = tournament_counts(lake, "t-sprt")
+    assert (counts, first, second) == ([1, 2, 4, 3, 2], "new", "base")
+    assert pair_counts_from_rows(rows, "base") == [2, 3, 4, 2, 1]
+    assert sprt(counts, 0, 10).llr == pytest.approx(0.09258629888409334, rel=1e-9)
+    assert sprt(counts, 0, 10, model="logistic").llr == pytest.approx(0.10810334467368299,
+                                                                     rel=1e-9)
 
 
 def test_bounds_and_decisions() -> None:
