@@ -407,7 +407,7 @@ def run_timing(ours: Player, runs: int = 3) -> None:
 # (f) the cost of MultiPV
 # --------------------------------------------------------------------------------------------
 
-def run_multipv(depth: int = 6, lines: int = 3) -> None:
+def run_multipv(depth: int = 8, lines: int = 3) -> None:
     from engines.alphabeta import AlphaBeta, SearchConfig
 
     print(f"\n(f) MultiPV {lines} against MultiPV 1, depth {depth}, in-process, alternating")

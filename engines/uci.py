@@ -322,16 +322,17 @@ def info_lines(result: SearchResult) -> list[str]:
     return [info_line(result, line, k) for k, line in enumerate(lines, start=1)]
 
 
-def best_move(board: chess.Board, completed: Sequence[SearchResult]) -> tuple[chess.Move | None,
-                                                                               chess.Move | None]:
+def best_move(board: chess.Board, completed: Sequence[SearchResult],
+              allowed: Sequence[chess.Move] = ()) -> tuple[chess.Move | None, chess.Move | None]:
     """The move to play and the move to ponder on: the deepest result whose pv starts with a
-    legal move, else any legal move (a search that produced nothing must still move).
-    ``(None, None)`` when there is no legal move."""
+    legal move, else any legal move, one of ``allowed`` (``searchmoves``) when given (a
+    search that produced nothing must still move). ``(None, None)`` when there is no legal
+    move."""
     for result in reversed(completed):
         if result.pv and board.is_legal(result.pv[0]):
             move = result.pv[0]
             return move, _ponder_move(board, move, result.pv)
-    return next(iter(board.legal_moves), None), None
+    return next(iter(allowed or board.legal_moves), None), None
 
 
 def _ponder_move(board: chess.Board, move: chess.Move,
@@ -551,7 +552,7 @@ class UciEngine:
             self.write(f"info string error: search failed: {type(exc).__name__}: {exc}")
         if budget.infinite:
             stop.wait()
-        self.write(bestmove_line(*best_move(board, completed)))
+        self.write(bestmove_line(*best_move(board, completed, moves)))
 
 
 # --------------------------------------------------------------------------------------------

@@ -618,6 +618,7 @@ def test_parsers_directly() -> None:
     with pytest.raises(UciError, match="'z9z9'"):
         parse_position("startpos moves z9z9".split())
     assert best_move(chess.Board(), [])[0] in chess.Board().legal_moves
+    assert best_move(chess.Board(), [], [chess.Move.from_uci("h2h4")])[0].uci() == "h2h4"
 
 
 # --------------------------------------------------------------------------------------------
