@@ -10,7 +10,8 @@
 - Scores: ``score_cp``/``score_mate`` from the side to move's view, ``white_cp``/``white_mate``
   from White's; ``score_mate = 0`` means the side to move is mated. WDL per mille, side to move.
 - The engine's identity (``engines`` table): ``engine_id = name-version-<8 hex>`` hashing the
-  name, version and the options set (Threads=1, Hash, UCI_ShowWDL).
+  name, version and the options that change play (Threads=1, Hash; not UCI_ShowWDL), the
+  same id a tournament player with those settings gets.
 - Only positions missing a requested (engine, depth) are sent, and only their missing depths
   are written, so a killed run is completed by the next with no gaps or duplicates.
   With ``--nodes N`` a position searched with that limit counts as done.

@@ -23,7 +23,7 @@ class LabelConfig:
     """What to label and how (``chesslab label`` options).
 
     The engine's identity (``engine_id``) hashes its name, version and the UCI options this
-    config sets (Threads=1, Hash, UCI_ShowWDL), so labels from different settings never mix.
+    config sets that change play (Threads=1, Hash), so labels from different settings never mix.
     """
 
     depths: tuple[int, ...] = field(default=(5, 6, 7), metadata={
