@@ -265,17 +265,20 @@ def _move_list(tokens: Sequence[str], index: int) -> tuple[int, tuple[str, ...]]
 
 
 def root_moves(board: chess.Board, searchmoves: Sequence[str]) -> list[chess.Move]:
-    """``go searchmoves`` as legal moves of ``board``; UciError quoting an illegal one.
+    """``go searchmoves`` as legal moves of ``board``. As Stockfish, moves that are not legal
+    here are ignored (a GUI waiting for ``bestmove`` must get one); none left means all moves.
 
     >>> [m.uci() for m in root_moves(chess.Board(), ["e2e4", "g1f3"])]
     ['e2e4', 'g1f3']
+    >>> [m.uci() for m in root_moves(chess.Board(), ["e2e5", "junk", "d2d4"])]
+    ['d2d4']
     """
     moves = []
     for text in searchmoves:
         try:
             moves.append(board.parse_uci(text))
         except ValueError:
-            raise UciError(f"searchmoves: illegal move {text!r} in {board.fen()!r}") from None
+            log.info("searchmoves: ignoring %r, not a legal move in %s", text, board.fen())
     return moves
 
 
