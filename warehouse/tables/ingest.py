@@ -70,6 +70,7 @@ MOVES = Table(
         ("eval_mate", pa.int32()),         # [%eval #n] after the move, White's view
     ]),
     key=("game_id", "ply"),
+    required=("position_key", "uci"),
 )
 
 POSITIONS = Table(
@@ -82,6 +83,7 @@ POSITIONS = Table(
         ("first_seen", NOW),
     ]),
     key=("position_key",),
+    required=("fen",),
 )
 
 POSITION_RECORDS = Table(
