@@ -72,11 +72,6 @@ class Lake:
     def table_dir(self, name: str) -> Path:
         return self.root / table(name).name
 
-    def glob(self, name: str) -> str:
-        """Every Parquet file under the table's folder, including files no commit references
-        (a killed writer's, or compacted ones not yet vacuumed): for checks of the raw files."""
-        return str(self.table_dir(name) / "**" / "*.parquet")
-
     def delta(self, name: str, version: int | None = None) -> DeltaTable | None:
         """The table's Delta table (at ``version``), or None before its first write."""
         folder = self.table_dir(name)

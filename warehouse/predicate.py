@@ -53,8 +53,9 @@ def check_predicate(predicate: str, table_name: str, columns: Sequence[str]) -> 
 
 def parse(predicate: str, table_name: str) -> dict[str, Any]:
     sql = predicate_sql(predicate, table_name)
-    raw = duckdb.execute("select json_serialize_sql(?::varchar)", [sql]).fetchone()
-    tree = json.loads(raw[0]) if raw else {"error": True, "error_message": "no result"}
+    with duckdb.connect(":memory:") as con:
+        [(raw,)] = con.execute("select json_serialize_sql(?::varchar)", [sql]).fetchall()
+    tree = json.loads(raw)
     if tree.get("error"):
         raise PredicateError(predicate, str(tree.get("error_message")))
     if len(tree["statements"]) != 1:
