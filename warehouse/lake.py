@@ -235,10 +235,11 @@ def merge_predicate(spec: Table, data: pa.Table) -> str:
     reads (and conflicts on) only the partitions it writes."""
     for column in spec.partition_by:
         check_partition_values(spec, column, data.column(column).unique().to_pylist())
-    terms = [f"t.{c} = s.{c}" for c in spec.key]
+    terms = [f"t.{c} is not distinct from s.{c}" if c in spec.nullable_key else f"t.{c} = s.{c}"
+             for c in spec.key]
     terms += [f"t.{c} in ({', '.join(sql_literal(v) for v in data.column(c).unique().to_pylist())})"
               for c in spec.partition_by]
-    return " and ".join(terms)
+    return " and ".join(f"({term})" for term in terms)
 
 
 def check_partition_values(spec: Table, column: str, values: list[Any]) -> None:

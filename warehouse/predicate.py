@@ -21,7 +21,7 @@ import duckdb
 
 # Expression classes a predicate may contain (DuckDB's parsed-expression classes).
 ALLOWED_CLASSES = {"COLUMN_REF", "CONSTANT", "COMPARISON", "CONJUNCTION", "OPERATOR",
-                   "FUNCTION", "CASE", "CAST", "BETWEEN", "COLLATE"}
+                   "FUNCTION", "CASE", "CAST", "BETWEEN", "COLLATE", "TYPE"}
 # Scalar functions that read settings, variables or the environment rather than the row.
 DENIED_FUNCTIONS = {"getenv", "current_setting", "getvariable", "nextval", "currval",
                     "setseed", "query", "query_table"}
@@ -57,7 +57,10 @@ def parse(predicate: str, table_name: str) -> dict[str, Any]:
         [(raw,)] = con.execute("select json_serialize_sql(?::varchar)", [sql]).fetchall()
     tree = json.loads(raw)
     if tree.get("error"):
-        raise PredicateError(predicate, str(tree.get("error_message")))
+        message = str(tree.get("error_message"))
+        # A second statement after a `;` makes the text more than one select.
+        raise PredicateError(predicate, "it must be one expression"
+                             if message.startswith("Only SELECT") else message)
     if len(tree["statements"]) != 1:
         raise PredicateError(predicate, "it must be one expression")
     return tree["statements"][0]

@@ -106,3 +106,15 @@ def test_old_part_layout_is_refused_naming_the_folder(home: Path) -> None:
         connect(home)
     with pytest.raises(WarehouseError, match="without a Delta log"):
         Lake(home).write("positions", [{"position_key": 1, "fen": START_FEN}])
+
+
+def test_nullable_key_columns_match_null_safely(home: Path) -> None:
+    """An EPD error has no game index: written twice (a rerun), it is still stored once,
+    while a null in a plain key column is refused."""
+    lake = Lake(home)
+    error = {"source_id": "s", "game_index": None, "line": 3, "kind": "bad_fen", "message": "x"}
+    assert lake.write("ingest_errors", [error]) == 1
+    assert lake.write("ingest_errors", [error, {**error, "line": None}]) == 1
+    assert lake.read("ingest_errors").num_rows == 2
+    with pytest.raises(WarehouseError, match="required column 'source_id' is null"):
+        lake.write("ingest_errors", [{**error, "source_id": None}])

@@ -21,6 +21,8 @@ class Table:
     partition_by: hive partition columns (``lake/labels/engine_id=.../depth=7/*.parquet``).
     required: columns every written row must give (not null) besides the key and the
         partition columns, which are always required.
+    nullable_key: key columns that may be null (an EPD record has no game index); the merge
+        matches them null-safely (``is not distinct from``).
     """
 
     name: str
@@ -28,19 +30,25 @@ class Table:
     key: tuple[str, ...] = ()
     partition_by: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
+    nullable_key: tuple[str, ...] = ()
     doc: str = ""
     columns_doc: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = set(self.schema.names)
-        for column in (*self.key, *self.partition_by, *self.required):
+        for column in (*self.key, *self.partition_by, *self.required, *self.nullable_key):
             if column not in names:
                 raise ValueError(f"table {self.name!r}: unknown column {column!r}")
+        for column in self.nullable_key:
+            if column not in self.key or column in self.partition_by:
+                raise ValueError(f"table {self.name!r}: nullable key column {column!r} must be "
+                                 f"a key column and not a partition column")
 
     @property
     def required_columns(self) -> tuple[str, ...]:
-        """Key, partition and declared required columns, each once, in schema order."""
-        wanted = {*self.key, *self.partition_by, *self.required}
+        """Key (but nullable key), partition and declared required columns, each once, in
+        schema order."""
+        wanted = {*self.key, *self.partition_by, *self.required} - set(self.nullable_key)
         return tuple(name for name in self.schema.names if name in wanted)
 
 

@@ -118,6 +118,7 @@ INGEST_ERRORS = Table(
     ]),
     # the message too: one game can hold several errors of a kind (collisions of two keys)
     key=("source_id", "game_index", "line", "kind", "message"),
+    nullable_key=("game_index", "line"),     # EPD/FEN errors have no game, some no line
 )
 
 TABLES = [SOURCES, GAMES, MOVES, POSITIONS, POSITION_RECORDS, INGEST_ERRORS]
