@@ -231,15 +231,28 @@ def to_storage(data: pa.Table) -> pa.Table:
 
 
 def merge_predicate(spec: Table, data: pa.Table) -> str:
-    """The merge condition: equal keys, and the batch's partitions as literals so the merge
-    reads (and conflicts on) only the partitions it writes."""
+    """The merge condition: equal keys; the batch's partitions as literals, so the merge reads
+    (and conflicts on) only the partitions it writes; and the range of the first key column,
+    so files whose statistics lie outside it are skipped (a game's moves are merged against
+    the moves of its own source file, not all moves)."""
     for column in spec.partition_by:
         check_partition_values(spec, column, data.column(column).unique().to_pylist())
     terms = [f"t.{c} is not distinct from s.{c}" if c in spec.nullable_key else f"t.{c} = s.{c}"
              for c in spec.key]
     terms += [f"t.{c} in ({', '.join(sql_literal(v) for v in data.column(c).unique().to_pylist())})"
               for c in spec.partition_by]
-    return " and ".join(f"({term})" for term in terms)
+    return " and ".join(f"({term})" for term in terms + key_range(spec, data))
+
+
+def key_range(spec: Table, data: pa.Table) -> list[str]:
+    """``t.k between <min> and <max>`` for the first key column, when a string or integer."""
+    column = spec.key[0]
+    kind = data.schema.field(column).type
+    if column in spec.nullable_key or not (pa.types.is_string(kind) or pa.types.is_integer(kind)):
+        return []
+    bounds = pc.min_max(data.column(column))
+    return [f"t.{column} between {sql_literal(bounds['min'].as_py())} "
+            f"and {sql_literal(bounds['max'].as_py())}"]
 
 
 def check_partition_values(spec: Table, column: str, values: list[Any]) -> None:
@@ -258,7 +271,10 @@ def dedupe(spec: Table, data: pa.Table) -> pa.Table:
     """Keep the first row of each key (all rows when the table has no key)."""
     if not spec.key or data.num_rows == 0:
         return data
-    indexed = data.append_column("__row", pa.array(range(data.num_rows), pa.int64()))
+    keys = data.select(list(spec.key))
+    if keys.group_by(list(spec.key)).aggregate([]).num_rows == data.num_rows:
+        return data  # the common case, checked cheaply: no key twice
+    indexed = keys.append_column("__row", pa.array(range(data.num_rows), pa.int64()))
     first = indexed.group_by(list(spec.key), use_threads=False).aggregate([("__row", "min")])
     rows = first.column("__row_min")
     return data.take(pc.take(rows, pc.sort_indices(rows)))
