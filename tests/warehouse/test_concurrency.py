@@ -71,3 +71,53 @@ def test_a_writer_killed_mid_write_leaves_no_partial_commit(home: Path) -> None:
     assert raw_rows(lake) == 72000
     assert connect(lake).execute("select count(distinct (position_key, depth)) from labels"
                                  ).fetchone() == (72000,)
+
+
+def distinct_and_rows(lake: Lake, name: str, key: str) -> tuple[int, int]:
+    """(distinct keys, rows) in the files of the table's current version."""
+    rows = lake.read(name, columns=[key]).column(key)
+    return len(rows.unique()), len(rows)
+
+
+def test_a_killed_and_rerun_ingest_stores_each_row_once(home: Path) -> None:
+    """kill -9 of `chesslab ingest` (two worker processes) once games are committed; the
+    rerun completes the file and no position, game or move is in the files twice."""
+    command = [sys.executable, "-m", "flows.cli", "--home", str(home), "ingest", "--no-prefect",
+               "--workers", "2", "--chunk-games", "40", "--flush-games", "80",
+               str(ROOT / "data" / "sample" / "games.pgn.zst")]
+    run = subprocess.Popen(command, cwd=ROOT, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    lake = Lake(home)
+    deadline = time.monotonic() + 120
+    while lake.version("moves") < 2 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    assert lake.version("sources") <= 0, "the ingest finished before it was killed"
+    rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    games = distinct_and_rows(lake, "games", "game_id")
+    assert games == (400, 400)
+    positions = distinct_and_rows(lake, "positions", "position_key")
+    assert positions[0] == positions[1] > 10000
+    moves = connect(lake).execute(
+        "select count(*), count(distinct (game_id, ply)) from moves").fetchone()
+    assert moves[0] == moves[1] == ds.dataset([str(p) for p in lake.parts("moves")]).count_rows()
+
+
+def test_two_label_runs_at_once_store_each_label_once(home: Path, stockfish_path: str,
+        selfplay_positions: list[dict[str, object]]) -> None:
+    """Two `chesslab label` processes over the same positions at the same time: whichever
+    labels a position first stores it, the other's merge inserts nothing."""
+    lake = Lake(home)
+    lake.write("positions", selfplay_positions[:60])
+    command = [sys.executable, "-m", "flows.cli", "--home", str(home), "label", "--no-prefect",
+               "--depths", "3,4", "--workers", "1", "--batch-size", "10",
+               "--engine", stockfish_path]
+    runs = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for _ in range(2)]
+    for run in runs:
+        assert run.wait(timeout=300) == 0, run.communicate()[1]
+    rows = lake.read("labels", columns=["position_key", "depth"]).to_pylist()
+    assert len(rows) == 120
+    assert len({(r["position_key"], r["depth"]) for r in rows}) == 120
