@@ -1,4 +1,4 @@
-"""The warehouse: Parquet parts under ``<home>/lake`` are the truth, DuckDB views query them.
+"""The warehouse: Delta Lake tables under ``<home>/lake`` are the truth, DuckDB views query them.
 
 >>> from warehouse import Lake, connect
 """

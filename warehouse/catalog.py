@@ -1,13 +1,21 @@
 """The DuckDB catalog: one view per lake table plus the named views in ``warehouse/sql``.
 
-Views read the Parquet parts directly, so a connection always sees every committed part and
-never blocks a writer. A table's view keeps one row per key, which hides the duplicates that
-parallel writers or a resumed run may leave until ``compact`` removes them.
+A table's view reads the Parquet files of the table's current Delta version (its file list,
+read from the Delta log when the connection opens), so it never sees a file that no commit
+references. Named views declare what they depend on in a ``-- depends: a, b`` header line and
+are created in dependency order.
+
+Every connection is locked down once its views exist: file access is off except for reading
+the files the views name (``allowed_paths``), and the configuration is locked, so neither a
+query nor a function in it can read other files, write files, attach databases or load
+extensions. :func:`query` further accepts only SELECT statements (and EXPLAIN of one).
 """
 from __future__ import annotations
 
 import logging
 import os
+import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,56 +23,122 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from warehouse.lake import Lake, WarehouseError
+from warehouse.lake import Lake, WarehouseError, first_line
 from warehouse.tables import REGISTRY, Table
 
 log = logging.getLogger(__name__)
 
 SQL_DIR = Path(__file__).parent / "sql"
-READ_ONLY_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 DUCKDB_TYPES = {pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.string(): "VARCHAR"}
+DEPENDS = re.compile(r"^--\s*depends:(.*)$", re.MULTILINE)
+EXPLAIN = re.compile(r"^\s*explain\s+(?:analy[sz]e\s+)?(.*)$", re.IGNORECASE | re.DOTALL)
+# An unsigned 64-bit key is stored as the signed integer with the same bits.
+UNSIGNED = "((({c})::hugeint + 18446744073709551616) % 18446744073709551616)::ubigint as {c}"
 
 
 class QueryError(WarehouseError):
     """A query was refused or failed: quotes the query's first line."""
 
 
+class ViewOrderError(WarehouseError):
+    """The named views' ``-- depends:`` headers name an unknown view or form a cycle."""
+
+
 def connect(home: str | os.PathLike[str] | Lake | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with the warehouse's views over ``home``'s lake."""
+    """An in-memory DuckDB connection with the warehouse's views over ``home``'s lake,
+    locked to reading the tables' current files."""
     lake = home if isinstance(home, Lake) else Lake(home)
     con = duckdb.connect(":memory:")
-    for spec in REGISTRY.values():
-        create_table_view(con, lake, spec)
+    files = [path for spec in REGISTRY.values() for path in create_table_view(con, lake, spec)]
     for name, sql in named_views():
         con.execute(f"create or replace view {name} as {sql}")
+    lock_down(con, files)
     return con
 
 
-def create_table_view(con: duckdb.DuckDBPyConnection, lake: Lake, spec: Table) -> None:
-    if not lake.parts(spec.name):
+def lock_down(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> None:
+    """No file access but reading ``files``; configuration locked."""
+    con.execute(f"set allowed_paths = [{sql_strings(files)}]")
+    con.execute("set enable_external_access = false")
+    con.execute("set autoinstall_known_extensions = false")
+    con.execute("set autoload_known_extensions = false")
+    con.execute("set lock_configuration = true")
+
+
+def create_table_view(con: duckdb.DuckDBPyConnection, lake: Lake, spec: Table) -> list[Path]:
+    """The table's view over its current files; returns the files."""
+    files = lake.parts(spec.name)
+    if not files:
         con.register(spec.name, spec.schema.empty_table())
-        return
-    con.execute(f"create or replace view {spec.name} as {table_view_sql(lake, spec)}")
+        return []
+    con.execute(f"create or replace view {spec.name} as {table_view_sql(spec, files)}")
+    return files
 
 
-def table_view_sql(lake: Lake, spec: Table) -> str:
-    """``select`` over a table's parts (built from the registry, never from user text)."""
+def table_view_sql(spec: Table, files: Sequence[Path]) -> str:
+    """``select`` over a table's files (built from the registry and the Delta log, never from
+    user text)."""
     options = ["union_by_name = true"]
     if spec.partition_by:
         types = ", ".join(
             f"'{c}': '{DUCKDB_TYPES[spec.schema.field(c).type]}'" for c in spec.partition_by)
         options += ["hive_partitioning = true", f"hive_types = {{{types}}}"]
-    columns = ", ".join(spec.schema.names)
-    source = f"read_parquet('{lake.glob(spec.name)}', {', '.join(options)})"
-    if not spec.key:
-        return f"select {columns} from {source}"
-    return f"select distinct on ({', '.join(spec.key)}) {columns} from {source}"
+    else:
+        options.append("hive_partitioning = false")
+    columns = ", ".join(UNSIGNED.format(c=f.name) if f.type == pa.uint64() else f.name
+                        for f in spec.schema)
+    return f"select {columns} from read_parquet([{sql_strings(files)}], {', '.join(options)})"
+
+
+def sql_strings(paths: Sequence[Path]) -> str:
+    """Paths as comma-separated SQL string literals."""
+    return ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
 
 
 def named_views() -> list[tuple[str, str]]:
-    """(view name, select) for every ``warehouse/sql/views/*.sql``, in file-name order."""
+    """(view name, select) for every ``warehouse/sql/views/*.sql``, dependencies first."""
     folder = SQL_DIR / "views"
-    return [(p.stem, p.read_text().strip().rstrip(";")) for p in sorted(folder.glob("*.sql"))]
+    texts = {p.stem: p.read_text() for p in sorted(folder.glob("*.sql"))}
+    order = view_order({name: depends(name, text) for name, text in texts.items()})
+    return [(name, texts[name].strip().rstrip(";")) for name in order]
+
+
+def depends(name: str, text: str) -> tuple[str, ...]:
+    """The names in a view's ``-- depends: a, b`` header (required, may be empty)."""
+    found = DEPENDS.findall(text)
+    if len(found) != 1:
+        raise ViewOrderError(f"view {name!r}: needs exactly one '-- depends: ...' line, "
+                             f"found {len(found)}")
+    return tuple(n.strip() for n in found[0].split(",") if n.strip())
+
+
+def view_order(graph: dict[str, tuple[str, ...]]) -> list[str]:
+    """Views ordered so each comes after the views it depends on (tables are always there).
+
+    >>> view_order({"b": ("a", "labels"), "a": ("positions",)})
+    ['a', 'b']
+    """
+    order: list[str] = []
+    visiting: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        if name in visiting:
+            cycle = " -> ".join([*visiting[visiting.index(name):], name])
+            raise ViewOrderError(f"views depend on each other in a cycle: {cycle}")
+        visiting.append(name)
+        for dependency in graph[name]:
+            if dependency in graph:
+                visit(dependency)
+            elif dependency not in REGISTRY:
+                raise ViewOrderError(f"view {name!r} depends on unknown {dependency!r}")
+        visiting.pop()
+        order.append(name)
+
+    for name in sorted(graph):
+        visit(name)
+    return order
 
 
 def named_query(name: str) -> str:
@@ -76,30 +150,47 @@ def named_query(name: str) -> str:
 
 
 def check_read_only(sql: str) -> None:
-    """Refuse anything but SELECT/EXPLAIN statements."""
+    """Refuse anything but SELECT statements and EXPLAIN (ANALYZE) of a SELECT."""
+    for statement in parse_statements(sql):
+        inner = EXPLAIN.match(statement.query) \
+            if statement.type == duckdb.StatementType.EXPLAIN else None
+        if inner:
+            check_read_only(inner.group(1))
+        elif statement.type != duckdb.StatementType.SELECT:
+            raise QueryError(
+                f"only read-only queries are allowed, got {statement.type.name}: "
+                f"{first_line(statement.query)!r}")
+
+
+def parse_statements(sql: str) -> list[duckdb.Statement]:
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
         raise QueryError(f"cannot parse query: {first_line(str(exc))}") from None
     if not statements:
         raise QueryError("empty query")
-    for statement in statements:
-        if statement.type not in READ_ONLY_STATEMENTS:
-            raise QueryError(
-                f"only read-only queries are allowed, got {statement.type.name}: "
-                f"{first_line(statement.query)!r}")
+    return statements
 
 
 def query(con: duckdb.DuckDBPyConnection, sql: str,
-          params: Sequence[Any] | dict[str, Any] | None = None) -> pa.Table:
-    """Run a read-only query and return Arrow; QueryError with DuckDB's reason otherwise."""
+          params: Sequence[Any] | dict[str, Any] | None = None,
+          timeout_s: float | None = None) -> pa.Table:
+    """Run a read-only query and return Arrow; QueryError with DuckDB's reason otherwise.
+
+    ``timeout_s``: interrupt the query after that many seconds (QueryError saying so).
+    """
     check_read_only(sql)
+    timer = threading.Timer(timeout_s, con.interrupt) if timeout_s else None
+    if timer:
+        timer.start()
     try:
         relation = con.sql(sql, params=params)
         return relation.to_arrow_table() if relation is not None else pa.table({})
+    except duckdb.InterruptException:
+        raise QueryError(f"query timed out after {timeout_s:g} s: "
+                         f"{first_line(sql)!r}") from None
     except duckdb.Error as exc:
         raise QueryError(f"query failed: {first_line(str(exc))}") from None
-
-
-def first_line(text: str) -> str:
-    return text.strip().splitlines()[0] if text.strip() else ""
+    finally:
+        if timer:
+            timer.cancel()

@@ -1,8 +1,14 @@
-"""The lake: Parquet part files, one folder per table, written atomically.
+"""The lake: one Delta Lake table per warehouse table, under ``<home>/lake/<table>/``.
 
-Every write is a new ``part-<uuid>.parquet`` written under a hidden temporary name and renamed
-into place, so any number of processes can write the same table at once and a killed writer
-leaves no partial file. Readers only ever see whole parts.
+Every write is one atomic Delta commit, checked against the table's schema. Keyed tables are
+written by merge on their key (insert when not matched), so a fact written twice by parallel
+writers or a resumed run is stored once and every reader of the files (DuckDB, pandas,
+polars) sees correct counts. Concurrent writers retry on a commit conflict; a writer killed
+mid-write leaves files that no commit references, which readers never see and ``compact``
+vacuums. Each commit is a table version that can be read again (time travel).
+
+Delta has no unsigned integers: ``uint64`` columns (position keys) are stored as the signed
+64-bit integer with the same bits and given back unsigned by :meth:`Lake.read` and the views.
 
 >>> lake = Lake("/tmp/chesslab-doctest")
 >>> lake.table_dir("positions").name
@@ -12,15 +18,16 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import time
-import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
+from deltalake import DeltaTable, write_deltalake
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
 from warehouse.tables import REGISTRY, Table, table
 
@@ -28,10 +35,14 @@ log = logging.getLogger(__name__)
 
 HOME_ENV = "CHESSLAB_HOME"
 DEFAULT_HOME = "chesslab_home"
-PART_GLOB = "**/*.parquet"
-TEMP_GLOB = "**/.part-*.parquet.tmp"
-# A temporary part older than this belongs to a writer that was killed mid-write.
-STALE_TEMP_S = 3600.0
+DELTA_LOG = "_delta_log"
+# Commit conflicts are retried with jittered exponential backoff, this many times at most.
+COMMIT_ATTEMPTS = 30
+BACKOFF_BASE_S = 0.02
+BACKOFF_MAX_S = 2.0
+# Delta's own default: files of versions older than this survive a vacuum (time travel).
+DEFAULT_RETAIN_HOURS = 168
+T = TypeVar("T")
 
 
 class WarehouseError(ValueError):
@@ -49,7 +60,7 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
 
 
 class Lake:
-    """The Parquet files of one chesslab home."""
+    """The Delta tables of one chesslab home."""
 
     def __init__(self, home: str | os.PathLike[str] | None = None) -> None:
         self.home = resolve_home(home)
@@ -61,128 +72,216 @@ class Lake:
     def table_dir(self, name: str) -> Path:
         return self.root / table(name).name
 
-    def parts(self, name: str) -> list[Path]:
-        """Every committed part of a table, in a stable order."""
+    def delta(self, name: str, version: int | None = None) -> DeltaTable | None:
+        """The table's Delta table (at ``version``), or None before its first write."""
         folder = self.table_dir(name)
-        return sorted(folder.glob(PART_GLOB)) if folder.is_dir() else []
-
-    def glob(self, name: str) -> str:
-        """The glob DuckDB reads the table from."""
-        return str(self.table_dir(name) / PART_GLOB)
-
-    def write(self, name: str, rows: pa.Table | Sequence[Mapping[str, Any]]) -> list[Path]:
-        """Append rows to a table as new part files (one per partition); returns the parts.
-
-        Rows are cast to the table's schema: a missing column is null, an extra one is an error.
-        """
-        spec = table(name)
-        data = conform(spec, rows)
-        if data.num_rows == 0:
-            return []
-        if not spec.partition_by:
-            return [self._write_part(self.table_dir(name), data)]
-        return [
-            self._write_part(self.table_dir(name) / partition_path(spec, values), part)
-            for values, part in split_partitions(spec, data)
-        ]
-
-    def _write_part(self, folder: Path, data: pa.Table) -> Path:
-        folder.mkdir(parents=True, exist_ok=True)
-        name = f"part-{uuid.uuid4().hex}.parquet"
-        tmp = folder / f".{name}.tmp"
+        if not (folder / DELTA_LOG).is_dir():
+            refuse_old_layout(folder)
+            return None
         try:
-            pq.write_table(data, tmp, compression="zstd")
-            os.replace(tmp, folder / name)
-        finally:
-            tmp.unlink(missing_ok=True)
-        log.debug("wrote %d rows to %s", data.num_rows, folder / name)
-        return folder / name
+            return DeltaTable(str(folder), version=version)
+        except (DeltaError, TableNotFoundError) as exc:
+            at = f" at version {version}" if version is not None else ""
+            raise WarehouseError(f"table {name!r}{at}: {first_line(str(exc))}") from None
 
-    def read(self, name: str, columns: Sequence[str] | None = None) -> pa.Table:
-        """The whole table as Arrow (small tables and tests; use DuckDB for queries)."""
-        spec = table(name)
-        parts = self.parts(name)
-        if not parts:
-            return spec.schema.empty_table().select(list(columns or spec.schema.names))
-        dataset = pq.ParquetDataset(
-            [str(p) for p in parts], partitioning="hive",
-            schema=spec.schema,
-        )
-        return dataset.read(columns=list(columns) if columns else None)
+    def version(self, name: str) -> int:
+        """The table's current version (one per commit; -1 before its first write)."""
+        delta = self.delta(name)
+        return -1 if delta is None else delta.version()
 
-    def sweep_temporary(self, name: str, older_than_s: float = STALE_TEMP_S) -> int:
-        """Delete temporary parts left by writers killed mid-write; returns how many."""
-        folder = self.table_dir(name)
-        cutoff = time.time() - older_than_s
-        stale = [p for p in folder.glob(TEMP_GLOB) if p.stat().st_mtime < cutoff] \
-            if folder.is_dir() else []
-        for path in stale:
-            path.unlink(missing_ok=True)
-        return len(stale)
+    def parts(self, name: str) -> list[Path]:
+        """The Parquet files of the table's current version, in a stable order."""
+        delta = self.delta(name)
+        return sorted(Path(uri) for uri in delta.file_uris()) if delta else []
 
-    def compact(self, name: str) -> tuple[int, int]:
-        """Merge a table's parts (per partition) into one, dropping duplicate keys, and sweep
-        stale temporary parts.
+    def write(self, name: str, rows: pa.Table | Sequence[Mapping[str, Any]]) -> int:
+        """Commit rows to a table; returns the rows stored (rows whose key is new).
 
-        Returns (parts before, parts after). New parts are committed before old ones are
-        removed, so a reader never sees a table with rows missing; a crash in between leaves
-        duplicates that the views and the next compaction drop.
+        Rows must match the schema: an unknown column, or a missing or null required column,
+        is a WarehouseError naming the table and the column. Within ``rows``, the first row
+        of each key wins; a key already stored keeps its stored row.
         """
         spec = table(name)
-        self.sweep_temporary(name)
-        old = self.parts(name)
-        if len(old) <= 1:
-            return len(old), len(old)
-        data = dedupe(spec, self.read(name))
-        new = self.write(name, data)
-        for part in old:
-            part.unlink(missing_ok=True)
-        return len(old), len(new)
+        data = dedupe(spec, conform(spec, rows))
+        if data.num_rows == 0:
+            return 0
+        stored = to_storage(data)
+        self._ensure_table(spec)
+        if not spec.key:
+            return with_retries(name, lambda: self._append(spec, stored))
+        return with_retries(name, lambda: self._merge(spec, stored))
+
+    def _ensure_table(self, spec: Table) -> None:
+        if (self.table_dir(spec.name) / DELTA_LOG).is_dir():
+            return
+        refuse_old_layout(self.table_dir(spec.name))
+        with_retries(spec.name, lambda: DeltaTable.create(
+            str(self.table_dir(spec.name)), schema=storage_schema(spec.schema),
+            partition_by=list(spec.partition_by) or None, mode="ignore", name=spec.name))
+
+    def _append(self, spec: Table, data: pa.Table) -> int:
+        write_deltalake(str(self.table_dir(spec.name)), data, mode="append",
+                        partition_by=list(spec.partition_by) or None)
+        return data.num_rows
+
+    def _merge(self, spec: Table, data: pa.Table) -> int:
+        delta = DeltaTable(str(self.table_dir(spec.name)))
+        metrics = delta.merge(
+            data, predicate=merge_predicate(spec, data), source_alias="s", target_alias="t",
+        ).when_not_matched_insert_all().execute()
+        return int(metrics["num_target_rows_inserted"])
+
+    def read(self, name: str, columns: Sequence[str] | None = None,
+             version: int | None = None) -> pa.Table:
+        """The table (at ``version``) as Arrow, with the schema's types (for small tables,
+        tests and training sets pinned to a version; use DuckDB for queries)."""
+        spec = table(name)
+        wanted = list(columns or spec.schema.names)
+        unknown = [c for c in wanted if c not in spec.schema.names]
+        if unknown:
+            raise WarehouseError(f"table {name!r}: unknown column {unknown[0]!r}")
+        delta = self.delta(name, version)
+        if delta is None:
+            if version is not None:
+                raise WarehouseError(f"table {name!r} has no version {version}: never written")
+            return spec.schema.empty_table().select(wanted)
+        data = delta.to_pyarrow_table(columns=wanted)
+        return data.cast(pa.schema([spec.schema.field(c) for c in wanted]), safe=False)
+
+    def compact(self, name: str, retain_hours: float = DEFAULT_RETAIN_HOURS) -> tuple[int, int]:
+        """Delta optimize (small files into large ones, per partition) then vacuum files no
+        version newer than ``retain_hours`` uses. Returns (files before, files after)."""
+        delta = self.delta(name)
+        if delta is None:
+            return 0, 0
+        before = len(delta.file_uris())
+        with_retries(name, lambda: DeltaTable(str(self.table_dir(name))).optimize.compact())
+        delta = DeltaTable(str(self.table_dir(name)))
+        delta.vacuum(retention_hours=int(retain_hours), enforce_retention_duration=False,
+                     dry_run=False)
+        return before, len(delta.file_uris())
+
+
+def refuse_old_layout(folder: Path) -> None:
+    """The part-file layout of chesslab before Delta Lake cannot be read: say so."""
+    if folder.is_dir() and next(folder.rglob("*.parquet"), None) is not None:
+        raise WarehouseError(
+            f"{folder} holds Parquet parts without a Delta log (the layout before Delta Lake); "
+            f"re-ingest into a new home or move the folder away")
+
+
+def with_retries(name: str, commit: Callable[[], T]) -> T:
+    """``commit()``, retried with jittered exponential backoff while commits conflict."""
+    for attempt in range(COMMIT_ATTEMPTS):
+        try:
+            return commit()
+        except (CommitFailedError, DeltaError) as exc:
+            if not is_conflict(exc) or attempt == COMMIT_ATTEMPTS - 1:
+                raise WarehouseError(f"table {name!r}: commit failed: "
+                                     f"{first_line(str(exc))}") from None
+            delay = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** attempt)
+            log.debug("table %s: commit conflict (%s), retrying", name, exc)
+            time.sleep(random.uniform(0, delay))
+    raise AssertionError("unreachable")
+
+
+def is_conflict(exc: Exception) -> bool:
+    """A commit lost a race with another writer (retrying can succeed)."""
+    text = str(exc).lower()
+    return isinstance(exc, CommitFailedError) or "already exists" in text \
+        or "conflict" in text or "transaction failed" in text
 
 
 def conform(spec: Table, rows: pa.Table | Sequence[Mapping[str, Any]]) -> pa.Table:
-    """Rows as an Arrow table with exactly the table's schema."""
-    if not isinstance(rows, pa.Table):
-        return pa.Table.from_pylist(list(rows), schema=spec.schema)
-    extra = set(rows.column_names) - set(spec.schema.names)
-    if extra:
-        raise WarehouseError(f"table {spec.name!r}: unknown columns {sorted(extra)}")
-    columns = [
-        rows.column(f.name).cast(f.type) if f.name in rows.column_names
-        else pa.nulls(rows.num_rows, f.type)
-        for f in spec.schema
-    ]
-    return pa.Table.from_arrays(columns, schema=spec.schema)
+    """Rows as an Arrow table with exactly the table's schema; WarehouseError naming the
+    table and column for an unknown column or a missing (or null) required one."""
+    given = rows.column_names if isinstance(rows, pa.Table) \
+        else list(dict.fromkeys(name for row in rows for name in row))
+    unknown = [c for c in given if c not in spec.schema.names]
+    if unknown:
+        raise WarehouseError(f"table {spec.name!r}: unknown column {unknown[0]!r}")
+    if isinstance(rows, pa.Table):
+        data = rows
+    else:
+        data = pa.Table.from_pylist(list(rows), schema=spec.schema) if rows \
+            else spec.schema.empty_table()
+    if data.num_rows == 0:
+        return spec.schema.empty_table()
+    for column in spec.required_columns:
+        if column not in given or data.column(column).null_count:
+            raise WarehouseError(f"table {spec.name!r}: required column {column!r} is "
+                                 f"{'missing' if column not in given else 'null'}")
+    return pa.Table.from_arrays([
+        data.column(f.name).cast(f.type) if f.name in data.column_names
+        else pa.nulls(data.num_rows, f.type)
+        for f in spec.schema], schema=spec.schema)
 
 
-def split_partitions(spec: Table, data: pa.Table) -> Iterable[tuple[tuple[Any, ...], pa.Table]]:
-    """(partition values, rows without the partition columns) for each partition present."""
-    keys = data.select(list(spec.partition_by)).group_by(list(spec.partition_by)).aggregate([])
-    for values in keys.to_pylist():
-        mask = None
-        for column, value in values.items():
-            cond = pc.equal(data.column(column), value) if value is not None \
-                else pc.is_null(data.column(column))
-            mask = cond if mask is None else pc.and_(mask, cond)
-        part = data.filter(mask).drop_columns(list(spec.partition_by))
-        yield tuple(values[c] for c in spec.partition_by), part
+def storage_type(kind: pa.DataType) -> pa.DataType:
+    """The Delta-storable type: unsigned 64-bit integers become signed (same bits)."""
+    return pa.int64() if kind == pa.uint64() else kind
 
 
-def partition_path(spec: Table, values: tuple[Any, ...]) -> Path:
-    for column, value in zip(spec.partition_by, values):
+def storage_schema(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([f.with_type(storage_type(f.type)) for f in schema])
+
+
+def to_storage(data: pa.Table) -> pa.Table:
+    return data.cast(storage_schema(data.schema), safe=False)
+
+
+def merge_predicate(spec: Table, data: pa.Table) -> str:
+    """The merge condition: equal keys; the batch's partitions as literals, so the merge reads
+    (and conflicts on) only the partitions it writes; and the range of the first key column,
+    so files whose statistics lie outside it are skipped (a game's moves are merged against
+    the moves of its own source file, not all moves)."""
+    for column in spec.partition_by:
+        check_partition_values(spec, column, data.column(column).unique().to_pylist())
+    terms = [f"t.{c} is not distinct from s.{c}" if c in spec.nullable_key else f"t.{c} = s.{c}"
+             for c in spec.key]
+    terms += [f"t.{c} in ({', '.join(sql_literal(v) for v in data.column(c).unique().to_pylist())})"
+              for c in spec.partition_by]
+    return " and ".join(f"({term})" for term in terms + key_range(spec, data))
+
+
+def key_range(spec: Table, data: pa.Table) -> list[str]:
+    """``t.k between <min> and <max>`` for the first key column, when a string or integer."""
+    column = spec.key[0]
+    kind = data.schema.field(column).type
+    if column in spec.nullable_key or not (pa.types.is_string(kind) or pa.types.is_integer(kind)):
+        return []
+    bounds = pc.min_max(data.column(column))
+    return [f"t.{column} between {sql_literal(bounds['min'].as_py())} "
+            f"and {sql_literal(bounds['max'].as_py())}"]
+
+
+def check_partition_values(spec: Table, column: str, values: list[Any]) -> None:
+    for value in values:
         if value is None or "/" in str(value) or str(value) in ("", ".", ".."):
             raise WarehouseError(f"table {spec.name!r}: bad partition value {column}={value!r}")
-    return Path(*(f"{c}={v}" for c, v in zip(spec.partition_by, values)))
+
+
+def sql_literal(value: Any) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return str(int(value))
 
 
 def dedupe(spec: Table, data: pa.Table) -> pa.Table:
     """Keep the first row of each key (all rows when the table has no key)."""
     if not spec.key or data.num_rows == 0:
         return data
-    indexed = data.append_column("__row", pa.array(range(data.num_rows), pa.int64()))
+    keys = data.select(list(spec.key))
+    if keys.group_by(list(spec.key)).aggregate([]).num_rows == data.num_rows:
+        return data  # the common case, checked cheaply: no key twice
+    indexed = keys.append_column("__row", pa.array(range(data.num_rows), pa.int64()))
     first = indexed.group_by(list(spec.key), use_threads=False).aggregate([("__row", "min")])
     rows = first.column("__row_min")
     return data.take(pc.take(rows, pc.sort_indices(rows)))
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
 
 
 __all__ = ["Lake", "WarehouseError", "resolve_home", "REGISTRY", "conform", "dedupe"]

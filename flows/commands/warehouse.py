@@ -10,14 +10,30 @@ def register(subparsers: Any) -> None:
     sql = subparsers.add_parser("sql", help="run read-only SQL over the warehouse views")
     sql.add_argument("query", help="SQL text, or @FILE to read it from a file, or - for stdin")
     sql.add_argument("--format", default="table", choices=("table", "csv", "json"))
+    sql.add_argument("--timeout", type=positive_seconds, default=60.0, metavar="SECONDS",
+                     help="stop the query after this many seconds (default: 60)")
     sql.set_defaults(run=run_sql)
 
     status = subparsers.add_parser("status", help="rows per table and label coverage")
     status.set_defaults(run=run_status)
 
-    compact = subparsers.add_parser("compact", help="merge small parts and drop duplicate keys")
+    compact = subparsers.add_parser(
+        "compact", help="Delta optimize (merge small files) and vacuum unreferenced files")
     compact.add_argument("tables", nargs="*", help="tables to compact (default: all)")
+    compact.add_argument("--retain-hours", type=float, default=168.0, metavar="HOURS",
+                         help="keep the files of versions newer than this, so they can still be "
+                              "read (default: 168, Delta's default)")
     compact.set_defaults(run=run_compact)
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
 
 
 def read_query_text(text: str) -> str:
@@ -34,7 +50,7 @@ def run_sql(args: argparse.Namespace) -> int:
     from warehouse.catalog import query
     from warehouse.render import render
 
-    result = query(connect(), read_query_text(args.query))
+    result = query(connect(), read_query_text(args.query), timeout_s=args.timeout)
     print(render(result, args.format))
     return 0
 
@@ -60,7 +76,7 @@ def run_compact(args: argparse.Namespace) -> int:
 
     lake = Lake()
     for name in args.tables or sorted(REGISTRY):
-        before, after = lake.compact(table(name).name)
+        before, after = lake.compact(table(name).name, retain_hours=args.retain_hours)
         if before != after:
-            print(f"{name}: {before} parts -> {after}")
+            print(f"{name}: {before} files -> {after}")
     return 0

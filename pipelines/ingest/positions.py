@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from warehouse import Lake
-from warehouse.catalog import named_query, query
+from warehouse.catalog import create_table_view, named_query, query
+from warehouse.tables import table
 
 log = logging.getLogger(__name__)
 
@@ -116,14 +117,12 @@ def rows_with(clashing: pa.Table, stored: pa.Table) -> list[dict[str, Any]]:
 
 def stored_fens(lake: Lake, keys: pa.ChunkedArray) -> pa.Table:
     """(position_key, stored_fen) for each of ``keys`` already in the positions parts."""
-    parts = [str(p) for p in lake.parts("positions")]
-    if not parts:
-        return pa.table({"position_key": pa.array([], pa.uint64()),
-                         "stored_fen": pa.array([], pa.string())})
     con = duckdb.connect(":memory:")
     try:
+        if not create_table_view(con, lake, table("positions")):
+            return pa.table({"position_key": pa.array([], pa.uint64()),
+                             "stored_fen": pa.array([], pa.string())})
         con.register("batch_keys", pa.table({"position_key": keys}))
-        con.read_parquet(parts).select("position_key, fen").create_view("known_positions")
         return query(con, named_query("ingest_stored_positions"))
     finally:
         con.close()

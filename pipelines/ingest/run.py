@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
-import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -253,13 +252,12 @@ class InProcess:
 def worker_pool(workers: int) -> Any:
     """A pool of ``workers`` processes, or in-process work for one.
 
-    Forked when this process runs a single thread (instant start); under threads (Prefect's
-    task runners) forking is unsafe, so workers come from a fork server instead.
+    Workers come from a fork server, never a plain fork: the deltalake runtime panics in a
+    process forked after it was used (this process reads the lake before the pool starts),
+    and under threads (Prefect's task runners) forking is unsafe anyway.
     """
     if workers == 1:
         return InProcess()
-    method = "fork" if threading.active_count() == 1 else "forkserver"
-    context = multiprocessing.get_context(method)
-    if method == "forkserver":
-        context.set_forkserver_preload(["pipelines.ingest.games"])
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["pipelines.ingest.games"])
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)

@@ -4,6 +4,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 
+from warehouse.predicate import PredicateError, check_predicate
+from warehouse.tables import table
+
 DEFAULT_ENGINE = "/usr/games/stockfish"
 MAX_DEPTH = 99
 # Per-position timeout when none is given: generous, from the search limit. Stockfish with
@@ -16,6 +19,19 @@ TIMEOUT_DEPTH_UNIT_S = 0.001
 
 class LabelConfigError(ValueError):
     """A label option is out of range: names the option and the bad value."""
+
+
+class WherePredicateError(LabelConfigError):
+    """A --where predicate that is not one expression over the positions columns: quotes it."""
+
+
+def check_where(predicate: str) -> None:
+    """WherePredicateError unless ``predicate`` is one expression over the positions columns
+    (no subqueries, no other tables, no table functions)."""
+    try:
+        check_predicate(predicate, "positions", table("positions").schema.names)
+    except PredicateError as exc:
+        raise WherePredicateError(f"bad --where predicate {predicate!r}: {exc.reason}") from None
 
 
 @dataclass(frozen=True)
@@ -36,9 +52,9 @@ class LabelConfig:
     workers: int = field(default_factory=lambda: os.cpu_count() or 1, metadata={
         "help": "engine processes run at once (one Stockfish with Threads=1 each)"})
     where: str | None = field(default=None, metadata={
-        "help": "SQL predicate on the positions view choosing what to label, e.g. "
-                "\"position_key in (select position_key from moves where ply < 20)\"; "
-                "one expression, read-only"})
+        "help": "SQL predicate on the positions columns (position_key, fen, source_id, "
+                "first_seen) choosing what to label, e.g. \"fen like '% w %'\"; one expression: "
+                "no subqueries, no other tables"})
     engine: str = field(default=DEFAULT_ENGINE, metadata={"help": "UCI engine executable"})
     hash_mb: int = field(default=16, metadata={"help": "engine hash table size, MB"})
     retries: int = field(default=2, metadata={
@@ -71,6 +87,8 @@ class LabelConfig:
                 raise LabelConfigError(f"{name}: must be positive, got {value!r}")
         if self.where is not None and not self.where.strip():
             raise LabelConfigError("where: empty predicate")
+        if self.where is not None:
+            check_where(self.where)
 
     @property
     def go_command(self) -> str:

@@ -1,9 +1,8 @@
 """Which positions still need labels: positions without a label for every requested depth.
 
-The user's ``--where`` predicate is the one piece of user text that reaches SQL. It is checked
-to form, inside ``select ... from positions where (<predicate>)``, exactly one read-only
-statement, so it can filter (and use subqueries over the other views) but never modify
-anything or smuggle in a second statement.
+The user's ``--where`` predicate is the one piece of user text that reaches SQL. It is parsed
+by DuckDB and accepted only as one expression over the ``positions`` columns (no subqueries,
+no other tables, no table functions), and runs on a connection locked to reading the lake.
 """
 from __future__ import annotations
 
@@ -13,15 +12,11 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from pipelines.label.config import LabelConfig
+from pipelines.label.config import LabelConfig, WherePredicateError, check_where
 from warehouse import Lake, connect
-from warehouse.catalog import QueryError, check_read_only, named_query, query
+from warehouse.catalog import QueryError, named_query, query
 
 CANDIDATES = "label_candidates"
-
-
-class WherePredicateError(ValueError):
-    """A --where predicate that is not a single read-only SQL expression: quotes it."""
 
 
 @dataclass(frozen=True)
@@ -36,15 +31,8 @@ class PendingPosition:
 def candidates_sql(where: str | None) -> str:
     """The select of candidate positions, with the user's predicate checked and inserted."""
     predicate = where.strip() if where else "true"
-    sql = named_query("label_candidates").replace("{where}", predicate)
-    try:
-        check_read_only(sql)
-        statements = duckdb.extract_statements(sql)
-    except (QueryError, duckdb.Error) as exc:
-        raise WherePredicateError(f"bad --where predicate {where!r}: {exc}") from None
-    if len(statements) != 1:
-        raise WherePredicateError(f"bad --where predicate {where!r}: it must be one expression")
-    return sql
+    check_where(predicate)
+    return named_query("label_candidates").replace("{where}", predicate)
 
 
 def create_candidates(con: duckdb.DuckDBPyConnection, where: str | None) -> None:

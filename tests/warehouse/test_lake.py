@@ -1,111 +1,120 @@
-"""The lake writer and the DuckDB catalog over it."""
+"""The Delta Lake writer: merges on keys, schema enforcement, versions, compaction, refusals."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pytest
 
 from warehouse import Lake, WarehouseError, connect
-from warehouse.catalog import QueryError, query
 
 START_KEY = 0x463B96181691FC9C  # Polyglot key of the start position (Polyglot spec value)
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
+HIGH_KEY = 0xF3A4B5C6D7E8F901  # above 2**63: Delta's signed long holds it by its bits
+KINGS_FEN = "8/8/8/8/8/8/8/K6k w - -"
 
 
-def label_row(depth: int, score: int, engine: str = "sf-15.1-abc") -> dict[str, object]:
-    return {"position_key": START_KEY, "engine_id": engine, "depth": depth, "score_cp": score}
+def label_row(depth: int, score: int, engine: str = "sf-15.1-abc",
+              key: int = START_KEY) -> dict[str, object]:
+    return {"position_key": key, "engine_id": engine, "depth": depth, "score_cp": score}
 
 
-def test_write_is_atomic_parts_and_views_dedupe(home: Path) -> None:
-    """Two writers of the same fact leave two parts; the view shows one row per key."""
+def test_a_fact_written_twice_is_stored_once_in_the_files(home: Path) -> None:
+    """Keyed tables are written by merge: a second write of the same key stores nothing, so
+    any reader of the raw files (pyarrow here) counts one row, not two."""
     lake = Lake(home)
     row = {"position_key": START_KEY, "fen": START_FEN, "source_id": "s1"}
-    first = lake.write("positions", [row])
-    second = lake.write("positions", [row])
-    assert first != second and len(lake.parts("positions")) == 2
-    assert not list(lake.table_dir("positions").glob(".*.tmp"))
+    assert lake.write("positions", [row]) == 1
+    assert lake.write("positions", [row, {"position_key": HIGH_KEY, "fen": KINGS_FEN}]) == 1
+    assert ds.dataset([str(p) for p in lake.parts("positions")]).count_rows() == 2
     con = connect(lake)
-    assert con.execute("select count(*), any_value(fen) from positions").fetchone() == (1, START_FEN)
-    # UBIGINT keys survive the round trip (the start key is above 2**62).
-    assert con.execute("select position_key from positions").fetchone()[0] == START_KEY
+    assert con.execute("select position_key, fen from positions order by position_key"
+                       ).fetchall() == [(START_KEY, START_FEN), (HIGH_KEY, KINGS_FEN)]
+    assert sorted(lake.read("positions").column("position_key").to_pylist()) == \
+        [START_KEY, HIGH_KEY]
 
 
-def test_partitioned_labels_are_hive_folders_with_typed_columns(home: Path) -> None:
-    """labels are partitioned by engine and depth, and depth reads back as an integer."""
+def test_first_row_of_a_key_wins_within_one_write(home: Path) -> None:
     lake = Lake(home)
-    parts = lake.write("labels", [label_row(5, 30), label_row(6, 25), label_row(7, 28)])
+    lake.write("positions", [{"position_key": 9, "fen": START_FEN},
+                             {"position_key": 9, "fen": KINGS_FEN}])
+    assert lake.read("positions", columns=["fen"]).to_pylist() == [{"fen": START_FEN}]
+
+
+def test_labels_are_partitioned_by_engine_and_depth(home: Path) -> None:
+    """labels live in engine_id=/depth= folders and depth reads back as an integer."""
+    lake = Lake(home)
+    lake.write("labels", [label_row(5, 30), label_row(6, 25), label_row(7, 28)])
+    parts = lake.parts("labels")
     assert sorted(p.parent.name for p in parts) == ["depth=5", "depth=6", "depth=7"]
     assert {p.parent.parent.name for p in parts} == {"engine_id=sf-15.1-abc"}
+    lake.write("labels", [label_row(5, 99), label_row(5, 11, engine="other")])
     con = connect(lake)
-    rows = con.execute("select depth, score_cp from labels where depth >= 6 order by depth").fetchall()
-    assert rows == [(6, 25), (7, 28)]
-    coverage = con.execute("select engine_id, depth, positions from label_coverage").fetchall()
-    assert coverage == [("sf-15.1-abc", 5, 1), ("sf-15.1-abc", 6, 1), ("sf-15.1-abc", 7, 1)]
+    rows = con.execute("select engine_id, depth, score_cp from labels order by all").fetchall()
+    assert rows == [("other", 5, 11), ("sf-15.1-abc", 5, 30), ("sf-15.1-abc", 6, 25),
+                    ("sf-15.1-abc", 7, 28)]
 
 
-def test_empty_tables_have_typed_views(home: Path) -> None:
-    """A fresh home answers queries on every table with zero rows, not an error."""
-    con = connect(home)
-    assert con.execute("select count(*) from games").fetchone() == (0,)
-    assert con.execute("select count(*) from label_coverage").fetchone() == (0,)
-
-
-def test_compact_merges_parts_and_drops_duplicate_keys(home: Path) -> None:
+def test_versions_pin_what_a_reader_saw(home: Path) -> None:
+    """Each commit is a version; reading an old version gives exactly its rows (a training
+    set pinned to it reads the same rows later)."""
     lake = Lake(home)
-    for depth in (5, 5, 6):
-        lake.write("labels", [label_row(depth, 10)])
-    assert lake.compact("labels") == (3, 2)
+    assert lake.version("labels") == -1
+    lake.write("labels", [label_row(5, 30)])
+    pinned = lake.version("labels")
+    lake.write("labels", [label_row(6, 25)])
+    assert lake.version("labels") == pinned + 1
+    assert lake.read("labels", columns=["depth"], version=pinned).to_pylist() == [{"depth": 5}]
     assert lake.read("labels").num_rows == 2
+    with pytest.raises(WarehouseError, match="'labels' at version 99"):
+        lake.read("labels", version=99)
 
 
-def test_unknown_columns_and_bad_partitions_are_refused(home: Path) -> None:
+def test_schema_is_enforced_naming_table_and_column(home: Path) -> None:
+    """A misspelled column used to be stored as NULL; now it is refused, as is a missing or
+    null required column (keys and partitions always are)."""
     lake = Lake(home)
-    with pytest.raises(WarehouseError, match="unknown columns"):
+    with pytest.raises(WarehouseError, match="table 'positions': unknown column 'colour'"):
         lake.write("positions", pa.table({"position_key": [1], "colour": ["w"]}))
+    with pytest.raises(WarehouseError, match="table 'labels': unknown column 'scroe_cp'"):
+        lake.write("labels", [{**label_row(5, 0), "scroe_cp": 3}])
+    with pytest.raises(WarehouseError, match="table 'labels': required column 'depth' is missing"):
+        lake.write("labels", [{"position_key": 1, "engine_id": "sf"}])
+    with pytest.raises(WarehouseError, match="table 'positions': required column 'fen' is null"):
+        lake.write("positions", [{"position_key": 1, "fen": START_FEN}, {"position_key": 2}])
     with pytest.raises(WarehouseError, match="bad partition value"):
         lake.write("labels", [label_row(5, 0, engine="../escape")])
+    assert lake.version("positions") == -1 and lake.version("labels") <= 0
 
 
-def test_sql_is_read_only(home: Path) -> None:
-    con = connect(home)
-    assert query(con, "select 1 as x").to_pylist() == [{"x": 1}]
-    for statement in ("create table t(a int)", "copy (select 1) to 'x.csv'",
-                      "select 1; drop view games"):
-        with pytest.raises(QueryError, match="read-only"):
-            query(con, statement)
-    with pytest.raises(QueryError, match="query failed"):
-        query(con, "select no_such_column from games")
-
-
-def test_volatility_examples_follow_paper_003_formula_3_1(home: Path) -> None:
-    """stable = |V7 - V6| < 18 cp; delta = V6 - V5; pv_change compares depth 5 and 6 moves."""
+def test_compact_optimizes_and_vacuums(home: Path) -> None:
+    """Small files become one per partition, the replaced files are vacuumed, no row lost."""
     lake = Lake(home)
-    lake.write("positions", [{"position_key": START_KEY, "fen": START_FEN},
-                             {"position_key": 7, "fen": "8/8/8/8/8/8/8/K6k w - -"}])
-    rows = [(START_KEY, 5, 20, None, "e2e4"), (START_KEY, 6, 35, None, "d2d4"),
-            (START_KEY, 7, 52, None, "d2d4"),    # |52 - 35| = 17 < 18: stable
-            (7, 5, 0, None, "a1b1"), (7, 6, 0, None, "a1b1"), (7, 7, None, 3, "a1b2")]
-    lake.write("labels", [{"position_key": k, "engine_id": "sf", "depth": d, "score_cp": cp,
-                           "score_mate": mate, "best_move": move} for k, d, cp, mate, move in rows])
-    got = connect(lake).execute(
-        "select position_key, delta_value, pv_change, change_67, stable "
-        "from volatility_examples order by position_key").fetchall()
-    assert got == [(7, 0, False, 10000, False), (START_KEY, 15, True, 17, True)]
+    for key in range(1, 4):
+        lake.write("labels", [label_row(5, key, key=key), label_row(6, key, key=key)])
+    assert lake.compact("labels", retain_hours=0) == (6, 2)
+    assert len(list(lake.table_dir("labels").rglob("*.parquet"))) == 2
+    assert lake.read("labels").num_rows == 6
 
 
-def test_compact_sweeps_temporary_parts_of_killed_writers(home: Path) -> None:
-    """A writer killed between write and rename leaves a hidden .tmp; compact removes it once
-    it is stale, and a fresh one (a writer still at work) is left alone."""
-    import os
+def test_old_part_layout_is_refused_naming_the_folder(home: Path) -> None:
+    folder = home / "lake" / "positions"
+    folder.mkdir(parents=True)
+    (folder / "part-0123.parquet").write_bytes(b"PAR1")
+    with pytest.raises(WarehouseError, match=f"{folder} holds Parquet parts without a Delta log"):
+        connect(home)
+    with pytest.raises(WarehouseError, match="without a Delta log"):
+        Lake(home).write("positions", [{"position_key": 1, "fen": START_FEN}])
 
+
+def test_nullable_key_columns_match_null_safely(home: Path) -> None:
+    """An EPD error has no game index: written twice (a rerun), it is still stored once,
+    while a null in a plain key column is refused."""
     lake = Lake(home)
-    lake.write("positions", [{"position_key": 1, "fen": START_FEN}])
-    folder = lake.table_dir("positions")
-    stale, fresh = folder / ".part-dead.parquet.tmp", folder / ".part-live.parquet.tmp"
-    stale.write_bytes(b"PAR1 half")
-    fresh.write_bytes(b"PAR1 half")
-    os.utime(stale, (0, 0))
-    lake.compact("positions")
-    assert not stale.exists() and fresh.exists()
-    assert connect(lake).execute("select count(*) from positions").fetchall() == [(1,)]
+    error = {"source_id": "s", "game_index": None, "line": 3, "kind": "bad_fen", "message": "x"}
+    assert lake.write("ingest_errors", [error]) == 1
+    assert lake.write("ingest_errors", [error, {**error, "line": None}]) == 1
+    assert lake.read("ingest_errors").num_rows == 2
+    with pytest.raises(WarehouseError, match="required column 'source_id' is null"):
+        lake.write("ingest_errors", [{**error, "source_id": None}])

@@ -12,27 +12,44 @@ import pyarrow as pa
 
 @dataclass(frozen=True)
 class Table:
-    """One Parquet table of the lake.
+    """One Delta Lake table of the lake.
 
     name: the folder under ``lake/`` and the DuckDB view name.
-    schema: the Arrow schema of every part, partition columns included.
-    key: columns that identify a row; the view keeps one row per key (parallel writers may
-        write the same fact twice) and ``compact`` drops the duplicates on disk.
-    partition_by: hive partition columns (``lake/labels/engine_id=.../depth=7/part-*.parquet``).
+    schema: the Arrow schema of the table, partition columns included.
+    key: columns that identify a row; a keyed table is written by merge on its key, so a
+        fact written twice (parallel writers, a resumed run) is stored once.
+    partition_by: hive partition columns (``lake/labels/engine_id=.../depth=7/*.parquet``).
+    required: columns every written row must give (not null) besides the key and the
+        partition columns, which are always required.
+    nullable_key: key columns that may be null (an EPD record has no game index); the merge
+        matches them null-safely (``is not distinct from``).
     """
 
     name: str
     schema: pa.Schema
     key: tuple[str, ...] = ()
     partition_by: tuple[str, ...] = ()
+    required: tuple[str, ...] = ()
+    nullable_key: tuple[str, ...] = ()
     doc: str = ""
     columns_doc: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = set(self.schema.names)
-        for column in (*self.key, *self.partition_by):
+        for column in (*self.key, *self.partition_by, *self.required, *self.nullable_key):
             if column not in names:
                 raise ValueError(f"table {self.name!r}: unknown column {column!r}")
+        for column in self.nullable_key:
+            if column not in self.key or column in self.partition_by:
+                raise ValueError(f"table {self.name!r}: nullable key column {column!r} must be "
+                                 f"a key column and not a partition column")
+
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        """Key (but nullable key), partition and declared required columns, each once, in
+        schema order."""
+        wanted = {*self.key, *self.partition_by, *self.required} - set(self.nullable_key)
+        return tuple(name for name in self.schema.names if name in wanted)
 
 
 def _collect() -> dict[str, Table]:

@@ -70,6 +70,7 @@ MOVES = Table(
         ("eval_mate", pa.int32()),         # [%eval #n] after the move, White's view
     ]),
     key=("game_id", "ply"),
+    required=("position_key", "uci"),
 )
 
 POSITIONS = Table(
@@ -82,6 +83,7 @@ POSITIONS = Table(
         ("first_seen", NOW),
     ]),
     key=("position_key",),
+    required=("fen",),
 )
 
 POSITION_RECORDS = Table(
@@ -116,6 +118,7 @@ INGEST_ERRORS = Table(
     ]),
     # the message too: one game can hold several errors of a kind (collisions of two keys)
     key=("source_id", "game_index", "line", "kind", "message"),
+    nullable_key=("game_index", "line"),     # EPD/FEN errors have no game, some no line
 )
 
 TABLES = [SOURCES, GAMES, MOVES, POSITIONS, POSITION_RECORDS, INGEST_ERRORS]

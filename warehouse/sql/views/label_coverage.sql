@@ -1,3 +1,4 @@
+-- depends: labels, engines
 -- Labelled positions per engine and depth, with the engine's name and version.
 with labels as (select * from labels),
 engines as (select * from engines)

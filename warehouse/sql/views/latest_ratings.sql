@@ -1,3 +1,4 @@
+-- depends: ratings
 -- The most recent rating table of each source (tournament id or PGN path), best first.
 with ratings as (select * from ratings),
 latest as (

@@ -1,3 +1,4 @@
+-- depends: tournament_games
 -- Points, games and draws of every player of every tournament.
 with games as (select * from tournament_games),
 sides as (

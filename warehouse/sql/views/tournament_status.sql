@@ -1,3 +1,4 @@
+-- depends: tournament_events, tournament_games, tournaments
 -- Latest progress event of each tournament, with its finished-game count from the games.
 with events as (select * from tournament_events),
 games as (select * from tournament_games),

@@ -1,3 +1,4 @@
+-- depends: labels, positions
 -- Paper 003's volatility data set, one row per position and engine labelled at depths 5, 6, 7.
 -- stable = |V7 - V6| < 18 cp (formula 3.1 with beta = 18); the network's extra inputs are
 -- delta_value = V6 - V5 and pv_change = the best move changed from depth 5 to depth 6.

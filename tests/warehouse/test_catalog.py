@@ -1,0 +1,135 @@
+"""The DuckDB catalog: read-only queries, the locked connection, timeouts, view order."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from flows.cli import main
+from warehouse import Lake, connect
+from warehouse.catalog import QueryError, ViewOrderError, named_views, query, view_order
+
+START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
+
+# One statement of every kind the parser produces, each of which must be refused.
+REFUSED = {
+    "INSERT": "insert into games (game_id) values ('x')",
+    "UPDATE": "update games set event = 'x'",
+    "CREATE": "create table t as select 1",
+    "DELETE": "delete from games",
+    "PREPARE": "prepare p as select 1",
+    "EXECUTE": "execute p",
+    "ALTER": "alter view games rename to g",
+    "TRANSACTION": "begin transaction",
+    "COPY": "copy (select 1) to '{target}'",
+    "EXPLAIN": "explain analyze copy (select 1 as a) to '{target}'",
+    "DROP": "drop view games",
+    "EXPORT": "export database '{target}'",
+    "PRAGMA": "pragma enable_profiling",
+    "VACUUM": "vacuum",
+    "CALL": "call pragma_version()",
+    "SET": "set threads = 1",
+    "LOAD": "load httpfs",
+    "ATTACH": "attach '{target}' as other",
+    "DETACH": "detach memory",
+    "MERGE_INTO": "merge into games using (select 'x' as game_id) s using (game_id) "
+                  "when matched then delete",
+}
+# Kinds the SQL parser never returns: `analyze` parses as VACUUM, `install` as LOAD, `copy from
+# database` as PRAGMA, `set variable` as SET, macros as CREATE; the rest are API-only.
+NOT_FROM_TEXT = {"INVALID", "SELECT", "ANALYZE", "VARIABLE_SET", "CREATE_FUNC", "EXTENSION",
+                 "COPY_DATABASE", "MULTI", "RELATION", "LOGICAL_PLAN"}
+EXTRA_REFUSED = ["analyze", "install httpfs", "set variable x = 1", "create macro m(a) as a",
+                 "copy from database memory to other", "select 1; drop view games",
+                 "explain analyze create table t as select 1",
+                 "explain analyze insert into games (game_id) values ('x')"]
+
+
+@pytest.fixture
+def lake(home: Path) -> Lake:
+    lake = Lake(home)
+    lake.write("positions", [{"position_key": 1, "fen": START_FEN, "source_id": "s"}])
+    return lake
+
+
+def test_every_statement_kind_but_select_is_refused(lake: Lake, tmp_path: Path) -> None:
+    """EXPLAIN ANALYZE runs its statement, so `explain analyze copy ... to` used to write any
+    file (over a warehouse part too). Every kind but SELECT (and EXPLAIN of a SELECT) is
+    refused; no file is written."""
+    assert set(REFUSED) | NOT_FROM_TEXT == set(duckdb.StatementType.__members__)
+    part = lake.parts("positions")[0]
+    con = connect(lake)
+    for kind, sql in REFUSED.items():
+        for target in (tmp_path / "out.csv", part):
+            text = sql.format(target=target)
+            assert duckdb.extract_statements(text)[0].type.name == kind
+            with pytest.raises(QueryError, match="only read-only queries"):
+                query(con, text)
+    for text in EXTRA_REFUSED:
+        with pytest.raises(QueryError, match="only read-only queries"):
+            query(con, text)
+    assert list(tmp_path.iterdir()) == [lake.home]
+    assert query(con, "select fen from positions").to_pylist() == [{"fen": START_FEN}]
+    assert query(con, "explain analyze select count(*) from positions").num_rows == 1
+
+
+def test_the_connection_itself_cannot_touch_files(lake: Lake, tmp_path: Path) -> None:
+    """Below the statement check, the connection is locked: reading files outside the lake,
+    writing files, attaching, installing or loading extensions and changing settings fail
+    even when executed directly."""
+    con = connect(lake)
+    outside = tmp_path / "secret.csv"
+    outside.write_text("a\n42\n")
+    for sql in (f"select * from read_text('{outside}')", f"select * from read_csv('{outside}')",
+                "select * from read_text('/etc/passwd')",
+                f"copy (select 1) to '{tmp_path / 'x.csv'}'",
+                f"attach '{tmp_path / 'x.duckdb'}' as x", "install httpfs", "load httpfs",
+                "set enable_external_access = true", "set allowed_paths = ['/']",
+                "set lock_configuration = false"):
+        with pytest.raises(duckdb.Error):
+            con.execute(sql)
+    for sql in (f"select * from read_text('{outside}')", "select * from glob('/etc/*')"):
+        with pytest.raises(QueryError, match="query failed"):
+            query(con, sql)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "secret.csv"]
+
+
+def test_a_slow_query_is_interrupted(lake: Lake) -> None:
+    con = connect(lake)
+    with pytest.raises(QueryError, match="query timed out after 0.5 s"):
+        query(con, "select count(*) from range(10000000000) a", timeout_s=0.5)
+    assert query(con, "select 1 as x", timeout_s=5).to_pylist() == [{"x": 1}]
+
+
+def test_sql_command_timeout_is_a_one_line_error(lake: Lake,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["--home", str(lake.home), "sql", "--timeout", "0.5",
+                 "select count(*) from range(10000000000) a"])
+    assert code == 2
+    assert capsys.readouterr().err == ("chesslab sql: error: query timed out after 0.5 s: "
+                                       "'select count(*) from range(10000000000) a'\n")
+
+
+def test_sql_command_json_output_is_exact(lake: Lake, capsys: pytest.CaptureFixture[str]) -> None:
+    """One JSON object per line, keys in column order, 64-bit keys as exact integers."""
+    Lake(lake.home).write("positions", [{"position_key": 0xF3A4B5C6D7E8F901, "fen": "8/8 w - -"}])
+    code = main(["--home", str(lake.home), "sql", "--format", "json",
+                 "select position_key, fen, source_id from positions order by position_key"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert out == ('{"position_key": 1, "fen": "' + START_FEN + '", "source_id": "s"}\n'
+                   '{"position_key": 17556357113027557633, "fen": "8/8 w - -", '
+                   '"source_id": null}\n')
+    assert json.loads(out.splitlines()[1])["position_key"] == 0xF3A4B5C6D7E8F901
+
+
+def test_views_come_after_what_they_depend_on() -> None:
+    assert view_order({"c": ("b",), "b": ("a", "labels"), "a": ()}) == ["a", "b", "c"]
+    names = [name for name, _ in named_views()]
+    assert set(names) >= {"label_coverage", "latest_ratings", "volatility_examples"}
+    with pytest.raises(ViewOrderError, match="cycle: a -> b -> a"):
+        view_order({"a": ("b",), "b": ("a",)})
+    with pytest.raises(ViewOrderError, match="view 'a' depends on unknown 'nosuch'"):
+        view_order({"a": ("nosuch",)})
