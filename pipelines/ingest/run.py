@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
-import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -32,6 +31,7 @@ from pipelines.ingest.games import POSITION_SCHEMA, ChunkJob, ChunkResult, proce
 from pipelines.ingest.pgn import CutStream, RawGame, split_games
 from pipelines.ingest.positions import PositionSink
 from pipelines.ingest.sources import SourceFile, discover_sources, read_lines, sha256_of
+from pipelines.processes import die_with_parent
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
@@ -253,13 +253,13 @@ class InProcess:
 def worker_pool(workers: int) -> Any:
     """A pool of ``workers`` processes, or in-process work for one.
 
-    Forked when this process runs a single thread (instant start); under threads (Prefect's
-    task runners) forking is unsafe, so workers come from a fork server instead.
+    Workers come from a fork server, never a plain fork: the lake's runtime does not survive
+    a fork after use, and the caller may run threads. Each worker gets its own process group
+    and dies with the fork server, which exits with this process.
     """
     if workers == 1:
         return InProcess()
-    method = "fork" if threading.active_count() == 1 else "forkserver"
-    context = multiprocessing.get_context(method)
-    if method == "forkserver":
-        context.set_forkserver_preload(["pipelines.ingest.games"])
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["pipelines.ingest.games", "pipelines.processes"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                               initializer=die_with_parent)
