@@ -160,3 +160,4 @@ def temporary_server(home: Path) -> Iterator[str]:
         path.unlink(missing_ok=True)
         stop(process.pid)
         process.wait()
+        (folder / f"server-{os.getpid()}.log").unlink(missing_ok=True)

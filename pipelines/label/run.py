@@ -387,7 +387,7 @@ def plan_labels(lake: Lake, config: LabelConfig) -> LabelPlan:
     identity = engine_identity(config)
     record_engine(lake, identity, config.engine)
     pending = pending_positions(lake, config, identity.engine_id)
-    log.info("%d positions to label with %s", len(pending), identity.engine_id)
+    log.debug("%d positions to label with %s", len(pending), identity.engine_id)
     return LabelPlan(identity, new_run_id(), split_batches(pending, config))
 
 
