@@ -61,9 +61,11 @@ def requested_command(argv: Sequence[str]) -> str | None:
 
 
 def configure_logging(verbose: int) -> None:
-    """chesslab's progress by default, ``-v`` its details, ``-vv`` everything (Prefect too)."""
+    """chesslab's progress by default, ``-v`` its details and Prefect's warnings, ``-vv``
+    everything. Prefect's own report of a failed run (a traceback per flow and task) stays
+    hidden unless asked for: the command reports the failure in one line."""
     if verbose < 2:
-        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING" if verbose else "CRITICAL")
     configure_prefect()
     ours = logging.INFO if verbose == 0 else logging.DEBUG
     logging.basicConfig(level=logging.WARNING if verbose < 2 else logging.DEBUG,

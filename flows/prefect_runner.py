@@ -25,7 +25,9 @@ configure_prefect()  # before Prefect's first import: it reads its settings once
 from prefect import flow, task  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
 from prefect.futures import as_completed  # noqa: E402
-from prefect.settings import PREFECT_API_URL, temporary_settings  # noqa: E402
+from prefect.settings import (  # noqa: E402
+    PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings,
+)
 
 from flows.step import (  # noqa: E402
     Progress, Step, Work, no_progress, planned, print_progress, run_with_retries,
@@ -118,5 +120,8 @@ def api(home: Path) -> Iterator[str]:
         return
     from flows.server import temporary_server
 
-    with temporary_server(home) as url, temporary_settings(updates={PREFECT_API_URL: url}):
+    # Heartbeats let a server's services mark crashed runs; the temporary server runs none,
+    # and stopping the heartbeat thread costs every flow up to a second at its end.
+    with temporary_server(home) as url, temporary_settings(
+            updates={PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
         yield url
