@@ -213,17 +213,26 @@ def measure(name: str, template: Path, fens: list[str], config: LabelConfig,
 
 
 def report(table: dict[tuple[str, int], list[float]]) -> None:
+    """Medians, and the median of the per-round ratios (each round's contenders ran next to
+    that round's baseline: on a loaded machine the fairer comparison)."""
     rate = {key: statistics.median(values) for key, values in table.items()}
-    print(f"{'run':<13}{'workers':>8}{'labels/s':>12}{'vs baseline':>13}   runs")
+    print(f"{'run':<13}{'workers':>8}{'labels/s':>12}{'vs baseline':>13}{'per round':>11}   runs")
     for (name, workers), value in sorted(rate.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         ratio = value / rate[("baseline", workers)]
+        paired = paired_ratio(table[(name, workers)], table[("baseline", workers)])
         runs = " ".join(f"{v:.0f}" for v in table[(name, workers)])
-        print(f"{name:<13}{workers:>8}{value:>12.1f}{ratio:>13.3f}   {runs}")
+        print(f"{name:<13}{workers:>8}{value:>12.1f}{ratio:>13.3f}{paired:>11.3f}   {runs}")
     print("prefect: wall clock of the whole run_step call; prefect-body: the same run timed "
           "inside the flow (without Prefect's flow-run start-up and shut-down)")
     for name in ("baseline", "prefect", "local", "pipeline"):
         if (name, 1) in rate and (name, 2) in rate:
-            print(f"scaling 1->2 workers, {name}: {rate[(name, 2)] / rate[(name, 1)]:.2f}x")
+            paired = paired_ratio(table[(name, 2)], table[(name, 1)])
+            print(f"scaling 1->2 workers, {name}: {rate[(name, 2)] / rate[(name, 1)]:.2f}x "
+                  f"(per round {paired:.2f}x)")
+
+
+def paired_ratio(values: list[float], baseline: list[float]) -> float:
+    return statistics.median(v / b for v, b in zip(values, baseline))
 
 
 if __name__ == "__main__":
