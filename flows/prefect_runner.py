@@ -48,7 +48,6 @@ class PrefectRunner:
         return print_progress if self.show_progress else no_progress
 
     def __enter__(self) -> PrefectRunner:
-        configure_prefect()
         self._stack.enter_context(api(self.home))
         return self
 
@@ -64,7 +63,6 @@ class PrefectRunner:
 
     def compose(self, name: str, body: Callable[[], Any]) -> Any:
         return flow(name=name)(body)()
-
 
 
 def step_flow(step: Step[Any, Any, Any, Any, Any], cluster: str | None,
