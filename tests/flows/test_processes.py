@@ -143,13 +143,15 @@ def test_stale_server_record_is_ended(tmp_path: Path) -> None:
         stale.kill()
 
 
-def test_ctrl_c_under_prefect_exits_130_in_one_line_and_rerun_completes(
-        home: Path, tmp_path: Path, positions: list[dict[str, object]]) -> None:
-    """SIGINT to `chesslab label` (Prefect) once labels are written: exit 130 with the one
-    line `chesslab: interrupted` after the progress lines, no traceback, no engine or server
-    left; the rerun labels exactly what is missing."""
+@pytest.mark.parametrize("runner_flags", [[], ["--no-prefect"]], ids=["prefect", "local"])
+def test_ctrl_c_exits_130_in_one_line_and_rerun_completes(
+        home: Path, tmp_path: Path, positions: list[dict[str, object]],
+        runner_flags: list[str]) -> None:
+    """SIGINT to `chesslab label` once labels are written (under Prefect it used to hang for
+    ~72 s with 100+ lines of tracebacks): exit 130 with the one line `chesslab: interrupted`
+    after the progress lines, no engine or server left; the rerun labels what is missing."""
     command = chesslab(home, "label", "--depths", "9,10", "--workers", "2",
-                       "--flush-seconds", "0.2")
+                       "--flush-seconds", "0.2", *runner_flags)
     env = environment(tmp_path)
     run = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
