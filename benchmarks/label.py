@@ -1,11 +1,14 @@
-"""Labelling speed: the ``label`` flow against a bare loop driving the same Stockfish processes.
+"""Labelling speed: the ``label`` step on each runner against a bare loop driving the same
+Stockfish processes.
 
 The baseline is what a person would write by hand: K threads, each owning one Stockfish
 (Threads=1, same Hash, UCI_ShowWDL), sending ``ucinewgame``, ``isready``, ``position fen`` and
 ``go depth D`` per position and reading until ``bestmove``, with no parsing and no storage.
-Ours is the Prefect ``label`` flow (parse every depth, write Parquet parts) on a fresh home
-holding the same positions. Both are timed wall-clock, engine start-up included, side by side
-in one run; Prefect's temporary server is started before timing by a warm-up flow.
+Ours is the ``label`` step (parse every depth, write Parquet parts) on a fresh home holding the
+same positions: ``prefect`` (the default runner, chesslab's temporary Prefect server), ``local``
+(``--no-prefect``) and ``pipeline`` (``label_positions``, no runner). All are timed wall-clock,
+engine start-up included, side by side in one run; the server is started before timing and
+warmed up by one small run.
 
     .venv/bin/python benchmarks/label.py --positions 6000 --workers 1,2
 
@@ -26,6 +29,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import chess
@@ -36,6 +40,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from flows.runtime import configure_prefect  # noqa: E402
+
+os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="label-bench-prefect-"))
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+configure_prefect()  # before Prefect is first imported: it reads its settings once
+
+from flows.label import LABEL  # noqa: E402
+from flows.prefect_runner import PrefectRunner  # noqa: E402
+from flows.step import LocalRunner, run_step  # noqa: E402
 from pipelines.label import LabelConfig  # noqa: E402
 from warehouse import Lake  # noqa: E402
 
@@ -125,21 +137,18 @@ def fresh_home(template: Path) -> Path:
     return home
 
 
-def run_ours(template: Path, config: LabelConfig, prefect: bool) -> tuple[float, float, int]:
-    """(wall seconds, seconds inside the flow body, labels written) of one run of the flow
-    (or the plain pipeline)."""
+def run_ours(template: Path, config: LabelConfig, runner: Any) -> tuple[float, float, int]:
+    """(wall seconds, seconds the summary reports, labels written) of one run on ``runner``
+    (None: the plain pipeline)."""
     home = fresh_home(template)
     try:
         started = time.perf_counter()
-        if prefect:
-            from flows.label import label
-            from flows.runtime import run_flow
-
-            summary = run_flow(label, workers=config.workers, config=config, home=str(home))
-        else:
+        if runner is None:
             from pipelines.label import label_positions
 
             summary = label_positions(Lake(home), config)
+        else:
+            summary = run_step(LABEL, config, str(home), runner)
         return time.perf_counter() - started, summary.seconds, summary.labels
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -153,11 +162,9 @@ def main() -> int:
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
     parser.add_argument("--rounds", type=int, default=1, help="repeat and report medians")
     parser.add_argument("--engine", default=LabelConfig.engine)
-    parser.add_argument("--no-pipeline", action="store_true",
-                        help="skip the Prefect-free pipeline runs")
+    parser.add_argument("--contenders", default="prefect,local,pipeline",
+                        help="comma-separated: prefect, local, pipeline")
     args = parser.parse_args()
-    os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="label-bench-prefect-"))
-    configure_prefect()  # before Prefect is first imported: it reads its settings once
 
     paths = args.pgn or sorted(SAMPLE_DIR.glob("*.pgn*")) or [FIXTURE_PGN]
     depths = tuple(int(d) for d in args.depths.split(","))
@@ -170,17 +177,19 @@ def main() -> int:
 
     warm = Path(tempfile.mkdtemp(prefix="label-bench-warm-"))
     Lake(warm).write("positions", rows[:4])
-    run_ours(warm, LabelConfig(depths=depths, workers=1, engine=args.engine), prefect=True)
-
-    table: dict[tuple[str, int], list[float]] = {}
-    for round_index in range(args.rounds):
-        for workers in [int(w) for w in args.workers.split(",")]:
-            config = LabelConfig(depths=depths, workers=workers, engine=args.engine)
-            runs = ["baseline", "flow"] + ([] if args.no_pipeline else ["pipeline"])
-            # Odd rounds run in reverse order, so a load change on the shared machine does
-            # not always land on the same contender.
-            for name in runs if round_index % 2 == 0 else runs[::-1]:
-                measure(name, template, fens, config, table)
+    with PrefectRunner(warm, show_progress=False) as prefect:
+        runners = {"prefect": prefect, "local": LocalRunner(show_progress=False),
+                   "pipeline": None}
+        run_ours(warm, LabelConfig(depths=depths, workers=1, engine=args.engine), prefect)
+        table: dict[tuple[str, int], list[float]] = {}
+        for round_index in range(args.rounds):
+            for workers in [int(w) for w in args.workers.split(",")]:
+                config = LabelConfig(depths=depths, workers=workers, engine=args.engine)
+                runs = ["baseline", *args.contenders.split(",")]
+                # Odd rounds run in reverse order, so a load change on the shared machine
+                # does not always land on the same contender.
+                for name in runs if round_index % 2 == 0 else runs[::-1]:
+                    measure(name, template, fens, config, table, runners.get(name))
     report(table)
     shutil.rmtree(template, ignore_errors=True)
     shutil.rmtree(warm, ignore_errors=True)
@@ -188,33 +197,42 @@ def main() -> int:
 
 
 def measure(name: str, template: Path, fens: list[str], config: LabelConfig,
-            table: dict[tuple[str, int], list[float]]) -> None:
-    """One timed run of ``name`` (baseline, flow or pipeline), appended to ``table``."""
+            table: dict[tuple[str, int], list[float]], runner: Any) -> None:
+    """One timed run of ``name`` (baseline, or ours on ``runner``), appended to ``table``."""
     labels = len(fens) * len(config.depths)
     if name == "baseline":
         seconds = bare_loop(config.engine, fens, config.workers, max(config.depths),
                             config.hash_mb)
         table.setdefault((name, config.workers), []).append(labels / seconds)
         return
-    seconds, inside, written = run_ours(template, config, prefect=name == "flow")
+    seconds, inside, written = run_ours(template, config, runner)
     assert written == labels, f"{name} wrote {written} labels, expected {labels}"
     table.setdefault((name, config.workers), []).append(written / seconds)
-    if name == "flow":
-        table.setdefault(("flow-body", config.workers), []).append(written / inside)
+    if name == "prefect":
+        table.setdefault(("prefect-body", config.workers), []).append(written / inside)
 
 
 def report(table: dict[tuple[str, int], list[float]]) -> None:
+    """Medians, and the median of the per-round ratios (each round's contenders ran next to
+    that round's baseline: on a loaded machine the fairer comparison)."""
     rate = {key: statistics.median(values) for key, values in table.items()}
-    print(f"{'run':<10}{'workers':>8}{'labels/s':>12}{'vs baseline':>13}   runs")
+    print(f"{'run':<13}{'workers':>8}{'labels/s':>12}{'vs baseline':>13}{'per round':>11}   runs")
     for (name, workers), value in sorted(rate.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         ratio = value / rate[("baseline", workers)]
+        paired = paired_ratio(table[(name, workers)], table[("baseline", workers)])
         runs = " ".join(f"{v:.0f}" for v in table[(name, workers)])
-        print(f"{name:<10}{workers:>8}{value:>12.1f}{ratio:>13.3f}   {runs}")
-    print("flow: wall clock of the whole flow call; flow-body: the same run timed inside the "
-          "flow (without Prefect's start-up and its up-to-1 s heartbeat-thread join at exit)")
-    for name in ("baseline", "flow", "pipeline"):
+        print(f"{name:<13}{workers:>8}{value:>12.1f}{ratio:>13.3f}{paired:>11.3f}   {runs}")
+    print("prefect: wall clock of the whole run_step call; prefect-body: the same run timed "
+          "inside the flow (without Prefect's flow-run start-up and shut-down)")
+    for name in ("baseline", "prefect", "local", "pipeline"):
         if (name, 1) in rate and (name, 2) in rate:
-            print(f"scaling 1->2 workers, {name}: {rate[(name, 2)] / rate[(name, 1)]:.2f}x")
+            paired = paired_ratio(table[(name, 2)], table[(name, 1)])
+            print(f"scaling 1->2 workers, {name}: {rate[(name, 2)] / rate[(name, 1)]:.2f}x "
+                  f"(per round {paired:.2f}x)")
+
+
+def paired_ratio(values: list[float], baseline: list[float]) -> float:
+    return statistics.median(v / b for v, b in zip(values, baseline))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,10 @@
 ``register(subparsers)``; a subcommand sets ``run=function(args) -> int`` as its default.
 
 Every command exits non-zero with a one-line reason on bad input (``--debug`` shows the trace).
+Ctrl-C ends a command at once with ``chesslab: interrupted`` and exit status 130: every write
+is a whole part renamed into place, so stopping between two writes loses only unwritten work,
+which the next run does again; the children (engines, pool workers, the temporary Prefect
+server) die with the command (``pipelines.processes``).
 """
 from __future__ import annotations
 
@@ -10,7 +14,9 @@ import importlib
 import logging
 import os
 import pkgutil
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 import flows.commands
@@ -55,9 +61,11 @@ def requested_command(argv: Sequence[str]) -> str | None:
 
 
 def configure_logging(verbose: int) -> None:
-    """chesslab's progress by default, ``-v`` its details, ``-vv`` everything (Prefect too)."""
+    """chesslab's progress by default, ``-v`` its details and Prefect's warnings, ``-vv``
+    everything. Prefect's own report of a failed run (a traceback per flow and task) stays
+    hidden unless asked for: the command reports the failure in one line."""
     if verbose < 2:
-        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING" if verbose else "CRITICAL")
     configure_prefect()
     ours = logging.INFO if verbose == 0 else logging.DEBUG
     logging.basicConfig(level=logging.WARNING if verbose < 2 else logging.DEBUG,
@@ -68,7 +76,24 @@ def configure_logging(verbose: int) -> None:
         logging.getLogger(package).setLevel(ours)
 
 
+def interrupted(signum: int, frame: object) -> None:
+    """SIGINT: one line, then exit 130 without unwinding (Prefect's engine would spend a
+    minute reporting the crash to its server, with a hundred lines of tracebacks)."""
+    os.write(sys.stderr.fileno(), b"chesslab: interrupted\n")
+    os._exit(130)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if threading.current_thread() is not threading.main_thread():
+        return run_command(argv)
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        return run_command(argv)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def run_command(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(requested_command(argv))
     args = parser.parse_args(argv)

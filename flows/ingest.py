@@ -1,38 +1,75 @@
-"""The ``ingest`` flow: one task per file (retried twice), each calling ``pipelines.ingest``.
+"""The ``ingest`` step: one unit per file, PGN chunks parsed by one process pool per step.
 
-On the local thread runner files go one at a time, each using a pool of ``config.workers``
-processes; on a Dask cluster the files spread over the workers and each task runs in-process
-(``workers=1``: a Dask task cannot fork a pool).
+On a cluster each file is ingested in-process on its worker (no pool to share).
 """
 from __future__ import annotations
 
-import dataclasses
-
-from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ContextManager
 
 from pipelines.ingest import IngestConfig, IngestSummary, SourceFile, discover_sources, ingest_file
 from pipelines.ingest.run import worker_pool
 from warehouse import Lake
 
 
-@task(name="ingest-file", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
-def ingest_file_task(home: str, source: SourceFile, config: IngestConfig) -> IngestSummary:
-    """Ingest one file; a retry re-reads it (it is committed only by its sources row)."""
-    with worker_pool(config.workers if source.format == "pgn" else 1) as pool:
-        summary = ingest_file(Lake(home), source, config, pool)
-    get_run_logger().info("%s", summary)
-    return summary
+@dataclass(frozen=True)
+class IngestJob:
+    """The files to ingest (files, folders, globs) and how."""
+
+    paths: tuple[str, ...]
+    config: IngestConfig
 
 
-@flow(name="ingest")
-def ingest(paths: list[str], config: IngestConfig, home: str | None = None,
-           on_cluster: bool = False) -> list[IngestSummary]:
-    """Ingest every file named by ``paths`` (files, folders, globs)."""
-    lake = Lake(home)
-    sources = discover_sources(paths)
-    if on_cluster:
-        config = dataclasses.replace(config, workers=1)
-    get_run_logger().info("%d files to ingest into %s", len(sources), lake.home)
-    futures = [ingest_file_task.submit(str(lake.home), source, config) for source in sources]
-    return [future.result() for future in futures]
+@dataclass(frozen=True)
+class IngestUnit:
+    home: str
+    source: SourceFile
+    config: IngestConfig
+
+
+@dataclass(frozen=True)
+class IngestPlan:
+    home: str
+    units: list[IngestUnit]
+
+
+class IngestStep:
+    name = "ingest"
+    retries = 2      # a file is committed only by its sources row: a retry re-reads it
+
+    def concurrency(self, job: IngestJob) -> int:
+        return 1     # files one at a time, each spread over the pool
+
+    def open_pool(self, job: IngestJob) -> ContextManager[Any]:
+        return worker_pool(job.config.workers)
+
+    def plan(self, job: IngestJob, home: str | None) -> IngestPlan:
+        root = str(Lake(home).home)
+        return IngestPlan(root, [IngestUnit(root, source, job.config)
+                                 for source in discover_sources(job.paths)])
+
+    def units(self, plan: IngestPlan) -> list[IngestUnit]:
+        return plan.units
+
+    def describe(self, plan: IngestPlan) -> str:
+        return f"ingest: {len(plan.units)} files into {plan.home}"
+
+    def run_unit(self, unit: IngestUnit, context: Any) -> IngestSummary:
+        pool = context.pool if unit.source.format == "pgn" else None
+        return ingest_file(Lake(unit.home), unit.source, unit.config, pool)
+
+    def progress(self, plan: IngestPlan, results: Sequence[IngestSummary],
+                 seconds: float) -> str:
+        s = results[-1]
+        state = "already ingested" if s.skipped else \
+            f"{s.games} games, {s.records} records, {s.new_positions} new positions, " \
+            f"{s.errors} errors"
+        return f"ingest: [{len(results)}/{len(plan.units)}] {s.path}: {state}"
+
+    def summarize(self, plan: IngestPlan, results: Sequence[IngestSummary],
+                  seconds: float) -> list[IngestSummary]:
+        return list(results)
+
+
+INGEST = IngestStep()

@@ -1,18 +1,19 @@
-"""The ``label`` flow: find pending positions, then one task per batch, each running one engine
-and writing its own Parquet parts (no single writer, so the same tasks run on threads or on a
-Dask cluster's workers)."""
+"""The ``label`` step: one unit per batch of pending positions, each worked by one engine of
+the step's engine pool and written as its own Parquet parts (no single writer, so the same
+units run on threads or on a Dask cluster's workers). A retried batch first drops what the
+failed attempt already wrote."""
 from __future__ import annotations
 
-import time
-
-from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
-from prefect.runtime import task_run
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, ContextManager
 
 from pipelines.label import LabelConfig
 from pipelines.label.pending import PendingPosition, still_pending
 from pipelines.label.run import (
     BatchResult,
+    LabelPlan,
     LabelSummary,
     close_engines,
     label_batch,
@@ -22,30 +23,71 @@ from pipelines.label.run import (
 from warehouse import Lake
 
 
-@task(name="label-batch", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
-def label_batch_task(home: str, config: LabelConfig, engine_id: str,
-                     batch: list[PendingPosition], run_id: str) -> BatchResult:
-    """Label one batch; a retry first drops what the failed attempt already wrote."""
-    lake = Lake(home)
-    if task_run.run_count > 1:
-        batch = still_pending(lake, config, engine_id, batch)
-    return label_batch(lake, config, engine_id, batch, run_id)
+@dataclass(frozen=True)
+class LabelUnit:
+    home: str
+    config: LabelConfig
+    engine_id: str
+    run_id: str
+    batch: list[PendingPosition]
 
 
-@flow(name="label")
-def label(config: LabelConfig, home: str | None = None) -> LabelSummary:
-    """Label every position missing one of ``config.depths`` (or matching ``config.where``)."""
-    started = time.monotonic()
-    lake = Lake(home)
-    plan = plan_labels(lake, config)
-    get_run_logger().info("%d positions to label in %d batches with %s", plan.positions,
-                          len(plan.batches), plan.identity.engine_id)
+@dataclass(frozen=True)
+class LabelStepPlan:
+    home: str
+    plan: LabelPlan
+    config: LabelConfig
+
+
+@contextlib.contextmanager
+def engine_pool() -> Iterator[None]:
+    """The engines kept warm between batches live as long as the step."""
     try:
-        futures = [label_batch_task.submit(str(lake.home), config, plan.identity.engine_id,
-                                           batch, plan.run_id) for batch in plan.batches]
-        results = [future.result() for future in futures]
+        yield None
     finally:
         close_engines()
-    summary = summarize(plan, results, time.monotonic() - started)
-    get_run_logger().info("%s", summary)
-    return summary
+
+
+class LabelStep:
+    name = "label"
+    retries = 2
+
+    def concurrency(self, config: LabelConfig) -> int:
+        return config.workers
+
+    def open_pool(self, config: LabelConfig) -> ContextManager[Any]:
+        return engine_pool()
+
+    def plan(self, config: LabelConfig, home: str | None) -> LabelStepPlan:
+        lake = Lake(home)
+        return LabelStepPlan(str(lake.home), plan_labels(lake, config), config)
+
+    def units(self, plan: LabelStepPlan) -> list[LabelUnit]:
+        p = plan.plan
+        return [LabelUnit(plan.home, plan.config, p.identity.engine_id, p.run_id, batch)
+                for batch in p.batches]
+
+    def describe(self, plan: LabelStepPlan) -> str:
+        return (f"label: {plan.plan.positions} positions to label in "
+                f"{len(plan.plan.batches)} batches with {plan.plan.identity.engine_id}")
+
+    def run_unit(self, unit: LabelUnit, context: Any) -> BatchResult:
+        lake = Lake(unit.home)
+        batch = unit.batch
+        if context.attempt > 1:
+            batch = still_pending(lake, unit.config, unit.engine_id, batch)
+        return label_batch(lake, unit.config, unit.engine_id, batch, unit.run_id)
+
+    def progress(self, plan: LabelStepPlan, results: Sequence[BatchResult],
+                 seconds: float) -> str:
+        total = sum(results, BatchResult())
+        return (f"label: {total.positions}/{plan.plan.positions} positions, {total.labels} "
+                f"labels, {total.errors} errors, {total.labels / max(seconds, 1e-9):.0f} "
+                f"labels/s")
+
+    def summarize(self, plan: LabelStepPlan, results: Sequence[BatchResult],
+                  seconds: float) -> LabelSummary:
+        return summarize(plan.plan, results, seconds)
+
+
+LABEL = LabelStep()

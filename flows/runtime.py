@@ -1,10 +1,12 @@
-"""How flows run: the task runner (threads here, or a Dask cluster) and Prefect's settings.
+"""How flows run: the runner the options ask for, the task runner (threads, or a Dask
+cluster) and Prefect's settings.
 
 Prefect is imported lazily: its settings are read at import, so ``configure_prefect`` must run
 first, and commands that need no flow should not pay for the import.
 """
 from __future__ import annotations
 
+import argparse
 import os
 from typing import Any
 
@@ -36,8 +38,25 @@ def task_runner(cluster: str | None = None, workers: int | None = None) -> Any:
     return ThreadPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
 
 
-def run_flow(flow: Any, *, cluster: str | None = None, workers: int | None = None,
-             **parameters: Any) -> Any:
-    """Run ``flow`` with the chosen task runner and return its result."""
-    configure_prefect()
-    return flow.with_options(task_runner=task_runner(cluster, workers))(**parameters)
+def add_runner_arguments(parser: argparse.ArgumentParser, cluster: bool = True) -> None:
+    """``--no-prefect`` (and ``--cluster ADDRESS``) for a command that runs steps."""
+    if cluster:
+        parser.add_argument("--cluster", metavar="ADDRESS",
+                            help="run the units on this Dask scheduler (e.g. tcp://host:8786)")
+    parser.add_argument("--no-prefect", action="store_true",
+                        help="run in this process without Prefect (the same steps and output)")
+
+
+def make_runner(args: argparse.Namespace, show_progress: bool = True) -> Any:
+    """The runner the options ask for, to be used as a context manager."""
+    cluster = getattr(args, "cluster", None)
+    if args.no_prefect:
+        if cluster:
+            raise ValueError("--cluster needs Prefect: drop --no-prefect")
+        from flows.step import LocalRunner
+
+        return LocalRunner(show_progress)
+    from flows.prefect_runner import PrefectRunner
+    from warehouse import Lake
+
+    return PrefectRunner(Lake().home, cluster, show_progress)

@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from flows.runtime import add_runner_arguments, make_runner
+
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 DEMO_POSITIONS = 3000
 DEMO_DEPTHS = (5, 6, 7)
@@ -20,8 +22,7 @@ def register(subparsers: Any) -> None:
                         help="positions to label (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=None,
                         help="Stockfish processes (default: one per core)")
-    parser.add_argument("--no-prefect", action="store_true",
-                        help="run the steps in this process without Prefect")
+    add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_demo)
 
 
@@ -36,16 +37,10 @@ def run_demo(args: argparse.Namespace) -> int:
     config = LabelConfig(depths=DEMO_DEPTHS, limit=args.positions, **options)
     print(f"chesslab demo: {SAMPLE} -> {lake.home}")
     started = time.monotonic()
-    if args.no_prefect:
-        from flows.refresh import refresh_without_prefect
+    from flows.refresh import refresh
 
-        ingested, labelled = refresh_without_prefect(str(SAMPLE), config)
-    else:
-        from flows.refresh import refresh
-        from flows.runtime import run_flow
-
-        ingested, labelled = run_flow(refresh, workers=config.workers, folder=str(SAMPLE),
-                                      config=config)
+    with make_runner(args) as runner:
+        ingested, labelled = refresh(runner, str(SAMPLE), config)
     from flows.commands.ingest import summary_table
 
     print(f"{summary_table(ingested)}\n\n{labelled}\n")

@@ -5,6 +5,7 @@ import argparse
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
+from flows.runtime import add_runner_arguments, make_runner
 from pipelines.ingest import IngestConfig, IngestSummary, discover_sources
 
 COLUMNS = ("file", "games", "records", "plies", "new positions", "errors", "seconds")
@@ -17,29 +18,17 @@ def register(subparsers: Any) -> None:
                     "nothing. Bad games and lines are recorded in ingest_errors.")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="file, folder or glob")
     add_config_arguments(parser, IngestConfig)
-    parser.add_argument("--cluster", metavar="ADDRESS",
-                        help="run one task per file on this Dask scheduler (tcp://host:8786)")
-    parser.add_argument("--no-prefect", action="store_true",
-                        help="run in this process without Prefect")
+    add_runner_arguments(parser)
     parser.set_defaults(run=run_ingest)
 
 
 def run_ingest(args: argparse.Namespace) -> int:
     config = config_from_args(IngestConfig, args)
     discover_sources(args.paths)  # a bad path fails here, before any work
-    if args.no_prefect:
-        if args.cluster:
-            raise ValueError("--cluster needs Prefect: drop --no-prefect")
-        from pipelines.ingest import ingest_paths
-        from warehouse import Lake
+    from flows.ingest import INGEST, IngestJob
 
-        summaries = ingest_paths(Lake(), args.paths, config)
-    else:
-        from flows.ingest import ingest
-        from flows.runtime import run_flow
-
-        summaries = run_flow(ingest, cluster=args.cluster, workers=1, paths=list(args.paths),
-                             config=config, on_cluster=bool(args.cluster))
+    with make_runner(args) as runner:
+        summaries = runner.run(INGEST, IngestJob(tuple(args.paths), config), None)
     print(summary_table(summaries))
     return 0
 

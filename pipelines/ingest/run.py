@@ -31,6 +31,7 @@ from pipelines.ingest.games import POSITION_SCHEMA, ChunkJob, ChunkResult, proce
 from pipelines.ingest.pgn import CutStream, RawGame, split_games
 from pipelines.ingest.positions import PositionSink
 from pipelines.ingest.sources import SourceFile, discover_sources, read_lines, sha256_of
+from pipelines.processes import die_with_parent
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
@@ -106,12 +107,12 @@ def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
     source_id = sha256_of(source.path)
     summary = IngestSummary(str(source.path), source_id, source.format)
     if already_ingested(lake, source_id):
-        log.info("%s: already ingested (sha256 %s), skipped", source.path, source_id[:16])
+        log.debug("%s: already ingested (sha256 %s), skipped", source.path, source_id[:16])
         summary.skipped = True
         return summary
     run = FileRun(lake, source, source_id, config,
                   PositionSink(lake, source_id, str(source.path)), summary)
-    log.info("%s: ingesting (%s, %s)", source.path, source.format, source.compression)
+    log.debug("%s: ingesting (%s, %s)", source.path, source.format, source.compression)
     if source.format == "pgn":
         ingest_pgn(run, pool)
     else:
@@ -119,7 +120,7 @@ def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
     run.flush()
     summary.seconds = time.monotonic() - began
     write_source_row(lake, run)
-    log.info("%s: %d games, %d records, %d plies, %d new positions, %d errors in %.1f s",
+    log.debug("%s: %d games, %d records, %d plies, %d new positions, %d errors in %.1f s",
              source.path, summary.games, summary.records, summary.plies, summary.new_positions,
              summary.errors, summary.seconds)
     return summary
@@ -252,12 +253,13 @@ class InProcess:
 def worker_pool(workers: int) -> Any:
     """A pool of ``workers`` processes, or in-process work for one.
 
-    Workers come from a fork server, never a plain fork: the deltalake runtime panics in a
-    process forked after it was used (this process reads the lake before the pool starts),
-    and under threads (Prefect's task runners) forking is unsafe anyway.
+    Workers come from a fork server, never a plain fork: the lake's runtime does not survive
+    a fork after use, and the caller may run threads. Each worker gets its own process group
+    and dies with the fork server, which exits with this process.
     """
     if workers == 1:
         return InProcess()
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["pipelines.ingest.games"])
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    context.set_forkserver_preload(["pipelines.die_with_parent", "pipelines.ingest.games"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                               initializer=die_with_parent)

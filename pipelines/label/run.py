@@ -380,7 +380,7 @@ def plan_labels(lake: Lake, config: LabelConfig) -> LabelPlan:
     identity = engine_identity(config)
     register_engine(lake, identity)
     pending = pending_positions(lake, config, identity.engine_id)
-    log.info("%d positions to label with %s", len(pending), identity.engine_id)
+    log.debug("%d positions to label with %s", len(pending), identity.engine_id)
     return LabelPlan(identity, new_run_id(), split_batches(pending, config))
 
 

@@ -19,6 +19,8 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pipelines.processes import die_with_parent
+
 log = logging.getLogger(__name__)
 
 HANDSHAKE_TIMEOUT_S = 30.0
@@ -60,7 +62,7 @@ class UciEngine:
         try:
             self.process = subprocess.Popen(
                 [path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, bufsize=0)
+                stderr=subprocess.DEVNULL, bufsize=0, preexec_fn=die_with_parent)
         except OSError as exc:
             raise EngineError(f"cannot start engine {path!r}: {exc.strerror or exc}") from None
         self._fd = self.process.stdout.fileno()  # type: ignore[union-attr]

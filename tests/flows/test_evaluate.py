@@ -1,4 +1,5 @@
-"""The Prefect ``evaluate`` flow and the ``tournament``/``pgn``/``ratings``/``sprt`` commands."""
+"""The ``evaluate`` composition on both runners and the ``tournament``/``pgn``/``ratings``/
+``sprt`` commands."""
 from __future__ import annotations
 
 import re
@@ -8,24 +9,26 @@ import pytest
 
 from flows.cli import main
 from flows.evaluate import evaluate
-from flows.runtime import run_flow
+from flows.step import LocalRunner
 from pipelines.tournament import TournamentConfig
 from warehouse import connect
 
 
-def test_evaluate_flow_plays_rates_and_resumes(home: Path, stockfish_path: str,
-                                               prefect_harness: None) -> None:
+def test_evaluate_plays_rates_and_resumes(home: Path, stockfish_path: str,
+                                          runner: LocalRunner) -> None:
     """A gauntlet of full Stockfish against two ladder rungs: four games, ratings anchored at
     the rungs' UCI_Elo; running the flow again plays nothing and rates the same games."""
     config = TournamentConfig.tiny(engines=("stockfish?Threads=1&Hash=16#sf", "stockfish@1350",
                                             "stockfish@1500"), format="gauntlet")
-    summary = run_flow(evaluate, workers=1, config=config, home=str(home))
+    result = evaluate(runner, config, str(home))
+    summary = result.tournament
+    assert result.ratings is not None and len(result.ratings.rows) == 3
     assert (summary.planned, summary.played) == (4, 4)
     con = connect(home)
     ratings = dict(con.execute("select player, elo from ratings").fetchall())
     assert ratings["stockfish@1350"] == 1350 and ratings["stockfish@1500"] == 1500
     assert set(ratings) == {"sf", "stockfish@1350", "stockfish@1500"}
-    again = run_flow(evaluate, workers=1, config=config, home=str(home))
+    again = evaluate(runner, config, str(home)).tournament
     assert (again.already_done, again.played) == (4, 0)
     assert con.execute("select count(*) from tournament_games").fetchone() == (4,)
 

@@ -1,30 +1,54 @@
-"""The ``ingest`` Prefect flow: one task per file, the same rows as the plain pipeline."""
+"""The ``ingest`` step on both runners: one unit per file, the same rows as the plain
+pipeline, the same progress lines."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from flows.ingest import ingest
-from flows.runtime import run_flow
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
+from tests.flows.conftest import progress_lines
 from pipelines.ingest import IngestConfig
 from warehouse import Lake, connect
 
 PGN = Path(__file__).parent.parent / "fixtures" / "pgn"
 
 
-@pytest.mark.usefixtures("prefect_harness")
-def test_ingest_flow_runs_one_task_per_file(home: Path) -> None:
-    """Guards the flow wiring: every file gets a task, summaries come back in order, and a
-    second run skips every file (sources keyed by SHA-256)."""
-    paths = [str(PGN / "quirks.pgn"), str(PGN / "malformed.pgn")]
-    first = run_flow(ingest, workers=1, paths=paths, config=IngestConfig.tiny(),
-                     home=str(home))
+def test_ingest_step_runs_one_unit_per_file(home: Path, runner: Any,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Guards the step wiring: every file is a unit, summaries come back in order with a
+    progress line each, and a second run skips every file (sources keyed by SHA-256)."""
+    paths = (str(PGN / "quirks.pgn"), str(PGN / "malformed.pgn"))
+    job = IngestJob(paths, IngestConfig.tiny())
+    first = run_step(INGEST, job, str(home), runner)
     assert [(Path(s.path).name, s.games, s.errors) for s in first] == [
         ("quirks.pgn", 5, 0), ("malformed.pgn", 6, 5)]
-    second = run_flow(ingest, workers=1, paths=paths, config=IngestConfig.tiny(),
-                      home=str(home))
+    err = progress_lines(capsys.readouterr().err, "ingest: ")
+    assert err[0] == f"ingest: 2 files into {home}"
+    assert err[1].startswith("ingest: [1/2] ") and err[1].endswith(
+        "quirks.pgn: 5 games, 0 records, 99 new positions, 0 errors")
+    assert err[2].startswith("ingest: [2/2] ") and "malformed.pgn: 6 games" in err[2]
+    second = run_step(INGEST, job, str(home), runner)
     assert all(s.skipped for s in second)
+    assert progress_lines(capsys.readouterr().err, "ingest: ")[2].endswith("malformed.pgn: already ingested")
     con = connect(Lake(home))
     assert con.execute("select count(*) from sources").fetchone() == (2,)
     assert con.execute("select count(*) from games").fetchone() == (11,)
+
+
+def test_ingest_pool_is_a_fork_server_pool(home: Path) -> None:
+    """The lake's runtime does not survive a fork after use: a pool of two workers ingests
+    through a fork server (each worker in its own process group), with the same rows."""
+    from flows.step import LocalRunner
+    from pipelines.ingest.run import worker_pool
+
+    with worker_pool(2) as pool:
+        assert pool._mp_context.get_start_method() == "forkserver"
+
+    job = IngestJob((str(PGN / "quirks.pgn"),), IngestConfig(workers=2, chunk_games=2))
+    [summary] = run_step(INGEST, job, str(home), LocalRunner())
+    assert (summary.games, summary.errors) == (5, 0)
+    con = connect(Lake(home))
+    assert con.execute("select count(*) from games").fetchone() == (5,)

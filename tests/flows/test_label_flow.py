@@ -1,5 +1,6 @@
-"""The ``label`` flow and ``chesslab label``: Prefect threads, a Dask cluster, task retries,
-and a run killed with SIGKILL that the next run completes with no gaps and no duplicates."""
+"""The ``label`` step and ``chesslab label`` on both runners: lanes capped at --workers, a
+Dask cluster, unit retries, progress lines, and a run killed with SIGKILL that the next run
+completes with no gaps and no duplicates."""
 from __future__ import annotations
 
 import os
@@ -15,8 +16,10 @@ import pytest
 
 import flows.label
 from flows.cli import main
-from flows.label import label
-from flows.runtime import run_flow
+from flows.label import LABEL
+from flows.prefect_runner import PrefectRunner
+from flows.step import run_step
+from tests.flows.conftest import progress_lines
 from pipelines.label import LabelConfig
 from warehouse import Lake, connect
 
@@ -38,11 +41,12 @@ def lake(home: Path, stockfish_path: str) -> Lake:
     return Lake(home)
 
 
-def test_flow_labels_once_with_threads(prefect_harness: None, lake: Lake,
-                                       monkeypatch: pytest.MonkeyPatch,
+def test_step_labels_once_on_lanes(runner: object, lake: Lake,
+                                   monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str],
         selfplay_positions: list[dict[str, object]]) -> None:
-    """The flow on Prefect's thread runner: at most `workers` batches (engines) at once, one
-    task per batch, each writing its own parts; a second run finds nothing pending."""
+    """Both runners: at most `workers` batches (engines) at once, each batch writing its own
+    parts, the same progress lines; a second run finds nothing pending."""
     lake.write("positions", selfplay_positions[:40])
     real = flows.label.label_batch
     running, most = [0], [0]
@@ -60,19 +64,23 @@ def test_flow_labels_once_with_threads(prefect_harness: None, lake: Lake,
 
     monkeypatch.setattr(flows.label, "label_batch", counted)
     config = LabelConfig.tiny(depths=(2, 3), workers=2, limit=None, batch_size=5)
-    first = run_flow(label, workers=2, config=config, home=str(lake.home))
-    second = run_flow(label, workers=2, config=config, home=str(lake.home))
+    first = run_step(LABEL, config, str(lake.home), runner)  # type: ignore[arg-type]
+    lines = progress_lines(capsys.readouterr().err, "label: ")
+    second = run_step(LABEL, config, str(lake.home), runner)  # type: ignore[arg-type]
     assert (first.pending, first.positions, first.labels, first.errors) == (40, 40, 80, 0)
+    assert lines[0] == f"label: 40 positions to label in 8 batches with {first.engine_id}"
+    assert len(lines) == 1 + 8 and lines[-1].startswith("label: 40/40 positions, 80 labels, "
+                                                        "0 errors, ")
     assert (second.pending, second.labels) == (0, 0)
     assert most[0] == 2, "the thread runner must cap concurrent engines at --workers"
     assert set(raw_counts(lake).values()) == {1} and len(raw_counts(lake)) == 80
     assert len({p.parent for p in lake.parts("labels")}) == 2   # depth=2 and depth=3 folders
 
 
-def test_retried_task_does_not_label_twice(prefect_harness: None, lake: Lake,
+def test_retried_unit_does_not_label_twice(runner: object, lake: Lake,
                                            monkeypatch: pytest.MonkeyPatch,
         selfplay_positions: list[dict[str, object]]) -> None:
-    """A task that fails after writing part of its batch is retried by Prefect; the retry
+    """A unit that fails after writing part of its batch is retried by the runner; the retry
     labels only what is still missing (no duplicate rows even in the raw parts)."""
     lake.write("positions", selfplay_positions[:24])
     real = flows.label.label_batch
@@ -88,7 +96,7 @@ def test_retried_task_does_not_label_twice(prefect_harness: None, lake: Lake,
 
     monkeypatch.setattr(flows.label, "label_batch", fail_halfway)
     config = LabelConfig.tiny(depths=(2, 3), workers=1, batch_size=12, limit=None)
-    summary = run_flow(label, workers=1, config=config, home=str(lake.home))
+    summary = run_step(LABEL, config, str(lake.home), runner)  # type: ignore[arg-type]
     counts = raw_counts(lake)
     assert failures == [12]
     assert len(counts) == 48 and set(counts.values()) == {1}
@@ -97,7 +105,7 @@ def test_retried_task_does_not_label_twice(prefect_harness: None, lake: Lake,
 
 def test_flow_on_a_dask_local_cluster(prefect_harness: None, lake: Lake,
         selfplay_positions: list[dict[str, object]]) -> None:
-    """--cluster: the same tasks on a distributed.LocalCluster with two worker processes,
+    """--cluster: one task per batch on a distributed.LocalCluster with two worker processes,
     each running its own Stockfish and writing its own parts."""
     from distributed import LocalCluster
 
@@ -105,8 +113,8 @@ def test_flow_on_a_dask_local_cluster(prefect_harness: None, lake: Lake,
     config = LabelConfig.tiny(depths=(2, 4), workers=2, limit=None, batch_size=8)
     with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
                       dashboard_address=None) as cluster:
-        summary = run_flow(label, cluster=cluster.scheduler_address, config=config,
-                           home=str(lake.home))
+        with PrefectRunner(lake.home, cluster.scheduler_address) as runner:
+            summary = run_step(LABEL, config, str(lake.home), runner)
     counts = raw_counts(lake)
     assert (summary.positions, summary.labels, summary.errors) == (30, 60, 0)
     assert len(counts) == 60 and set(counts.values()) == {1}

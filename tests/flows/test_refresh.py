@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from flows.cli import main
-from flows.refresh import refresh, refresh_without_prefect
-from flows.runtime import run_flow
+from flows.refresh import refresh
+from flows.step import LocalRunner
 from pipelines.ingest import IngestConfig
 from pipelines.label import LabelConfig
 from warehouse import Lake, connect
@@ -29,31 +29,29 @@ def label_count(home: Path) -> int:
     return connect(Lake(home)).execute("select count(*) from labels").fetchone()[0]
 
 
-def test_refresh_flow_labels_new_files_only(prefect_harness: None, home: Path, folder: Path,
-                                            stockfish_path: str) -> None:
+def test_refresh_labels_new_files_only(runner: LocalRunner, home: Path, folder: Path,
+                                       stockfish_path: str) -> None:
     """First refresh: 4 EPD positions x 2 depths. A new file in the folder: only its new
     positions are labelled; the old file is skipped by its content hash."""
     config = LabelConfig.tiny(depths=(2, 3), limit=None, workers=2)
-    ingested, labelled = run_flow(refresh, workers=2, folder=str(folder), config=config,
-                                  home=str(home), ingest_config=IngestConfig.tiny())
+    ingested, labelled = refresh(runner, str(folder), config, str(home), IngestConfig.tiny())
     assert [s.new_positions for s in ingested] == [4]
     assert (labelled.positions, labelled.labels) == (4, 8)
 
     shutil.copy(FIXTURES / "opera.pgn", folder / "games.pgn")
-    ingested, labelled = run_flow(refresh, workers=2, folder=str(folder), config=config,
-                                  home=str(home), ingest_config=IngestConfig.tiny())
+    ingested, labelled = refresh(runner, str(folder), config, str(home), IngestConfig.tiny())
     by_path = {Path(s.path).name: s for s in ingested}
     assert by_path["terminal.epd"].skipped and not by_path["games.pgn"].skipped
     new = by_path["games.pgn"].new_positions
     assert new == 34 and labelled.positions == new and label_count(home) == 2 * (new + 4)
 
 
-def test_refresh_without_prefect_and_cli(home: Path, folder: Path, stockfish_path: str,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
-    """The same steps in-process; the CLI prints both summaries and rejects a bad folder."""
+def test_refresh_cli(home: Path, folder: Path, stockfish_path: str,
+                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI prints both summaries and rejects a bad folder."""
     config = LabelConfig.tiny(depths=(2,), limit=None)
-    ingested, labelled = refresh_without_prefect(str(folder), config, IngestConfig.tiny(),
-                                                 home=str(home))
+    ingested, labelled = refresh(LocalRunner(), str(folder), config, str(home),
+                                 IngestConfig.tiny())
     assert (ingested[0].new_positions, labelled.labels) == (4, 4)
     assert main(["--home", str(home), "refresh", str(folder), "--no-prefect", "--depths", "2",
                  "--workers", "1"]) == 0

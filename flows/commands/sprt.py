@@ -1,0 +1,29 @@
+"""``chesslab sprt``: fishtest's GSPRT on game-pair counts or a two-player tournament."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from flows.options import add_config_arguments, config_from_args
+from pipelines.sprt import SprtConfig
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "sprt", help="fishtest's GSPRT on game-pair counts or a two-player tournament")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--counts", metavar="LL,LD,DD+WL,WD,WW",
+                        help="5 pentanomial (or 3 trinomial L,D,W) counts")
+    source.add_argument("--tournament", metavar="ID")
+    add_config_arguments(parser, SprtConfig)
+    parser.set_defaults(run=run_sprt)
+
+
+def run_sprt(args: argparse.Namespace) -> int:
+    from pipelines.sprt.report import sprt_report
+    from warehouse import Lake
+
+    config = config_from_args(SprtConfig, args)
+    lake = Lake() if args.tournament else None
+    print(sprt_report(lake, config, counts=args.counts, tournament=args.tournament))
+    return 0

@@ -1,0 +1,163 @@
+"""chesslab's own temporary Prefect server, for commands run without ``PREFECT_API_URL``.
+
+Prefect's ephemeral server outlives a killed command (four of ~214 MB piled up in one test),
+so chesslab starts ``prefect server start`` itself: on a free loopback port, in its own
+process group, killed by Linux when the command dies (``pipelines.processes``), with a record
+``<home>/prefect/server-<command pid>-<port>.json`` (pid, port, command pid). Every step of
+the command (``refresh`` and ``demo`` run two) uses that one server.
+
+Before starting its own, a command ends every recorded server whose command is gone (a stale
+record; its server can be alive only if something bypassed the parent-death signal). A
+server of a command still running is left alone and not shared: it ends with that command,
+which could be before this one.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from pipelines.processes import die_with_parent
+
+log = logging.getLogger(__name__)
+
+STARTUP_TIMEOUT_S = 120.0
+HEALTH_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class ServerRecord:
+    """A temporary server: its pid, port and the pid of the command that started it."""
+
+    pid: int
+    port: int
+    owner: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
+
+
+def records_folder(home: Path) -> Path:
+    return home / "prefect"
+
+
+def read_records(folder: Path) -> list[tuple[Path, ServerRecord]]:
+    records = []
+    for path in sorted(folder.glob("server-*.json")):
+        try:
+            records.append((path, ServerRecord(**json.loads(path.read_text()))))
+        except (OSError, ValueError, TypeError):
+            path.unlink(missing_ok=True)     # half-written by a killed command
+    return records
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not Path(f"/proc/{pid}/stat").read_text().split(") ")[-1].startswith("Z")
+
+
+def is_prefect_server(pid: int) -> bool:
+    """The process ``pid`` runs ``prefect server start`` (guards against a reused pid)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"prefect" in argv and b"server" in argv
+
+
+def end_stale(folder: Path) -> list[ServerRecord]:
+    """End the servers whose command is gone and drop their records; the ones ended."""
+    ended = []
+    for path, record in read_records(folder):
+        if alive(record.owner):
+            continue
+        if alive(record.pid) and is_prefect_server(record.pid):
+            stop(record.pid)
+            ended.append(record)
+        path.unlink(missing_ok=True)
+    return ended
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=HEALTH_TIMEOUT_S) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start(folder: Path) -> tuple[subprocess.Popen[bytes], ServerRecord, Path]:
+    """Start a server and write its record (after it answers, so a record means a server)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    log_path = folder / f"server-{os.getpid()}.log"
+    with open(log_path, "wb") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
+             "--port", str(port), "--no-services"],
+            stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent, env={**os.environ, "PREFECT_UI_ENABLED": "false"})
+    record = ServerRecord(process.pid, port, os.getpid())
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while not healthy(record.url):
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop(process.pid)
+            raise RuntimeError(f"the temporary Prefect server did not start (see {log_path})")
+        time.sleep(0.2)
+    path = folder / f"server-{os.getpid()}-{port}.json"
+    temporary = path.with_name("." + path.name)
+    temporary.write_text(json.dumps(asdict(record)))
+    temporary.rename(path)
+    return process, record, path
+
+
+def stop(pid: int) -> None:
+    """End a server's process group: SIGTERM, then SIGKILL after two seconds."""
+    for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)
+        deadline = time.monotonic() + wait
+        while alive(pid) and time.monotonic() < deadline:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+            time.sleep(0.05)
+        if not alive(pid):
+            return
+
+
+@contextlib.contextmanager
+def temporary_server(home: Path) -> Iterator[str]:
+    """The API URL of a healthy temporary server for the duration of the block."""
+    folder = records_folder(home)
+    for record in end_stale(folder):
+        log.info("ended a stale temporary Prefect server (pid %d)", record.pid)
+    process, record, path = start(folder)
+    try:
+        yield record.url
+    finally:
+        path.unlink(missing_ok=True)
+        stop(process.pid)
+        process.wait()
+        (folder / f"server-{os.getpid()}.log").unlink(missing_ok=True)

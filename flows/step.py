@@ -1,0 +1,200 @@
+"""Steps and how they run: every step is a plan, units of work and a summary, written once.
+
+A step (ingest, label, tournament, and the steps still to come) implements :class:`Step`:
+
+- ``plan(config, home)``: what to do, with ``units`` (a list; files, batches of positions, a
+  tournament), read from the warehouse;
+- ``run_unit(unit, context)``: do one unit and return its result; it may use
+  ``context.pool`` (the worker pool ``open_pool(config)`` opened: processes, engines) and
+  report lines with ``context.progress``; ``context.attempt`` counts retries (a retried unit
+  should first drop what a failed attempt already wrote);
+- ``progress(plan, results, seconds)``: the line shown after a unit ends, or None;
+- ``summarize(plan, results, seconds)``: the step's summary, results in plan order.
+
+``run_step(step, config, home, runner)`` runs it on a runner: :class:`LocalRunner` (threads in
+this process, ``--no-prefect``) or ``flows.prefect_runner.PrefectRunner`` (the same, as Prefect
+flows and tasks). Both hand the units to ``step.concurrency(config)`` lanes (a lane takes the
+next unit when it is free), retry a failed unit ``step.retries`` times, print the same progress
+lines to stderr, and open and close the worker pool once per step, so both behave the same.
+
+This module does not import Prefect.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, ContextManager, Generic, Protocol, TypeVar
+
+log = logging.getLogger(__name__)
+
+ConfigT = TypeVar("ConfigT", contravariant=True)
+PlanT = TypeVar("PlanT")
+UnitT = TypeVar("UnitT")
+ResultT = TypeVar("ResultT")
+SummaryT = TypeVar("SummaryT", covariant=True)
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class UnitContext:
+    """What a unit gets from its runner besides the unit itself."""
+
+    pool: Any                  # what the step's ``open_pool`` yielded (None on a cluster)
+    progress: Progress         # prints a progress line (a no-op with progress off)
+    attempt: int = 1           # 2 and more: a retry after a failure
+
+
+class Step(Protocol[ConfigT, PlanT, UnitT, ResultT, SummaryT]):
+    """One step of the pipeline; see the module docstring."""
+
+    name: str
+    retries: int
+
+    def concurrency(self, config: ConfigT) -> int: ...
+    def open_pool(self, config: ConfigT) -> ContextManager[Any]: ...
+    def plan(self, config: ConfigT, home: str | None) -> PlanT: ...
+    def units(self, plan: PlanT) -> Sequence[UnitT]: ...
+    def describe(self, plan: PlanT) -> str | None: ...
+    def run_unit(self, unit: UnitT, context: UnitContext) -> ResultT: ...
+    def progress(self, plan: PlanT, results: Sequence[ResultT], seconds: float) -> str | None: ...
+    def summarize(self, plan: PlanT, results: Sequence[ResultT], seconds: float) -> SummaryT: ...
+
+
+class Runner(Protocol):
+    """Runs steps, and compositions of steps under one name (``refresh``, ``evaluate``)."""
+
+    def run(self, step: Step[Any, Any, Any, Any, Any], config: Any, home: str | None) -> Any: ...
+    def compose(self, name: str, body: Callable[[], Any]) -> Any: ...
+
+
+def print_progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def no_progress(line: str) -> None:
+    return None
+
+
+def run_step(step: Step[Any, Any, Any, Any, SummaryT], config: Any, home: str | None = None,
+             runner: Runner | None = None) -> SummaryT:
+    """Run ``step`` with ``config`` on ``runner`` (default: a local runner)."""
+    return (runner or LocalRunner()).run(step, config, home)
+
+
+class Work(Generic[PlanT, UnitT, ResultT]):
+    """The units of one plan, handed out one at a time to the lanes that call :meth:`lane`.
+
+    A unit that still fails after ``step.retries`` retries stops every lane (no new unit is
+    started) and is raised by the lane that ran it.
+    """
+
+    def __init__(self, step: Step[Any, PlanT, UnitT, ResultT, Any], plan: PlanT, pool: Any,
+                 progress: Progress) -> None:
+        self.step, self.plan, self.pool, self.progress = step, plan, pool, progress
+        self.todo = list(enumerate(step.units(plan)))
+        self.done: dict[int, ResultT] = {}
+        self.lock = threading.Lock()
+        self.failed = False
+        self.started = time.monotonic()
+
+    def lanes(self, concurrency: int) -> int:
+        return max(1, min(concurrency, len(self.todo)))
+
+    def lane(self) -> None:
+        """Run units until none is left (or another lane failed)."""
+        while (item := self._next()) is not None:
+            index, unit = item
+            try:
+                result = run_with_retries(self.step, unit, self.pool, self.progress)
+            except BaseException:
+                self.failed = True
+                raise
+            self.finish(index, result)
+
+    def _next(self) -> tuple[int, UnitT] | None:
+        with self.lock:
+            if self.failed or not self.todo:
+                return None
+            return self.todo.pop(0)
+
+    def finish(self, index: int, result: ResultT) -> None:
+        """Record a unit's result and show the step's progress line."""
+        with self.lock:
+            self.done[index] = result
+            line = self.step.progress(self.plan, self.results(),
+                                      time.monotonic() - self.started)
+        if line:
+            self.progress(line)
+
+    def results(self) -> list[ResultT]:
+        return [self.done[index] for index in sorted(self.done)]
+
+
+def run_with_retries(step: Step[Any, Any, UnitT, ResultT, Any], unit: UnitT, pool: Any,
+                     progress: Progress) -> ResultT:
+    """``step.run_unit`` with up to ``step.retries`` retries after an ``Exception``."""
+    for attempt in range(1, step.retries + 2):
+        try:
+            return step.run_unit(unit, UnitContext(pool, progress, attempt))
+        except Exception as exc:
+            if attempt > step.retries:
+                raise
+            log.warning("%s: unit failed (attempt %d of %d), retrying: %s", step.name,
+                        attempt, step.retries + 1, exc)
+    raise AssertionError("unreachable")
+
+
+def run_lanes(work: Work[Any, Any, Any], lanes: int) -> None:
+    """Run ``lanes`` lanes on threads (one lane runs in this thread)."""
+    if lanes == 1:
+        work.lane()
+        return
+    with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix=work.step.name) as threads:
+        for future in [threads.submit(work.lane) for _ in range(lanes)]:
+            future.result()
+
+
+@contextlib.contextmanager
+def planned(step: Step[Any, PlanT, Any, Any, Any], config: Any, home: str | None,
+            progress: Progress, pool: bool = True) -> Iterator[tuple[PlanT, Any]]:
+    """Open the step's pool (unless ``pool`` is False), plan, and show the plan's line."""
+    with step.open_pool(config) if pool else contextlib.nullcontext() as opened:
+        plan = step.plan(config, home)
+        line = step.describe(plan)
+        if line:
+            progress(line)
+        yield plan, opened
+
+
+@dataclass
+class LocalRunner:
+    """Runs steps in this process: lanes are threads (``--no-prefect``)."""
+
+    show_progress: bool = True
+
+    @property
+    def progress(self) -> Progress:
+        return print_progress if self.show_progress else no_progress
+
+    def run(self, step: Step[Any, Any, Any, Any, SummaryT], config: Any,
+            home: str | None) -> SummaryT:
+        started = time.monotonic()
+        with planned(step, config, home, self.progress) as (plan, pool):
+            work = Work(step, plan, pool, self.progress)
+            run_lanes(work, work.lanes(step.concurrency(config)))
+        return step.summarize(plan, work.results(), time.monotonic() - started)
+
+    def compose(self, name: str, body: Callable[[], Any]) -> Any:
+        return body()
+
+    def __enter__(self) -> LocalRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None

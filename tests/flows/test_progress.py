@@ -1,0 +1,64 @@
+"""Issue 8: under Prefect `label` and `tournament` showed no progress and `tournament` printed
+no ratings table. Both commands now print the same progress lines (stderr) and the same final
+tables (stdout) under both runners."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from flows.cli import main
+from tests.flows.conftest import progress_lines
+from warehouse import Lake
+
+SF = "stockfish?Threads=1&Hash=16"
+
+
+@pytest.fixture(params=["--no-prefect", "prefect"])
+def runner_flags(request: pytest.FixtureRequest) -> list[str]:
+    if request.param == "prefect":
+        request.getfixturevalue("prefect_harness")
+        return []
+    return [request.param]
+
+
+def test_label_progress_and_summary(home: Path, stockfish_path: str, runner_flags: list[str],
+                                    capsys: pytest.CaptureFixture[str],
+                                    selfplay_positions: list[dict[str, object]]) -> None:
+    """12 positions in batches of 5 on one engine: the plan line, one line per batch with the
+    running totals, then the summary on stdout."""
+    Lake(home).write("positions", selfplay_positions[:12])
+    assert main(["--home", str(home), "label", *runner_flags, "--depths", "2,3", "--workers",
+                 "1", "--batch-size", "5"]) == 0
+    captured = capsys.readouterr()
+    lines = progress_lines(captured.err, "label: ")
+    assert re.fullmatch(r"label: 12 positions to label in 3 batches with stockfish-\S+",
+                        lines[0])
+    assert [re.sub(r", \d+ labels/s$", "", line) for line in lines[1:]] == [
+        "label: 5/12 positions, 10 labels, 0 errors",
+        "label: 10/12 positions, 20 labels, 0 errors",
+        "label: 12/12 positions, 24 labels, 0 errors"]
+    assert "12/12 positions labelled, 24 labels written, 0 errors" in captured.out
+
+
+def test_tournament_progress_and_tables(home: Path, stockfish_path: str,
+                                        runner_flags: list[str],
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """One game pair between two Stockfish players: a line per game, then the ratings table
+    and the tournament line; --no-progress drops the game lines only."""
+    command = ["--home", str(home), "tournament", f"{SF}#a", f"{SF}#b", "--nodes", "1500",
+               "--draw-move-number", "20", *runner_flags]
+    assert main(command) == 0
+    captured = capsys.readouterr()
+    games = progress_lines(captured.err, "[")
+    assert [line.split()[0] for line in games] == ["[1/2]", "[2/2]"]
+    assert sorted(" ".join(line.split()[1:4]) for line in games) == ["a - b", "b - a"]
+    out = captured.out.splitlines()
+    assert out[0].split()[:3] == ["Rank", "Name", "Elo"]
+    assert {line.split()[1] for line in out[1:3]} == {"a", "b"}
+    assert re.fullmatch(r"tournament \w+: finished, 2/2 games \(2 played now\)", out[-1])
+    assert main([*command, "--no-progress"]) == 0
+    again = capsys.readouterr()
+    assert progress_lines(again.err, "[") == []
+    assert again.out.splitlines()[-1].endswith("finished, 2/2 games (0 played now)")
