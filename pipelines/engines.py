@@ -24,5 +24,5 @@ def register_engine(lake: Lake, identity: EngineIdentity) -> str:
     known = lake.read("engines", columns=["engine_id"]).column("engine_id").to_pylist()
     if engine_id not in known:
         lake.write("engines", [identity.row()])
-        log.info("registered engine %s (%s %s)", engine_id, identity.name, identity.version)
+        log.debug("registered engine %s (%s %s)", engine_id, identity.name, identity.version)
     return engine_id
