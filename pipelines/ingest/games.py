@@ -3,21 +3,31 @@
 This runs in the worker processes: a chunk of games goes in, its ``games`` and ``moves`` parts
 are written to the lake, and the chunk's distinct positions and its errors come back to the
 main process, which dedupes positions across chunks, files and the warehouse.
+
+A game's key (``game_id``) is a hash of its tags and main-line moves, so the same game in two
+files is one game: a game already stored by a committed source (one with its ``sources`` row,
+so its moves and positions are all written) is counted as a duplicate and nothing of it is
+written again. Games of a source whose ingest was killed do not count, so its rerun writes
+them again under the same keys (the views keep one row per key, ``compact`` drops the rest);
+so do repeats of a game inside one file.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from itertools import compress
 from dataclasses import dataclass, field
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.ingest.pgn import ParsedGame, RawGame, parse_game
 from pipelines.ingest.replay import Replay, ReplayFunction, replay_function, replay_reference
 from warehouse import Lake
+from warehouse.catalog import named_query, query
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +61,7 @@ class ChunkResult:
 
     games: int = 0
     plies: int = 0
+    duplicates: int = 0
     positions: pa.Table = field(default_factory=POSITION_SCHEMA.empty_table)
     errors: list[dict[str, Any]] = field(default_factory=list)
 
@@ -67,7 +78,7 @@ class ChunkRows:
         self.positions: dict[str, list[Any]] = {name: [] for name in POSITION_SCHEMA.names}
         self.collisions: set[tuple[int, str]] = set()
         self.errors: list[dict[str, Any]] = []
-        self.plies = 0
+        self.plies = self.duplicates = 0
 
     def error(self, game: ParsedGame, line: int, kind: str, message: str) -> None:
         self.errors.append({"source_id": self.source_id, "path": self.path,
@@ -108,7 +119,7 @@ class ChunkRows:
         self.plies += plies
 
     def write(self, lake: Lake) -> None:
-        lake.write("games", self.games)
+        """Moves first: a ``games`` row on disk means its moves are too."""
         moves = self.moves
         lake.write("moves", pa.table({
             "game_id": moves["game_id"], "ply": pa.array(moves["ply"], pa.int32()),
@@ -116,9 +127,10 @@ class ChunkRows:
             "uci": moves["uci"], "san": moves["san"],
             "clock_s": clock_seconds(pa.array(moves["clock"], pa.string())),
             **eval_columns(pa.array(moves["eval"], pa.string()))}))
+        lake.write("games", self.games)
 
     def result(self) -> ChunkResult:
-        return ChunkResult(len(self.games), self.plies,
+        return ChunkResult(len(self.games) + self.duplicates, self.plies, self.duplicates,
                            pa.table(self.positions, schema=POSITION_SCHEMA), self.errors)
 
 
@@ -148,26 +160,72 @@ def eval_columns(evals: pa.Array) -> dict[str, pa.Array]:
 
 
 def process_chunk(job: ChunkJob, replay: ReplayFunction | None = None) -> ChunkResult:
-    """Parse and replay a chunk of games, write their games and moves parts, return the rest."""
+    """Parse and replay a chunk of games, write their games and moves parts, return the rest.
+
+    Games already stored by a committed source are only counted (``duplicates``).
+    """
     replay = replay or replay_function()
+    lake = Lake(job.home)
     rows = ChunkRows(job.source_id, job.path)
-    for raw in job.games:
-        add_game(rows, parse_game(raw), replay)
-    rows.write(Lake(job.home))
+    games = [parse_game(raw) for raw in job.games]
+    keys = [game_key(game) for game in games]
+    stored = stored_game_keys(lake, keys)
+    for game, key in zip(games, keys):
+        if key in stored:
+            rows.duplicates += 1
+        else:
+            add_game(rows, key, game, replay)
+    rows.write(lake)
     return rows.result()
 
 
-def add_game(rows: ChunkRows, game: ParsedGame, replay: ReplayFunction) -> None:
+def game_key(game: ParsedGame) -> str:
+    """A hash of a game's tags (in any order) and main-line SANs as written: its ``game_id``.
+
+    >>> from pipelines.ingest.pgn import ParsedGame
+    >>> a = ParsedGame(0, 1, tags={"White": "Morphy", "Black": "Allies"}, sans=["e4", "e5"])
+    >>> b = ParsedGame(7, 90, tags={"Black": "Allies", "White": "Morphy"}, sans=["e4", "e5"])
+    >>> game_key(a) == game_key(b), len(game_key(a))
+    (True, 32)
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(json.dumps(game.tags, sort_keys=True, ensure_ascii=False).encode())
+    digest.update(b"\n")
+    digest.update(" ".join(game.sans).encode())
+    return digest.hexdigest()
+
+
+def stored_game_keys(lake: Lake, keys: list[str]) -> set[str]:
+    """Those of ``keys`` that a committed source (one with its sources row) stored already."""
+    sources, games = lake.parts("sources"), lake.parts("games")
+    if not sources or not games:
+        return set()
+    con = duckdb.connect(":memory:")
+    try:
+        con.register("batch_games", pa.table({"game_id": pa.array(keys, pa.string())}))
+        con.read_parquet([str(p) for p in games]).select("game_id, source_id").create_view(
+            "known_games")
+        con.read_parquet([str(p) for p in sources]).select("source_id").create_view(
+            "committed_sources")
+        found = query(con, named_query("ingest_stored_games"))
+    finally:
+        con.close()
+    return set(found.column("game_id").to_pylist())
+
+
+def add_game(rows: ChunkRows, game_id: str, game: ParsedGame, replay: ReplayFunction) -> None:
     """Replay one game into ``rows``, recording its errors (the plies before one are kept)."""
-    game_id = f"{rows.source_id[:16]}:{game.index}"
     for line, text in game.bad_tags:
         rows.error(game, line, "bad_tag", f"broken tag line {text!r}")
+    for problem in game.problems:
+        rows.error(game, problem.line, problem.kind, problem.message)
     variant = game.tags.get("Variant", "").strip().lower()
     if variant in STANDARD_VARIANTS or variant.startswith("wild/") or variant in CHESS960_VARIANTS:
         plies, error = replay_game(rows, game_id, game, replay, variant in CHESS960_VARIANTS)
     else:
         plies, error = 0, f"unknown variant {game.tags['Variant']!r}"
         rows.error(game, game.line, "unknown_variant", error)
+    error = error or (game.problems[0].message if game.problems else None)
     rows.games.append(game_row(rows.source_id, game_id, game, plies, error))
 
 
