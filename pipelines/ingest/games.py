@@ -168,30 +168,34 @@ def process_chunk(job: ChunkJob, replay: ReplayFunction | None = None) -> ChunkR
     lake = Lake(job.home)
     rows = ChunkRows(job.source_id, job.path)
     games = [parse_game(raw) for raw in job.games]
-    keys = [game_key(game) for game in games]
+    tags = [tags_json(game) for game in games]
+    keys = [game_key(text, game.sans) for text, game in zip(tags, games)]
     stored = stored_game_keys(lake, keys)
-    for game, key in zip(games, keys):
+    for game, key, text in zip(games, keys, tags):
         if key in stored:
             rows.duplicates += 1
         else:
-            add_game(rows, key, game, replay)
+            add_game(rows, key, text, game, replay)
     rows.write(lake)
     return rows.result()
 
 
-def game_key(game: ParsedGame) -> str:
-    """A hash of a game's tags (in any order) and main-line SANs as written: its ``game_id``.
+def tags_json(game: ParsedGame) -> str:
+    """A game's tags as a JSON object, sorted by name (so the order they came in is no part
+    of the game's key)."""
+    return json.dumps(game.tags, sort_keys=True, ensure_ascii=False)
 
-    >>> from pipelines.ingest.pgn import ParsedGame
-    >>> a = ParsedGame(0, 1, tags={"White": "Morphy", "Black": "Allies"}, sans=["e4", "e5"])
-    >>> b = ParsedGame(7, 90, tags={"Black": "Allies", "White": "Morphy"}, sans=["e4", "e5"])
-    >>> game_key(a) == game_key(b), len(game_key(a))
-    (True, 32)
+
+def game_key(tags: str, sans: list[str]) -> str:
+    """A hash of a game's tags (:func:`tags_json`) and main-line SANs as written: its
+    ``game_id``.
+
+    >>> game_key('{"Black": "Allies", "White": "Morphy"}', ["e4", "e5"])
+    '845dd31aaf25dc13dd289167f9a3b45e'
     """
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(json.dumps(game.tags, sort_keys=True, ensure_ascii=False).encode())
+    digest = hashlib.blake2b(tags.encode(), digest_size=16)
     digest.update(b"\n")
-    digest.update(" ".join(game.sans).encode())
+    digest.update(" ".join(sans).encode())
     return digest.hexdigest()
 
 
@@ -213,7 +217,8 @@ def stored_game_keys(lake: Lake, keys: list[str]) -> set[str]:
     return set(found.column("game_id").to_pylist())
 
 
-def add_game(rows: ChunkRows, game_id: str, game: ParsedGame, replay: ReplayFunction) -> None:
+def add_game(rows: ChunkRows, game_id: str, tags: str, game: ParsedGame,
+             replay: ReplayFunction) -> None:
     """Replay one game into ``rows``, recording its errors (the plies before one are kept)."""
     for line, text in game.bad_tags:
         rows.error(game, line, "bad_tag", f"broken tag line {text!r}")
@@ -226,7 +231,7 @@ def add_game(rows: ChunkRows, game_id: str, game: ParsedGame, replay: ReplayFunc
         plies, error = 0, f"unknown variant {game.tags['Variant']!r}"
         rows.error(game, game.line, "unknown_variant", error)
     error = error or (game.problems[0].message if game.problems else None)
-    rows.games.append(game_row(rows.source_id, game_id, game, plies, error))
+    rows.games.append(game_row(rows.source_id, game_id, tags, game, plies, error))
 
 
 def replay_game(rows: ChunkRows, game_id: str, game: ParsedGame, replay: ReplayFunction,
@@ -260,7 +265,7 @@ def has_960_castling(fen: str | None) -> bool:
     return len(fields) > 2 and not set(fields[2]) <= STANDARD_CASTLING
 
 
-def game_row(source_id: str, game_id: str, game: ParsedGame, plies: int,
+def game_row(source_id: str, game_id: str, tags_text: str, game: ParsedGame, plies: int,
              error: str | None) -> dict[str, Any]:
     tags = game.tags
     row: dict[str, Any] = {name: tags.get(tag) for name, tag in GAME_TAGS.items()}
@@ -268,7 +273,7 @@ def game_row(source_id: str, game_id: str, game: ParsedGame, plies: int,
         game_id=game_id, source_id=source_id, game_index=game.index, line=game.line,
         white_elo=elo(tags.get("WhiteElo")), black_elo=elo(tags.get("BlackElo")),
         variant=variant_name(tags.get("Variant")), start_fen=tags.get("FEN"),
-        plies=plies, error=error, tags=json.dumps(tags, ensure_ascii=False))
+        plies=plies, error=error, tags=tags_text)
     if row["result"] in (None, "*") and game.result:
         row["result"] = game.result  # as python-chess: the marker fills an unknown result
     return row

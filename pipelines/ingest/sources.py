@@ -31,6 +31,7 @@ import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import BinaryIO
 
@@ -44,6 +45,9 @@ FORMATS = {".pgn": "pgn", ".epd": "epd", ".fen": "fen", ".txt": "fen"}
 COMPRESSIONS = {".zst": "zst", ".zstd": "zst", ".gz": "gz", ".bz2": "bz2"}
 GLOB_CHARS = frozenset("*?[")
 READ_BYTES = 1 << 20
+# Text is decoded and split in blocks small enough to stay in the CPU cache (1 MiB blocks
+# measured twice as slow as 64 KiB ones).
+TEXT_BLOCK_BYTES = 1 << 16
 # Binary detection on a file's first decompressed bytes: a NUL byte, or more than this share of
 # control characters other than tab, line feed, carriage return, form feed and vertical tab.
 SNIFF_BYTES = 4096
@@ -206,21 +210,22 @@ class ZstdReader(io.RawIOBase):
         self._frame = self._dctx.decompressobj()
         self._in_frame = False
         self._pending = b""
+        self._offset = 0  # of the first byte of _pending not yet delivered
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        while not self._pending:
+        while self._offset == len(self._pending):
             block = self._raw.read(READ_BYTES)
             if not block:
                 if self._in_frame:
                     raise TruncatedInput("zstd stream ended in the middle of a frame")
                 return 0
-            self._pending = self._decompress(block)
-        size = min(len(buffer), len(self._pending))
-        buffer[:size] = self._pending[:size]
-        self._pending = self._pending[size:]
+            self._pending, self._offset = self._decompress(block), 0
+        size = min(len(buffer), len(self._pending) - self._offset)
+        buffer[:size] = memoryview(self._pending)[self._offset:self._offset + size]
+        self._offset += size
         return size
 
     def _decompress(self, block: bytes) -> bytes:
@@ -258,7 +263,7 @@ class TextDecoder:
     non-ASCII UTF-8 came before the first byte that is not UTF-8 (a mixed file).
 
     >>> decoder = TextDecoder()
-    >>> decoder.decode(b"Capablanca, Jos\xe9 Ra\xfal \x93Capa\x94", final=True), decoder.encoding
+    >>> decoder.decode(b"Capablanca, Jos\\xe9 Ra\\xfal \\x93Capa\\x94", final=True), decoder.encoding
     ('Capablanca, José Raúl “Capa”', 'cp1252')
     """
 
@@ -310,7 +315,7 @@ class TextLines:
     """
 
     def __init__(self, source: SourceFile, block_bytes: int | None = None) -> None:
-        self.source, self.block_bytes = source, block_bytes or READ_BYTES
+        self.source, self.block_bytes = source, block_bytes or TEXT_BLOCK_BYTES
         self.decoder = TextDecoder()
 
     @property
@@ -318,6 +323,14 @@ class TextLines:
         return self.decoder.encoding
 
     def __iter__(self) -> Iterator[str]:
+        return self.lines_from(None)
+
+    def lines_from(self, binary: BinaryIO | None) -> Iterator[str]:
+        """The lines of ``binary`` (of the source when None), iterated in C block by block:
+        no Python frame runs per line."""
+        return chain.from_iterable(self.blocks() if binary is None else self.decoded(binary))
+
+    def blocks(self) -> Iterator[Iterable[str]]:
         with open_binary(self.source) as binary:
             try:
                 yield from self.decoded(binary)
@@ -326,16 +339,17 @@ class TextLines:
                     raise
                 raise TruncatedInput(f"{self.source.compression} stream: {exc}") from None
 
-    def decoded(self, binary: BinaryIO) -> Iterator[str]:
+    def decoded(self, binary: BinaryIO) -> Iterator[Iterable[str]]:
+        """The complete lines of each block read."""
         # read1: a cut archive delivers what it decompressed before raising at the cut
         block = binary.read1(self.block_bytes)  # type: ignore[attr-defined]
         refuse_binary(str(self.source.path), block)
         carry = ""
         while block:
             lines, carry = complete_lines(carry + self.decoder.decode(block))
-            yield from lines
+            yield lines
             block = binary.read1(self.block_bytes)  # type: ignore[attr-defined]
-        yield from io.StringIO(carry + self.decoder.decode(b"", final=True), newline=None)
+        yield io.StringIO(carry + self.decoder.decode(b"", final=True), newline=None)
 
 
 def complete_lines(text: str) -> tuple[io.StringIO, str]:
@@ -343,13 +357,14 @@ def complete_lines(text: str) -> tuple[io.StringIO, str]:
 
     A final carriage return is held back: the next block may start with its line feed.
 
-    >>> lines, rest = complete_lines("1. e4\r\n1... e5\r2. Nf3\r")
+    >>> lines, rest = complete_lines("1. e4\\r\\n1... e5\\r2. Nf3\\r")
     >>> list(lines), rest
     (['1. e4\\n', '1... e5\\n'], '2. Nf3\\r')
     """
     end = len(text) - 1 if text.endswith("\r") else len(text)
     cut = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
-    return io.StringIO(text[:cut], newline=None), text[cut:]
+    newline = None if "\r" in text else "\n"  # the same lines; no translation is faster
+    return io.StringIO(text[:cut], newline=newline), text[cut:]
 
 
 def read_lines(source: SourceFile) -> TextLines:

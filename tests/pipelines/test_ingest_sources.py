@@ -82,10 +82,10 @@ def test_utf8_with_and_without_bom_and_crlf() -> None:
         for block_bytes in (1, 2, 3, 5, 100):
             binary = io.BytesIO(raw)
             lines = TextLines(SourceFile(Path("x.pgn"), "pgn", "none"), block_bytes)
-            assert list(lines.decoded(binary)) == ['[White "Réti"]\n', "\n", "1. e4 *\n"]
+            assert list(lines.lines_from(binary)) == ['[White "Réti"]\n', "\n", "1. e4 *\n"]
             assert lines.encoding == encoding
     lines = TextLines(SourceFile(Path("x.pgn"), "pgn", "none"), 4)
-    assert list(lines.decoded(io.BytesIO(b"a\rb\r\rc"))) == ["a\n", "b\n", "\n", "c"]
+    assert list(lines.lines_from(io.BytesIO(b"a\rb\r\rc"))) == ["a\n", "b\n", "\n", "c"]
 
 
 def test_mixed_file_reads_each_part_in_its_encoding() -> None:
