@@ -20,14 +20,13 @@ from itertools import compress
 from dataclasses import dataclass, field
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.ingest.lookup import stored_lookup
 from pipelines.ingest.pgn import ParsedGame, RawGame, parse_game
 from pipelines.ingest.replay import Replay, ReplayFunction, replay_function, replay_reference
 from warehouse import Lake
-from warehouse.catalog import named_query, query
 
 log = logging.getLogger(__name__)
 
@@ -204,16 +203,10 @@ def stored_game_keys(lake: Lake, keys: list[str]) -> set[str]:
     sources, games = lake.parts("sources"), lake.parts("games")
     if not sources or not games:
         return set()
-    con = duckdb.connect(":memory:")
-    try:
-        con.register("batch_games", pa.table({"game_id": pa.array(keys, pa.string())}))
-        con.read_parquet([str(p) for p in games]).select("game_id, source_id").create_view(
-            "known_games")
-        con.read_parquet([str(p) for p in sources]).select("source_id").create_view(
-            "committed_sources")
-        found = query(con, named_query("ingest_stored_games"))
-    finally:
-        con.close()
+    found = stored_lookup("ingest_stored_games",
+                          {"batch_games": pa.table({"game_id": pa.array(keys, pa.string())})},
+                          {"known_games": (games, "game_id, source_id"),
+                           "committed_sources": (sources, "source_id")})
     return set(found.column("game_id").to_pylist())
 
 

@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.ingest.lookup import stored_lookup
 from warehouse import Lake
-from warehouse.catalog import named_query, query
 
 log = logging.getLogger(__name__)
 
@@ -116,14 +115,10 @@ def rows_with(clashing: pa.Table, stored: pa.Table) -> list[dict[str, Any]]:
 
 def stored_fens(lake: Lake, keys: pa.ChunkedArray) -> pa.Table:
     """(position_key, stored_fen) for each of ``keys`` already in the positions parts."""
-    parts = [str(p) for p in lake.parts("positions")]
+    parts = lake.parts("positions")
     if not parts:
         return pa.table({"position_key": pa.array([], pa.uint64()),
                          "stored_fen": pa.array([], pa.string())})
-    con = duckdb.connect(":memory:")
-    try:
-        con.register("batch_keys", pa.table({"position_key": keys}))
-        con.read_parquet(parts).select("position_key, fen").create_view("known_positions")
-        return query(con, named_query("ingest_stored_positions"))
-    finally:
-        con.close()
+    return stored_lookup("ingest_stored_positions",
+                         {"batch_keys": pa.table({"position_key": keys})},
+                         {"known_positions": (parts, "position_key, fen")})
