@@ -43,13 +43,12 @@ def stored_lookup(name: str, batch: Mapping[str, pa.Table],
                   stored: Mapping[str, tuple[Sequence[Path], str]]) -> pa.Table:
     """The named query ``name`` over ``batch`` (view name to Arrow table) and ``stored`` (view
     name to Parquet parts and the columns to read from them)."""
-    con = connection()
-    for view, (parts, columns) in stored.items():
-        con.read_parquet([str(p) for p in parts]).select(columns).create_view(view, replace=True)
-    for view, table in batch.items():
-        con.register(view, table)
+    con = connection().cursor()  # its own results and views, the cached database
     try:
+        for view, (parts, columns) in stored.items():
+            con.read_parquet([str(p) for p in parts]).select(columns).create_view(view)
+        for view, table in batch.items():
+            con.register(view, table)
         return query(con, named_query(name))
     finally:
-        for view in batch:
-            con.unregister(view)
+        con.close()

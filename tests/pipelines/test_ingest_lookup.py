@@ -12,7 +12,7 @@ def test_connections_are_per_thread_and_closed_before_a_fork() -> None:
     that inherited one could hang on locks held by DuckDB's threads at the fork."""
     main = lookup.connection()
     assert lookup.connection() is main
-    assert main.execute("select 6 * 7").fetchone() == (42,)
+    assert main.execute("select 6 * 7").fetchall() == [(42,)]
     other: list[object] = []
     worker = threading.Thread(target=lambda: other.append(lookup.connection()))
     worker.start()
@@ -23,4 +23,5 @@ def test_connections_are_per_thread_and_closed_before_a_fork() -> None:
         os._exit(len(lookup._CONNECTIONS))
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
     assert lookup.connection() is not main
-    assert lookup.connection().execute("select 1").fetchone() == (1,)
+    assert lookup.connection().execute("select 1").fetchall() == [(1,)]
+    lookup.close_connections()
