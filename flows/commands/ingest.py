@@ -8,7 +8,8 @@ from flows.options import add_config_arguments, config_from_args
 from flows.runtime import add_runner_arguments, make_runner
 from pipelines.ingest import IngestConfig, IngestSummary, discover_sources
 
-COLUMNS = ("file", "games", "records", "plies", "new positions", "errors", "seconds")
+COLUMNS = ("file", "games", "records", "plies", "new positions", "errors", "duplicates",
+           "seconds")
 
 
 def register(subparsers: Any) -> None:
@@ -36,10 +37,11 @@ def run_ingest(args: argparse.Namespace) -> int:
 def summary_table(summaries: list[IngestSummary]) -> str:
     """One line per file plus a total line."""
     rows = [(s.path + (" (already ingested)" if s.skipped else "")
-             + (" (truncated)" if s.truncated else ""),
-             s.games, s.records, s.plies, s.new_positions, s.errors, f"{s.seconds:.1f}")
-            for s in summaries]
-    total = ("total", *(sum(s[i] for s in rows) for i in range(1, 6)),  # type: ignore[misc]
+             + (" (truncated)" if s.truncated else "")
+             + (f" ({s.encoding})" if s.encoding not in ("", "utf-8", "utf-8-sig") else ""),
+             s.games, s.records, s.plies, s.new_positions, s.errors, s.duplicates,
+             f"{s.seconds:.1f}") for s in summaries]
+    total = ("total", *(sum(s[i] for s in rows) for i in range(1, 7)),  # type: ignore[misc]
              f"{sum(s.seconds for s in summaries):.1f}")
     table = [COLUMNS, *rows, total]
     widths = [max(len(str(row[i])) for row in table) for i in range(len(COLUMNS))]

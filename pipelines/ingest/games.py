@@ -3,9 +3,17 @@
 This runs in the worker processes: a chunk of games goes in, its ``games`` and ``moves`` parts
 are written to the lake, and the chunk's distinct positions and its errors come back to the
 main process, which dedupes positions across chunks, files and the warehouse.
+
+A game's key (``game_id``) is a hash of its tags and main-line moves, so the same game in two
+files is one game: a game already stored by a committed source (one with its ``sources`` row,
+so its moves and positions are all written) is counted as a duplicate and nothing of it is
+written again. Games of a source whose ingest was killed do not count, so its rerun writes
+them again under the same keys (the views keep one row per key, ``compact`` drops the rest);
+so do repeats of a game inside one file.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from itertools import compress
@@ -15,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.ingest.lookup import stored_lookup
 from pipelines.ingest.pgn import ParsedGame, RawGame, parse_game
 from pipelines.ingest.replay import Replay, ReplayFunction, replay_function, replay_reference
 from warehouse import Lake
@@ -51,6 +60,7 @@ class ChunkResult:
 
     games: int = 0
     plies: int = 0
+    duplicates: int = 0
     positions: pa.Table = field(default_factory=POSITION_SCHEMA.empty_table)
     errors: list[dict[str, Any]] = field(default_factory=list)
 
@@ -67,7 +77,7 @@ class ChunkRows:
         self.positions: dict[str, list[Any]] = {name: [] for name in POSITION_SCHEMA.names}
         self.collisions: set[tuple[int, str]] = set()
         self.errors: list[dict[str, Any]] = []
-        self.plies = 0
+        self.plies = self.duplicates = 0
 
     def error(self, game: ParsedGame, line: int, kind: str, message: str) -> None:
         self.errors.append({"source_id": self.source_id, "path": self.path,
@@ -108,7 +118,7 @@ class ChunkRows:
         self.plies += plies
 
     def write(self, lake: Lake) -> None:
-        lake.write("games", self.games)
+        """Moves first: a ``games`` row on disk means its moves are too."""
         moves = self.moves
         lake.write("moves", pa.table({
             "game_id": moves["game_id"], "ply": pa.array(moves["ply"], pa.int32()),
@@ -116,9 +126,10 @@ class ChunkRows:
             "uci": moves["uci"], "san": moves["san"],
             "clock_s": clock_seconds(pa.array(moves["clock"], pa.string())),
             **eval_columns(pa.array(moves["eval"], pa.string()))}))
+        lake.write("games", self.games)
 
     def result(self) -> ChunkResult:
-        return ChunkResult(len(self.games), self.plies,
+        return ChunkResult(len(self.games) + self.duplicates, self.plies, self.duplicates,
                            pa.table(self.positions, schema=POSITION_SCHEMA), self.errors)
 
 
@@ -148,27 +159,72 @@ def eval_columns(evals: pa.Array) -> dict[str, pa.Array]:
 
 
 def process_chunk(job: ChunkJob, replay: ReplayFunction | None = None) -> ChunkResult:
-    """Parse and replay a chunk of games, write their games and moves parts, return the rest."""
+    """Parse and replay a chunk of games, write their games and moves parts, return the rest.
+
+    Games already stored by a committed source are only counted (``duplicates``).
+    """
     replay = replay or replay_function()
+    lake = Lake(job.home)
     rows = ChunkRows(job.source_id, job.path)
-    for raw in job.games:
-        add_game(rows, parse_game(raw), replay)
-    rows.write(Lake(job.home))
+    games = [parse_game(raw) for raw in job.games]
+    tags = [tags_json(game) for game in games]
+    keys = [game_key(text, game.sans) for text, game in zip(tags, games)]
+    stored = stored_game_keys(lake, keys)
+    for game, key, text in zip(games, keys, tags):
+        if key in stored:
+            rows.duplicates += 1
+        else:
+            add_game(rows, key, text, game, replay)
+    rows.write(lake)
     return rows.result()
 
 
-def add_game(rows: ChunkRows, game: ParsedGame, replay: ReplayFunction) -> None:
+def tags_json(game: ParsedGame) -> str:
+    """A game's tags as a JSON object, sorted by name (so the order they came in is no part
+    of the game's key)."""
+    return json.dumps(game.tags, sort_keys=True, ensure_ascii=False)
+
+
+def game_key(tags: str, sans: list[str]) -> str:
+    """A hash of a game's tags (:func:`tags_json`) and main-line SANs as written: its
+    ``game_id``.
+
+    >>> game_key('{"Black": "Allies", "White": "Morphy"}', ["e4", "e5"])
+    '845dd31aaf25dc13dd289167f9a3b45e'
+    """
+    digest = hashlib.blake2b(tags.encode(), digest_size=16)
+    digest.update(b"\n")
+    digest.update(" ".join(sans).encode())
+    return digest.hexdigest()
+
+
+def stored_game_keys(lake: Lake, keys: list[str]) -> set[str]:
+    """Those of ``keys`` that a committed source (one with its sources row) stored already."""
+    sources, games = lake.parts("sources"), lake.parts("games")
+    if not sources or not games:
+        return set()
+    found = stored_lookup("ingest_stored_games",
+                          {"batch_games": pa.table({"game_id": pa.array(keys, pa.string())})},
+                          {"known_games": (games, "game_id, source_id"),
+                           "committed_sources": (sources, "source_id")})
+    return set(found.column("game_id").to_pylist())
+
+
+def add_game(rows: ChunkRows, game_id: str, tags: str, game: ParsedGame,
+             replay: ReplayFunction) -> None:
     """Replay one game into ``rows``, recording its errors (the plies before one are kept)."""
-    game_id = f"{rows.source_id[:16]}:{game.index}"
     for line, text in game.bad_tags:
         rows.error(game, line, "bad_tag", f"broken tag line {text!r}")
+    for problem in game.problems:
+        rows.error(game, problem.line, problem.kind, problem.message)
     variant = game.tags.get("Variant", "").strip().lower()
     if variant in STANDARD_VARIANTS or variant.startswith("wild/") or variant in CHESS960_VARIANTS:
         plies, error = replay_game(rows, game_id, game, replay, variant in CHESS960_VARIANTS)
     else:
         plies, error = 0, f"unknown variant {game.tags['Variant']!r}"
         rows.error(game, game.line, "unknown_variant", error)
-    rows.games.append(game_row(rows.source_id, game_id, game, plies, error))
+    error = error or (game.problems[0].message if game.problems else None)
+    rows.games.append(game_row(rows.source_id, game_id, tags, game, plies, error))
 
 
 def replay_game(rows: ChunkRows, game_id: str, game: ParsedGame, replay: ReplayFunction,
@@ -202,7 +258,7 @@ def has_960_castling(fen: str | None) -> bool:
     return len(fields) > 2 and not set(fields[2]) <= STANDARD_CASTLING
 
 
-def game_row(source_id: str, game_id: str, game: ParsedGame, plies: int,
+def game_row(source_id: str, game_id: str, tags_text: str, game: ParsedGame, plies: int,
              error: str | None) -> dict[str, Any]:
     tags = game.tags
     row: dict[str, Any] = {name: tags.get(tag) for name, tag in GAME_TAGS.items()}
@@ -210,7 +266,7 @@ def game_row(source_id: str, game_id: str, game: ParsedGame, plies: int,
         game_id=game_id, source_id=source_id, game_index=game.index, line=game.line,
         white_elo=elo(tags.get("WhiteElo")), black_elo=elo(tags.get("BlackElo")),
         variant=variant_name(tags.get("Variant")), start_fen=tags.get("FEN"),
-        plies=plies, error=error, tags=json.dumps(tags, ensure_ascii=False))
+        plies=plies, error=error, tags=tags_text)
     if row["result"] in (None, "*") and game.result:
         row["result"] = game.result  # as python-chess: the marker fills an unknown result
     return row

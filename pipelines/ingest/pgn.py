@@ -6,6 +6,11 @@ nothing is built per move: a game becomes its tags, its main-line SAN tokens and
 comments and termination markers are skipped; BOMs, CRLF and comments spanning lines (even over
 blank lines) are tolerated.
 
+Broken games do not take their neighbours with them: a tag-pair line (``[Name "value"]``) at
+the start of a line ends the movetext before it, even inside a ``{`` comment, so an unclosed
+comment cuts only its own game (python-chess would read every later game into it). Such a game,
+and one whose ``(`` variation never closes, carries a :class:`Problem` that ingest records.
+
 >>> lines = ['[Event "x"]\\n', '\\n', '1. e4 {[%clk 0:01:00]} e5 (1... c5) 1-0\\n']
 >>> game = parse_game(next(split_games(lines)))
 >>> game.tags["Event"], game.sans, game.clocks
@@ -16,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # Same tag syntax as python-chess; a '[' line that does not match is a broken tag.
 TAG_REGEX = re.compile(r"^\[([A-Za-z0-9][A-Za-z0-9_+#=:-]*)\s+\"([^\r]*)\"\]\s*$")
@@ -53,6 +59,14 @@ EVAL_REGEX = re.compile(EVAL_PATTERN)
 BRACES = re.compile(r"[;{}]")
 
 
+class Problem(NamedTuple):
+    """Something wrong with a game's text that ingest records as an ``ingest_errors`` row."""
+
+    line: int        # 1-based line in the file
+    kind: str        # unclosed_comment, unclosed_variation
+    message: str
+
+
 class CutStream(OSError):
     """The lines stopped with an error after line ``line``, while reading game ``game_index``."""
 
@@ -69,6 +83,9 @@ class RawGame:
     line: int                       # 1-based line of its first line
     tag_lines: list[tuple[int, str]]
     movetext: str
+    movetext_line: int = 0          # 1-based line of the movetext's first line
+    problems: list[Problem] = field(default_factory=list)
+    ended_by_tags: bool = False     # the next game's tags, not a blank line, ended the movetext
 
 
 @dataclass
@@ -83,14 +100,17 @@ class ParsedGame:
     clocks: list[str | None] = field(default_factory=list)  # [%clk] text after each move
     evals: list[str | None] = field(default_factory=list)   # [%eval] text after each move
     result: str | None = None                                # the termination marker
+    problems: list[Problem] = field(default_factory=list)
 
 
 def split_games(lines: Iterable[str]) -> Iterator[RawGame]:
     """Cut a stream of lines into games, by ``chess.pgn.read_game``'s rules.
 
     Leading blank and ``%``/``;`` lines are skipped; tags may be separated by one blank line;
-    the movetext ends at a blank line outside a brace comment. A game is yielded only once its
-    end is seen, so a stream that raises mid-game never yields the cut game.
+    the movetext ends at a blank line outside a brace comment, or at a tag-pair line (which
+    starts the next game; inside a comment, the game gets an ``unclosed_comment`` problem). A
+    game is yielded only once its end is seen, so a stream that raises mid-game never yields
+    the cut game.
     """
     numbered = enumerate(lines, 1)
     line_no, index = 0, 0
@@ -116,26 +136,41 @@ def split_games(lines: Iterable[str]) -> Iterator[RawGame]:
                     tags.append((line_no, line))
                 line_no, line = next(numbered, (line_no, ""))
             body: list[str] = []
-            in_comment = False
+            body_line, opened, in_comment, ended_by_tags = line_no, 0, False, False
             while line:
+                if line[0] == "[" and TAG_REGEX.match(line):
+                    ended_by_tags = True
+                    break
                 if in_comment:
                     close = line.find("}")
-                    in_comment = close < 0 or ends_in_comment(line[close + 1:])
+                    if close >= 0:
+                        in_comment, opened = ends_in_comment(line[close + 1:]), line_no
                 elif line[0] == "%" or line[0] == ";":
                     line_no, line = next(numbered, (line_no, ""))
                     continue
                 elif line.isspace():
                     break
                 else:
-                    in_comment = ends_in_comment(line)
+                    in_comment, opened = ends_in_comment(line), line_no
                 body.append(line)
                 line_no, line = next(numbered, (line_no, ""))
-            yield RawGame(index, start, tags, "".join(body))
+            game = RawGame(index, start, tags, "".join(body), body_line,
+                           ended_by_tags=ended_by_tags)
+            if in_comment:
+                game.problems.append(unclosed_comment(opened, line_no if line else 0))
+            yield game
             index += 1
-            if line:
+            if line and not ended_by_tags:
                 line_no, line = next(numbered, (line_no, ""))
     except OSError as exc:  # the line source failed: a cut or corrupt archive
         raise CutStream(line_no, index, exc) from exc
+
+
+def unclosed_comment(opened: int, next_game: int) -> Problem:
+    where = (f"the game ends at line {next_game}, where the next game's tags start"
+             if next_game else "it runs to the end of the file")
+    return Problem(opened, "unclosed_comment", f"unclosed {{ comment opened on line {opened}: "
+                                               f"{where}")
 
 
 def ends_in_comment(text: str) -> bool:
@@ -160,7 +195,7 @@ def ends_in_comment(text: str) -> bool:
 
 def parse_game(raw: RawGame) -> ParsedGame:
     """Tags, main-line SANs and per-move clock/eval annotations of one game."""
-    game = ParsedGame(raw.index, raw.line)
+    game = ParsedGame(raw.index, raw.line, problems=list(raw.problems))
     for line_no, line in raw.tag_lines:
         match = TAG_REGEX.match(line)
         if match:
@@ -168,19 +203,23 @@ def parse_game(raw: RawGame) -> ParsedGame:
             game.tags[match.group(1)] = TAG_ESCAPE.sub(r"\1", value) if "\\" in value else value
         else:
             game.bad_tags.append((line_no, line.rstrip("\n")))
-    parse_movetext(raw.movetext, game)
+    opened = parse_movetext(raw.movetext, game)
+    if opened is not None:
+        line = raw.movetext_line + raw.movetext.count("\n", 0, opened)
+        game.problems.append(Problem(line, "unclosed_variation", (
+            f"unclosed ( variation opened on line {line}: the main line stops at ply "
+            f"{len(game.sans)}")))
     return game
 
 
-def parse_movetext(text: str, game: ParsedGame) -> None:
+def parse_movetext(text: str, game: ParsedGame) -> int | None:
     """Fill ``game.sans``/``clocks``/``evals`` from the main line, skipping variations.
 
     Annotations are kept as text (``"0:03:00"``, ``"-0.36"``, ``"#-1"``); the writer converts
-    whole columns at once.
+    whole columns at once. Returns the offset of a ``(`` that never closes, else None.
     """
     if "(" in text or ";" in text:
-        parse_movetext_general(text, game)
-        return
+        return parse_movetext_general(text, game)
     moves = [m for m in MAINLINE_REGEX.findall(text) if m[0]]
     game.sans = [m[0] for m in moves]
     game.evals = [m[1] or None for m in moves]
@@ -190,16 +229,17 @@ def parse_movetext(text: str, game: ParsedGame) -> None:
             annotate(move[3], game, ply)
     if marker := RESULT_AT_END.search(text):
         game.result = marker.group(1)
+    return None
 
 
-def parse_movetext_general(text: str, game: ParsedGame) -> None:
+def parse_movetext_general(text: str, game: ParsedGame) -> int | None:
     """The token-by-token reader, for movetext with variations or ';' comments.
 
     As in python-chess, a ``(`` before the first move opens nothing and a stray ``)`` closes
-    nothing.
+    nothing. Returns the offset of the outermost ``(`` left open at the end, else None.
     """
     sans, clocks, evals = game.sans, game.clocks, game.evals
-    depth = 0
+    depth = opened = 0
     for match in TOKEN_REGEX.finditer(text):
         kind = match.lastindex
         if kind == SAN:
@@ -212,12 +252,14 @@ def parse_movetext_general(text: str, game: ParsedGame) -> None:
                 annotate(match.group(kind), game, len(sans) - 1)
         elif kind == OPEN:
             if depth or sans:
+                opened = opened if depth else match.start()
                 depth += 1
         elif kind == CLOSE:
             if depth:
                 depth -= 1
         elif kind == RESULT and not depth:
             game.result = match.group(kind)
+    return opened if depth else None
 
 
 def annotate(comment: str, game: ParsedGame, ply: int) -> None:

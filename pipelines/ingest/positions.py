@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.ingest.lookup import connection
 from warehouse import Lake
 from warehouse.catalog import create_table_view, named_query, query
 from warehouse.tables import table
@@ -117,7 +117,7 @@ def rows_with(clashing: pa.Table, stored: pa.Table) -> list[dict[str, Any]]:
 
 def stored_fens(lake: Lake, keys: pa.ChunkedArray) -> pa.Table:
     """(position_key, stored_fen) for each of ``keys`` already in the positions parts."""
-    con = duckdb.connect(":memory:")
+    con = connection().cursor()  # the thread's cached database, its own views
     try:
         if not create_table_view(con, lake, table("positions")):
             return pa.table({"position_key": pa.array([], pa.uint64()),

@@ -45,12 +45,14 @@ class IngestSummary:
     source_id: str
     format: str
     games: int = 0
+    duplicates: int = 0
     records: int = 0
     plies: int = 0
     new_positions: int = 0
     errors: int = 0
     collisions: int = 0
     truncated: bool = False
+    encoding: str = ""
     seconds: float = 0.0
     skipped: bool = False
 
@@ -120,9 +122,9 @@ def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
     run.flush()
     summary.seconds = time.monotonic() - began
     write_source_row(lake, run)
-    log.debug("%s: %d games, %d records, %d plies, %d new positions, %d errors in %.1f s",
-             source.path, summary.games, summary.records, summary.plies, summary.new_positions,
-             summary.errors, summary.seconds)
+    log.debug("%s: %d games (%d duplicates), %d records, %d plies, %d new positions, %d errors "
+              "in %.1f s", source.path, summary.games, summary.duplicates, summary.records,
+              summary.plies, summary.new_positions, summary.errors, summary.seconds)
     return summary
 
 
@@ -136,7 +138,8 @@ def write_source_row(lake: Lake, run: FileRun) -> None:
     lake.write("sources", [{
         "source_id": run.source_id, "path": str(run.source.path), "format": run.source.format,
         "compression": run.source.compression, "size_bytes": run.source.size_bytes,
-        "games": s.games, "records": s.records, "plies": s.plies,
+        "encoding": s.encoding, "games": s.games, "duplicates": s.duplicates,
+        "records": s.records, "plies": s.plies,
         "new_positions": s.new_positions, "errors": s.errors, "truncated": s.truncated,
         "seconds": s.seconds, "ingested_at": datetime.now(timezone.utc)}])
 
@@ -157,14 +160,16 @@ def cut(run: FileRun, line: int, game_index: int | None, reason: OSError) -> Non
 def game_chunks(run: FileRun) -> Iterator[list[RawGame]]:
     """Chunks of ``chunk_games`` games; a cut stream ends the chunks after recording the cut."""
     chunk: list[RawGame] = []
+    lines = read_lines(run.source)
     try:
-        for game in split_games(read_lines(run.source)):
+        for game in split_games(lines):
             chunk.append(game)
             if len(chunk) == run.config.chunk_games:
                 yield chunk
                 chunk = []
     except CutStream as exc:
         cut(run, exc.line, exc.game_index, exc.reason)
+    run.summary.encoding = lines.encoding
     if chunk:
         yield chunk
 
@@ -189,6 +194,7 @@ def ingest_pgn(run: FileRun, pool: Executor | None) -> None:
 def absorb(run: FileRun, result: ChunkResult) -> None:
     """Count a finished chunk, buffer its positions and errors, flush when due."""
     run.summary.games += result.games
+    run.summary.duplicates += result.duplicates
     run.summary.plies += result.plies
     run.sink.add(result.positions)
     run.errors.extend(result.errors)
@@ -204,8 +210,9 @@ def ingest_records(run: FileRun) -> None:
     parse = parse_epd_line if run.source.format == "epd" else parse_fen_line
     rows: list[dict[str, Any]] = []
     line = 0
+    lines = read_lines(run.source)
     try:
-        for line, text in enumerate(read_lines(run.source), 1):
+        for line, text in enumerate(lines, 1):
             stripped = text.strip()
             if not stripped or stripped.startswith("#"):
                 continue
@@ -223,6 +230,7 @@ def ingest_records(run: FileRun) -> None:
                 rows = []
     except OSError as exc:  # a cut or corrupt archive: keep the lines before it
         cut(run, line, None, exc)
+    run.summary.encoding = lines.encoding
     write_records(run, rows)
 
 

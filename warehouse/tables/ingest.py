@@ -14,7 +14,9 @@ SOURCES = Table(
         ("format", pa.string()),           # pgn, epd or fen
         ("compression", pa.string()),      # none, zst, gz or bz2
         ("size_bytes", pa.int64()),
-        ("games", pa.int64()),
+        ("encoding", pa.string()),         # utf-8, utf-8-sig, latin-1, cp1252 (utf-8+latin-1: mixed)
+        ("games", pa.int64()),             # games read, duplicates included
+        ("duplicates", pa.int64()),        # games already stored by an earlier source
         ("records", pa.int64()),           # EPD/FEN lines read
         ("plies", pa.int64()),
         ("new_positions", pa.int64()),
@@ -28,9 +30,10 @@ SOURCES = Table(
 
 GAMES = Table(
     name="games",
-    doc="One row per game read from a PGN source (games with errors keep the plies before it).",
+    doc="One row per distinct game (same tags and moves) read from PGN sources (games with "
+        "errors keep the plies before it); source_id and game_index say where it was first read.",
     schema=pa.schema([
-        ("game_id", pa.string()),          # <source_id[:16]>:<game_index>
+        ("game_id", pa.string()),          # hash of its tags and main-line SANs (32 hex digits)
         ("source_id", pa.string()),
         ("game_index", pa.int32()),        # 0-based position of the game in its file
         ("line", pa.int32()),              # line of the game's first tag in the file (1-based)
@@ -112,7 +115,7 @@ INGEST_ERRORS = Table(
         ("path", pa.string()),
         ("game_index", pa.int32()),        # PGN: 0-based game index, else null
         ("line", pa.int32()),              # 1-based line in the (decompressed) file
-        ("kind", pa.string()),             # illegal_move, bad_tag, unknown_variant, bad_fen, truncated, collision, ...
+        ("kind", pa.string()),             # illegal_move, bad_tag, unknown_variant, bad_fen, unclosed_comment, unclosed_variation, truncated, collision, ...
         ("message", pa.string()),
         ("recorded_at", NOW),
     ]),

@@ -1,0 +1,27 @@
+"""The ingest's cached DuckDB connections (one per process and thread)."""
+from __future__ import annotations
+
+import os
+import threading
+
+from pipelines.ingest import lookup
+
+
+def test_connections_are_per_thread_and_closed_before_a_fork() -> None:
+    """A cached connection is never shared by two threads, and none crosses a fork: a child
+    that inherited one could hang on locks held by DuckDB's threads at the fork."""
+    main = lookup.connection()
+    assert lookup.connection() is main
+    assert main.execute("select 6 * 7").fetchall() == [(42,)]
+    other: list[object] = []
+    worker = threading.Thread(target=lambda: other.append(lookup.connection()))
+    worker.start()
+    worker.join()
+    assert other[0] is not main
+    pid = os.fork()
+    if pid == 0:  # the child: nothing cached may have come along
+        os._exit(len(lookup._CONNECTIONS))
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert lookup.connection() is not main
+    assert lookup.connection().execute("select 1").fetchall() == [(1,)]
+    lookup.close_connections()
