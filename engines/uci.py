@@ -35,6 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 import chess
@@ -496,7 +497,7 @@ class UciEngine:
 # Engines this front end runs
 # --------------------------------------------------------------------------------------------
 
-EVALS = ("hce", "hce-simple")
+EVALS = ("hce", "hce-simple", "nnue")
 LMRS = ("default", "none")
 #: The LMR combo's values in UCI: "default" is a keyword of the option syntax ("var default"
 #: breaks python-chess and other parsers), so the paper's formula is "standard" there.
@@ -508,8 +509,10 @@ class AlphaBetaOptions:
     """Command-line options of the alpha-beta engine (the defaults of its UCI options)."""
 
     eval: str = field(default="hce", metadata={
-        "help": "evaluation: hce (tapered PeSTO tables) or hce-simple (paper 002's "
-                "Simplified Evaluation Function)", "choices": EVALS})
+        "help": "evaluation: hce (tapered PeSTO tables), hce-simple (paper 002's "
+                "Simplified Evaluation Function) or nnue (needs --nnue)", "choices": EVALS})
+    nnue: str = field(default="", metadata={
+        "help": "the chesslab NNUE v1 .npz file of --eval nnue (UCI option EvalFile)"})
     lmr: str = field(default="default", metadata={
         "help": "late-move reductions: default (log d * log m / 1.95) or none", "choices": LMRS})
     hash: int = field(default=16, metadata={"help": "transposition table size in MB"})
@@ -519,6 +522,10 @@ class AlphaBetaOptions:
     def __post_init__(self) -> None:
         if self.eval not in EVALS:
             raise ValueError(f"--eval must be one of {', '.join(EVALS)}, got {self.eval!r}")
+        if self.eval == "nnue" and not self.nnue:
+            raise ValueError("--eval nnue needs --nnue PATH (a chesslab NNUE v1 .npz file)")
+        if self.nnue and not Path(self.nnue).is_file():
+            raise ValueError(f"--nnue: no such network file: {self.nnue!r}")
         if self.lmr not in LMRS:
             raise ValueError(f"--lmr must be one of {', '.join(LMRS)}, got {self.lmr!r}")
         if not 1 <= self.hash <= 65536:
@@ -540,6 +547,7 @@ def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
         UciOption("Eval", "combo", options.eval, choices=EVALS),
         UciOption("LMR", "combo", UCI_LMRS[options.lmr], choices=tuple(UCI_LMRS.values())),
         UciOption("SearchLogRate", "string", str(options.search_log_rate)),
+        UciOption("EvalFile", "string", options.nnue),
     )
     return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
                       uci_options, _make_alphabeta, _flush_search_log)
@@ -554,7 +562,7 @@ def _make_alphabeta(values: Mapping[str, Any]) -> Searcher:
         raise UciError(f"SearchLogRate takes a number, got {values['SearchLogRate']!r}") from None
     lmr = {uci: name for name, uci in UCI_LMRS.items()}[values["LMR"]]
     config = SearchConfig(eval=values["Eval"], lmr=lmr, hash_mb=values["Hash"],
-                          search_log_rate=rate)
+                          search_log_rate=rate, nnue_path=values["EvalFile"] or None)
     return AlphaBeta(config)
 
 

@@ -16,4 +16,4 @@ cdef inline int feature_index(int perspective, int king_sq, int colour, int piec
     cdef int kind = 2 * piece_type + (0 if colour == perspective else 1)
     return king_sq * HALFKP_KING_STRIDE + 1 + kind * 64 + orient(perspective, sq)
 
-cdef int active_features(const Position* p, int perspective, int* out) noexcept nogil
+cdef int active_features(const Position* p, int perspective, int* out, int limit) noexcept nogil

@@ -12,14 +12,13 @@ Index ``k * 641`` is never active, so 0 pads the fixed-width rows of :func:`half
 ([2577], [2039])
 """
 import chess
-import numpy as np
 
 from engines.core.position cimport KING, Position, lsb, set_from_board, set_fen, u64
 
 
-cdef int active_features(const Position* p, int perspective, int* out) noexcept nogil:
+cdef int active_features(const Position* p, int perspective, int* out, int limit) noexcept nogil:
     """Write perspective's active indices (ascending piece kind, then square) to ``out``;
-    returns how many, or -1 when there are more than MAX_ACTIVE."""
+    returns how many, or -1 when there are more than ``limit``."""
     cdef int n = 0, colour, t, sq, enemy
     cdef int king = orient(perspective, lsb(p.bb[perspective][KING]))
     cdef u64 b
@@ -28,7 +27,7 @@ cdef int active_features(const Position* p, int perspective, int* out) noexcept 
             colour = perspective ^ enemy
             b = p.bb[colour][t]
             while b:
-                if n == MAX_ACTIVE:
+                if n == limit:
                     return -1
                 sq = lsb(b)
                 b &= b - 1
@@ -41,7 +40,7 @@ cdef int fill_row(const Position* p, int* row, str what) except -1:
     """Both perspectives (side to move first) into a 2 x MAX_ACTIVE row, zero padded."""
     cdef int i
     for i in range(2):
-        if active_features(p, p.side ^ i, row + i * MAX_ACTIVE) < 0:
+        if active_features(p, p.side ^ i, row + i * MAX_ACTIVE, MAX_ACTIVE) < 0:
             raise ValueError(f"more than {MAX_ACTIVE} non-king pieces for HalfKP: {what!r}")
     return 0
 
@@ -53,6 +52,8 @@ def halfkp_batch(fens) -> np.ndarray:
     >>> halfkp_batch(["4k3/8/8/8/8/8/4P3/4K3 b - -"])[0, :, :2].tolist()
     [[2039, 0], [2577, 0]]
     """
+    import numpy as np   # here, not at import: engines that play hce never load numpy
+
     cdef Py_ssize_t i, n = len(fens)
     rows = np.zeros((n, 2, MAX_ACTIVE), dtype=np.int32)
     cdef int[:, :, ::1] view = rows

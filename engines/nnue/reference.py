@@ -44,16 +44,26 @@ def halfkp_reference(board: chess.Board) -> tuple[list[int], list[int]]:
             perspective_features(board, not board.turn))
 
 
+def quantised_layers(net: Mapping[str, np.ndarray], stm_idx: Sequence[int],
+                     other_idx: Sequence[int]) -> list[np.ndarray]:
+    """Each layer's value before its clipped ReLU (accumulators, h1, h2), then the output,
+    in exact integers (int64), given both perspectives' active indices (0 is padding)."""
+    accs = [net["ft_bias"].astype(np.int64)
+            + net["ft_weight"][[i for i in idx if i]].astype(np.int64).sum(axis=0)
+            for idx in (stm_idx, other_idx)]
+    layers = [np.concatenate(accs)]
+    for layer in ("l1", "l2"):
+        q = np.clip(layers[-1], 0, FT_SCALE)
+        weights = net[f"{layer}_weight"].astype(np.int64)
+        layers.append((weights @ q + net[f"{layer}_bias"]) // WEIGHT_SCALE)
+    q = np.clip(layers[-1], 0, FT_SCALE)
+    layers.append(net["out_weight"].astype(np.int64) @ q + net["out_bias"].astype(np.int64))
+    return layers
+
+
 def evaluate_quantised(net: Mapping[str, np.ndarray], stm_idx: Sequence[int],
                        other_idx: Sequence[int]) -> int:
-    """Centipawns for the side to move of a quantised network (arrays of a v1 ``.npz``),
-    given both perspectives' active indices (zeros, the padding, are ignored)."""
-    weights = net["ft_weight"].astype(np.int64)
-    bias = net["ft_bias"].astype(np.int64)
-    accs = [bias + weights[[i for i in idx if i]].sum(axis=0) for idx in (stm_idx, other_idx)]
-    q = np.clip(np.concatenate(accs), 0, FT_SCALE)
-    for layer in ("l1", "l2"):
-        h = (net[f"{layer}_weight"].astype(np.int64) @ q + net[f"{layer}_bias"]) // WEIGHT_SCALE
-        q = np.clip(h, 0, FT_SCALE)
-    out = int((net["out_weight"].astype(np.int64) @ q + net["out_bias"].astype(np.int64))[0])
+    """Centipawns for the side to move of a quantised network (arrays of a v1 ``.npz``):
+    floor(out * 600 / (127 * 64))."""
+    out = int(quantised_layers(net, stm_idx, other_idx)[-1][0])
     return out * OUTPUT_CP // (FT_SCALE * WEIGHT_SCALE)

@@ -176,7 +176,7 @@ def test_handshake_declares_id_and_options(engine: chess.engine.SimpleEngine) ->
     assert engine.options["Move Overhead"].type == "spin"
     assert engine.options["Clear Hash"].type == "button"
     if "Eval" in engine.options:
-        assert engine.options["Eval"].var == ["hce", "hce-simple"]
+        assert engine.options["Eval"].var == ["hce", "hce-simple", "nnue"]
         assert engine.options["LMR"].var == ["standard", "none"]
         assert engine.options["LMR"].default == "standard"
         assert engine.options["Hash"].default == 4
