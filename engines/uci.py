@@ -526,6 +526,10 @@ class AlphaBetaOptions:
             raise ValueError("--eval nnue needs --nnue PATH (a chesslab NNUE v1 .npz file)")
         if self.nnue and not Path(self.nnue).is_file():
             raise ValueError(f"--nnue: no such network file: {self.nnue!r}")
+        if self.nnue:   # a bad file fails at start-up, not at the first isready
+            from engines.nnue.netfile import load_arrays
+
+            load_arrays(self.nnue)
         if self.lmr not in LMRS:
             raise ValueError(f"--lmr must be one of {', '.join(LMRS)}, got {self.lmr!r}")
         if not 1 <= self.hash <= 65536:

@@ -24,6 +24,7 @@ from engines.nnue.reference import evaluate_quantised, halfkp_reference, quantis
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 GAME_FILES = ("core_games.pgn", "label_engines/selfplay.pgn")
+GAME_FILE = FIXTURES / GAME_FILES[0]
 
 
 def game_boards() -> list[chess.Board]:
@@ -260,10 +261,12 @@ def test_uci_engine_plays_with_a_network(net_path: Path) -> None:
 
 
 def test_uci_command_line_refuses_nnue_without_a_file() -> None:
-    """--eval nnue without --nnue, or with a missing file, exits 2 with one line."""
-    for extra in ([], ["--nnue", "no/such/net.npz"]):
+    """--eval nnue without --nnue, with a missing file or with a file that is not a network
+    exits 2 with one line naming the option or the file."""
+    for extra in ([], ["--nnue", "no/such/net.npz"], ["--nnue", str(GAME_FILE)]):
         run = subprocess.run([sys.executable, "-m", "engines.uci", "alphabeta", "--eval",
                               "nnue", *extra], cwd=ROOT, capture_output=True, text=True,
                              input="quit\n", timeout=30)
         assert run.returncode == 2
-        assert "--nnue" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+        assert len(run.stderr.strip().splitlines()) == 1
+        assert "--nnue" in run.stderr or str(GAME_FILE) in run.stderr
