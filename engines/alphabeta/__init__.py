@@ -25,7 +25,7 @@ import chess
 
 log = logging.getLogger(__name__)
 
-EVALS = ("hce", "hce-simple")
+EVALS = ("hce", "hce-simple", "nnue")
 LMR_BUILTINS = ("default", "none")
 MATE = 32000
 MATE_BOUND = MATE - 1000
@@ -43,8 +43,10 @@ class SearchConfigError(ValueError):
 class SearchConfig:
     """How the alpha-beta engine searches.
 
-    eval: static evaluation, "hce" (tapered PeSTO-style) or "hce-simple" (paper 002's
-        Simplified Evaluation Function with material-scaled piece-square values).
+    eval: static evaluation, "hce" (tapered PeSTO-style), "hce-simple" (paper 002's
+        Simplified Evaluation Function with material-scaled piece-square values) or "nnue"
+        (a HalfKP network, engines.nnue, with incremental accumulators).
+    nnue_path: the ``chesslab NNUE v1`` .npz file that eval "nnue" plays with.
     lmr: late-move reductions, "default" (paper 003: floor(log d * log m / 1.95)), "none",
         or a Python callable reduction(depth, move_number, state) -> plies.
     hash_mb: transposition table size in MiB (rounded down to a power-of-two entry count).
@@ -56,10 +58,15 @@ class SearchConfig:
     lmr: str | Reduction = "default"
     hash_mb: int = 16
     search_log_rate: float = 0.0
+    nnue_path: str | None = None
 
     def __post_init__(self) -> None:
         if self.eval not in EVALS:
             raise SearchConfigError(f"eval must be one of {EVALS}, got {self.eval!r}")
+        if (self.eval == "nnue") != bool(self.nnue_path):
+            raise SearchConfigError(
+                f"nnue_path is needed with eval 'nnue' and only then, got eval {self.eval!r} "
+                f"and nnue_path {self.nnue_path!r}")
         if not callable(self.lmr) and self.lmr not in LMR_BUILTINS:
             raise SearchConfigError(
                 f"lmr must be one of {LMR_BUILTINS} or a callable, got {self.lmr!r}")
@@ -122,8 +129,13 @@ class AlphaBeta:
         from engines.alphabeta.search import Searcher  # compiled: loaded on first engine
 
         self.config = config if config is not None else SearchConfig()
+        network = None
+        if self.config.nnue_path:
+            from engines.nnue.network import Network   # loads numpy: only when needed
+
+            network = Network.load(self.config.nnue_path)
         self._searcher = Searcher(self.config.eval, self.config.lmr, self.config.hash_mb,
-                                  self.config.search_log_rate)
+                                  self.config.search_log_rate, network=network)
         self.run_id = uuid.uuid4().hex
         self._log_seq = 0      # row number of the next logged decision in this run
 

@@ -5,13 +5,14 @@ alphabeta``, ``python -m engines.uci alphabeta``).
 Importing this module stays cheap: the compiled search loads when the first searcher is built.
 
 >>> [option.name for option in PROGRAM.spec(AlphaBetaOptions.tiny()).options]
-['Hash', 'Eval', 'LMR', 'Model', 'SearchLogRate']
+['Hash', 'Eval', 'LMR', 'Model', 'EvalFile', 'SearchLogRate']
 """
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from engines.identity import EngineIdentityError, check_model_version
@@ -19,7 +20,8 @@ from engines.uci import AUTHOR, EngineSpec, Program, Searcher, UciError, UciOpti
 
 log = logging.getLogger(__name__)
 
-#: Evaluations the program accepts; ``nnue`` needs a model (``--model nnue@3``).
+#: Evaluations the program accepts; ``nnue`` needs a network: ``--nnue FILE``, or ``--model
+#: nnue@3``, which ``chesslab engine`` resolves to the model's exported file.
 EVALS = ("hce", "hce-simple", "nnue")
 LMRS = ("default", "none")
 #: The LMR combo's values in UCI: "default" is a keyword of the option syntax ("var default"
@@ -33,7 +35,10 @@ class AlphaBetaOptions:
 
     eval: str = field(default="hce", metadata={
         "help": "evaluation: hce (tapered PeSTO tables), hce-simple (paper 002's "
-                "Simplified Evaluation Function) or nnue (needs --model)", "choices": EVALS})
+                "Simplified Evaluation Function) or nnue (needs --nnue or --model)",
+        "choices": EVALS})
+    nnue: str = field(default="", metadata={
+        "help": "the chesslab NNUE v1 .npz file of --eval nnue (UCI option EvalFile)"})
     lmr: str = field(default="default", metadata={
         "help": "late-move reductions: default (log d * log m / 1.95) or none", "choices": LMRS})
     hash: int = field(default=16, metadata={"help": "transposition table size in MB"})
@@ -51,8 +56,10 @@ class AlphaBetaOptions:
             raise ValueError(f"--hash must be 1..65536 MB, got {self.hash!r}")
         if self.model:
             check_model_version(self.model)
-        if self.eval == "nnue" and not self.model:
-            raise ValueError("--eval nnue needs --model KIND@VERSION (e.g. nnue@3)")
+        if self.eval == "nnue" and not (self.nnue or self.model):
+            raise ValueError("--eval nnue needs --nnue FILE or --model KIND@VERSION (e.g. nnue@3)")
+        if self.nnue:   # a bad file fails at start-up, not at the first isready
+            check_network_file(self.nnue)
         if not 0.0 <= self.search_log_rate <= 1.0:
             raise ValueError(f"--search-log-rate must be in [0, 1], got {self.search_log_rate!r}")
 
@@ -70,6 +77,7 @@ def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
         UciOption("Eval", "combo", options.eval, choices=EVALS),
         UciOption("LMR", "combo", UCI_LMRS[options.lmr], choices=tuple(UCI_LMRS.values())),
         UciOption("Model", "string", options.model),
+        UciOption("EvalFile", "string", options.nnue),
         UciOption("SearchLogRate", "string", str(options.search_log_rate)),
     )
     return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
@@ -90,13 +98,22 @@ def make_searcher(values: Mapping[str, Any]) -> Searcher:
             check_model_version(values["Model"])
         except EngineIdentityError as exc:
             raise UciError(str(exc)) from None
-    if values["Eval"] == "nnue":
-        raise UciError(f"evaluation 'nnue' (model {values['Model'] or 'none'!r}) is not built "
-                       "into this alpha-beta engine yet")
+    if values["Eval"] == "nnue" and not values["EvalFile"]:
+        raise UciError(f"evaluation 'nnue' needs the EvalFile option (model "
+                       f"{values['Model'] or 'none'!r}): a chesslab NNUE v1 .npz file")
     lmr = {uci: name for name, uci in UCI_LMRS.items()}[values["LMR"]]
     config = SearchConfig(eval=values["Eval"], lmr=lmr, hash_mb=values["Hash"],
-                          search_log_rate=rate)
+                          search_log_rate=rate, nnue_path=values["EvalFile"] or None)
     return AlphaBeta(config)
+
+
+def check_network_file(path: str) -> None:
+    """A readable chesslab NNUE v1 file, else a ValueError naming it."""
+    if not Path(path).is_file():
+        raise ValueError(f"--nnue: no such network file: {path!r}")
+    from engines.nnue.netfile import load_arrays
+
+    load_arrays(path)
 
 
 def flush_search_log(searcher: Searcher) -> None:

@@ -14,13 +14,15 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-from engines.alphabeta.evaluation cimport EVAL_PESTO, EVAL_SIMPLE, evaluate, non_pawn_material
+from engines.alphabeta.evaluation cimport (EVAL_NNUE, EVAL_PESTO, EVAL_SIMPLE, evaluate,
+                                           non_pawn_material)
 from engines.core.position cimport (EMPTY, KING, MAX_GAME_PLIES, MAX_MOVES, NO_MOVE, PAWN,
                                     QUEEN, MoveList, Move, Position, captured_type, fen_of,
                                     from_chess_move, full_key, generate_moves, in_check,
                                     insufficient_material, is_capture, make_move, make_null,
                                     move_from, move_promo, move_to, see, set_from_board,
                                     to_chess_move, uci_of, u64)
+from engines.nnue.network cimport AccumulatorStack, Network
 
 import chess
 
@@ -111,6 +113,7 @@ cdef class Searcher:
     cdef bint can_abort
     cdef public int seldepth
     cdef int eval_kind
+    cdef public AccumulatorStack nnue     # eval "nnue" only
     cdef int lmr_kind
     cdef object lmr_callable
     cdef object callback_error
@@ -129,10 +132,16 @@ cdef class Searcher:
         self.tt = NULL
         self.records = NULL
 
-    def __init__(self, str eval_name, lmr, int hash_mb, double log_rate, u64 seed=1):
+    def __init__(self, str eval_name, lmr, int hash_mb, double log_rate, u64 seed=1,
+                 Network network=None):
         cdef u64 entries = 1
         cdef int d, m
         self.eval_kind = EVAL_SIMPLE if eval_name == "hce-simple" else EVAL_PESTO
+        if eval_name == "nnue":
+            if network is None:
+                raise ValueError("eval 'nnue' needs a network")
+            self.eval_kind = EVAL_NNUE
+            self.nnue = AccumulatorStack(network)
         if callable(lmr):
             self.lmr_kind = LMR_CALLABLE
             self.lmr_callable = lmr
@@ -183,6 +192,8 @@ cdef class Searcher:
             self.keys[n] = full_key(&pos)
         self.base = n
         self.root = pos
+        if self.eval_kind == EVAL_NNUE:
+            self.nnue.set_root(&self.root)
         self.root_game_ply = board.ply()
         self.root_filter = False
 
@@ -209,7 +220,7 @@ cdef class Searcher:
         return False
 
     def static_eval(self):
-        return evaluate(&self.root, self.eval_kind)
+        return self.static_value(&self.root, 0)
 
     def search_depth(self, int depth, long max_nodes, double deadline, bint can_abort):
         """One iteration at ``depth``; (completed, score, pv moves)."""
@@ -253,6 +264,17 @@ cdef class Searcher:
                     self.history[c][f][t] //= 2
 
     # --- helpers -------------------------------------------------------------------------
+
+    cdef inline int static_value(self, const Position* p, int ply) noexcept nogil:
+        if self.eval_kind == EVAL_NNUE:
+            return self.nnue.evaluate(p, ply)
+        return evaluate(p, self.eval_kind)
+
+    cdef inline void moved(self, int ply, const Position* parent, Move m,
+                           const Position* child) noexcept nogil:
+        # The child's accumulators follow from the parent's and the move (NO_MOVE: a null move).
+        if self.eval_kind == EVAL_NNUE:
+            self.nnue.push(ply, parent, m, child)
 
     cdef inline bint out_of_time(self) noexcept nogil:
         if not self.can_abort:
@@ -419,7 +441,7 @@ cdef class Searcher:
             if alpha >= beta:
                 return alpha
         if ply >= MAX_PLY - 8:
-            return evaluate(p, self.eval_kind)
+            return self.static_value(p, ply)
         check = in_check(p)
         if check:
             depth += 1
@@ -443,7 +465,7 @@ cdef class Searcher:
                 if (entry.flag == TT_EXACT or (entry.flag == TT_LOWER and tt_score >= beta)
                         or (entry.flag == TT_UPPER and tt_score <= alpha)):
                     return tt_score
-        static_eval = -INF if check else evaluate(p, self.eval_kind)
+        static_eval = -INF if check else self.static_value(p, ply)
         self.evals[ply] = static_eval
         improving = ply >= 2 and not check and static_eval > self.evals[ply - 2]
         # Reverse futility: a quiet node far above beta near the leaves will not fall back.
@@ -456,6 +478,7 @@ cdef class Searcher:
                 and static_eval >= beta and non_pawn_material(p, p.side) > 0):
             child = p[0]
             make_null(&child)
+            self.moved(ply + 1, p, NO_MOVE, &child)
             self.keys[idx + 1] = full_key(&child)
             score = -self.search(&child, -beta, -beta + 1, depth - 1 - (3 + depth // 6), ply + 1, False)
             if self.aborted:
@@ -474,6 +497,7 @@ cdef class Searcher:
             quiet = not is_capture(p, m) and not move_promo(m)
             child = p[0]
             make_move(&child, m)
+            self.moved(ply + 1, p, m, &child)
             self.keys[idx + 1] = full_key(&child)
             searched += 1
             if searched == 1:
@@ -542,7 +566,7 @@ cdef class Searcher:
             self.aborted = True
             return 0
         if ply >= MAX_PLY - 1:
-            return evaluate(p, self.eval_kind)
+            return self.static_value(p, ply)
         check = in_check(p)
         if check:
             # In check every evasion is searched: no stand-pat, and no move means mate.
@@ -550,7 +574,7 @@ cdef class Searcher:
                 return -MATE + ply
             best = -INF
         else:
-            best = evaluate(p, self.eval_kind)
+            best = self.static_value(p, ply)
             if best >= beta:
                 return best
             if best > alpha:
@@ -563,6 +587,7 @@ cdef class Searcher:
                 break          # the rest lose material by SEE
             child = p[0]
             make_move(&child, m)
+            self.moved(ply + 1, p, m, &child)
             score = -self.qsearch(&child, -beta, -alpha, ply + 1)
             if self.aborted:
                 return 0

@@ -185,6 +185,7 @@ def test_handshake_declares_id_and_options(engine: chess.engine.SimpleEngine) ->
     if "Eval" in engine.options:
         assert engine.options["Eval"].var == ["hce", "hce-simple", "nnue"]
         assert engine.options["Model"].type == "string"
+        assert engine.options["EvalFile"].type == "string"
         assert engine.options["LMR"].var == ["standard", "none"]
         assert engine.options["LMR"].default == "standard"
         assert engine.options["Hash"].default == 4
