@@ -45,9 +45,8 @@ def stream_batches(split: SplitQuery, epoch: int, read_batch: int) -> Iterator[p
     """The split's rows for ``epoch`` (shuffled by the epoch) as record batches."""
     con = connect(Lake(split.home))
     try:
-        result = con.execute(named_query(split.query), split.params(epoch))
-        reader = result.to_arrow_reader(read_batch)  # fetch_record_batch before DuckDB 2
-        yield from reader
+        relation = con.sql(named_query(split.query), params=split.params(epoch))
+        yield from relation.to_arrow_reader(read_batch)  # fetch_record_batch before DuckDB 2
     finally:
         con.close()
 
