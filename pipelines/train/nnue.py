@@ -20,6 +20,14 @@ import pyarrow as pa
 import torch
 from torch import nn
 
+from engines.nnue.features import halfkp_batch
+from engines.nnue.reference import (
+    FT_SCALE,
+    HALFKP_FEATURES,
+    OUTPUT_CP,
+    WEIGHT_SCALE,
+    evaluate_quantised,
+)
 from pipelines.train.config import NnueConfig
 from pipelines.train.dataset import (
     NO_LIMIT,
@@ -35,91 +43,20 @@ from warehouse.catalog import named_query, query
 
 log = logging.getLogger(__name__)
 
-FEATURES = 41024
+FEATURES = HALFKP_FEATURES
 ACCUMULATOR = 256
 HIDDEN = 32
 MAX_ACTIVE = 30
-OUTPUT_CP = 600
-FT_SCALE = 127
-WEIGHT_SCALE = 64
 MAX_HIDDEN_WEIGHT = 127 / 64   # W1, W2 are kept within +-this so they fit int8 after * 64
 META = {"format": "chesslab-nnue", "version": 1, "features": "halfkp",
         "sizes": [FEATURES, ACCUMULATOR, HIDDEN, HIDDEN, 1], "ft_scale": FT_SCALE,
         "weight_scale": WEIGHT_SCALE, "output_cp": OUTPUT_CP}
 QUERY = "nnue_dataset"
 VIEW = "nnue_examples"
-# Piece letters of a FEN to (python-chess piece type, is white).
-FEN_PIECES = {c: (t, c.isupper()) for t, c in enumerate("pnbrqk", start=1)} | {
-    c.upper(): (t, True) for t, c in enumerate("pnbrqk", start=1)}
 
 
 class ExportError(ValueError):
     """The net cannot be written in the integer format: names the layer and the value."""
-
-
-def halfkp_python(fens: list[str]) -> np.ndarray:
-    """HalfKP indices of each FEN, shape (n, 2, 30) int32: [i, 0] the side to move's
-    perspective, [i, 1] the other's, unused slots 0 (the contract's layout). Pure Python: the
-    fallback when the compiled ``engines.nnue.features.halfkp_batch`` is not built.
-
-    >>> int(halfkp_python(["4k3/8/8/8/8/8/8/4K2R w - -"])[0, 0, 0])
-    2956
-    """
-    out = np.zeros((len(fens), 2, MAX_ACTIVE), dtype=np.int32)
-    for row, fen in enumerate(fens):
-        stm, other = halfkp_fen(fen)
-        out[row, 0, :len(stm)] = stm
-        out[row, 1, :len(other)] = other
-    return out
-
-
-def halfkp_fen(fen: str) -> tuple[list[int], list[int]]:
-    """(side to move's indices, other's indices) of one FEN; ValueError quoting a bad FEN."""
-    fields = fen.split()
-    if len(fields) < 2 or fields[1] not in ("w", "b"):
-        raise ValueError(f"bad FEN {fen!r}: no side to move")
-    pieces = fen_pieces(fen, fields[0])
-    kings = {white: s for s, t, white in pieces if t == chess.KING}
-    if len(kings) != 2 or sum(t == chess.KING for _, t, _ in pieces) != 2:
-        raise ValueError(f"bad FEN {fen!r}: needs one king of each colour")
-    stm_white = fields[1] == "w"
-    return (perspective_indices(pieces, kings, stm_white),
-            perspective_indices(pieces, kings, not stm_white))
-
-
-def fen_pieces(fen: str, board: str) -> list[tuple[int, int, bool]]:
-    """(square, piece type, is white) of every piece of a FEN's board field."""
-    pieces, rank, file = [], 7, 0
-    for char in board:
-        if char == "/":
-            rank, file = rank - 1, 0
-        elif char.isdigit():
-            file += int(char)
-        elif char in FEN_PIECES and 0 <= rank and file < 8:
-            pieces.append((rank * 8 + file, *FEN_PIECES[char]))
-            file += 1
-        else:
-            raise ValueError(f"bad FEN {fen!r}: unexpected {char!r} in the board")
-    if rank != 0 or len(pieces) > 32:
-        raise ValueError(f"bad FEN {fen!r}: not 8 ranks")
-    return pieces
-
-
-def perspective_indices(pieces: list[tuple[int, int, bool]], kings: dict[bool, int],
-                        white: bool) -> list[int]:
-    flip = 0 if white else 63
-    king = kings[white] ^ flip
-    return [king * 641 + 1 + (2 * (t - 1) + (0 if is_white == white else 1)) * 64 + (s ^ flip)
-            for s, t, is_white in pieces if t != chess.KING]
-
-
-def load_halfkp_batch() -> Any:
-    """The compiled ``halfkp_batch`` when built, else :func:`halfkp_python`."""
-    try:
-        from engines.nnue.features import halfkp_batch
-    except ImportError:
-        return halfkp_python
-    return halfkp_batch
 
 
 class NnueNet(nn.Module):
@@ -188,7 +125,6 @@ class NnueStream(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
     def __init__(self, split: SplitQuery, batch_size: int, read_batch: int) -> None:
         self.split, self.batch_size, self.read_batch = split, batch_size, read_batch
         self.epoch = 0
-        self.features = load_halfkp_batch()
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
@@ -207,7 +143,7 @@ class NnueStream(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
         record_batch = drop_checks(record_batch)
         fens = record_batch.column("fen").to_pylist()
         return NnueBatch(
-            torch.from_numpy(self.features(fens).astype(np.int64)),
+            torch.from_numpy(halfkp_batch(fens).astype(np.int64)),
             torch.from_numpy(record_batch.column("score_cp").to_numpy(zero_copy_only=False)
                              .astype(np.float32)),
             torch.from_numpy(record_batch.column("result").to_numpy(zero_copy_only=False)
@@ -412,13 +348,9 @@ def first_features(stream: NnueStream, positions: int) -> np.ndarray:
 
 
 def reference_check(arrays: dict[str, np.ndarray], features: np.ndarray,
-                    quantised: np.ndarray, positions: int = 1000) -> dict[str, Any]:
-    """Max gap to ``engines.nnue.reference.evaluate_quantised`` (the engine helper's numpy
-    reference), on the first positions; empty until that module is built."""
-    try:
-        from engines.nnue.reference import evaluate_quantised
-    except ImportError:
-        return {}
+                    quantised: np.ndarray, positions: int = 100) -> dict[str, Any]:
+    """Max gap between the batch evaluation and ``engines.nnue.reference.evaluate_quantised``
+    (the engine side's one-position reference, ~20 ms each) on the first positions."""
     reference = np.array([
         evaluate_quantised(arrays, [i for i in row[0] if i], [i for i in row[1] if i])
         for row in features[:positions]])

@@ -2,8 +2,8 @@
 (tests/fixtures/label_engines/selfplay.pgn: Stockfish self-play and Morphy's Opera game) and
 labelling every position with real Stockfish at depth 4, then the tiny preset on the CPU.
 
-HalfKP indices are checked against the contract restated with python-chess; the exported
-integer net against an independent per-position integer evaluation.
+The exported integer net's batch evaluation is checked against the engine side's
+one-position reference (engines/nnue/reference.py).
 """
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from typing import Any
 
 import chess
 import lightning as L
-import numpy as np
 import pytest
 import torch
 
+from engines.nnue.features import halfkp_batch
+from engines.nnue.reference import evaluate_quantised, halfkp_reference
 from flows.cli import main as cli_main
 from pipelines.ingest import IngestConfig, ingest_paths
 from pipelines.label import LabelConfig, label_positions
@@ -27,7 +28,6 @@ from pipelines.train.nnue import (
     QUERY,
     drop_checks,
     evaluate_quantised_batch,
-    halfkp_python,
     load_npz,
     nnue_loss,
     split_parameters,
@@ -59,35 +59,6 @@ def lake(labelled_lake: Lake, tmp_path: Path) -> Lake:
     return Lake(tmp_path / "home")
 
 
-def contract_halfkp(board: chess.Board) -> tuple[list[int], list[int]]:
-    """The shared contract's HalfKP, written from its text with python-chess."""
-    def perspective(colour: chess.Color) -> list[int]:
-        def orient(square: int) -> int:
-            return square if colour == chess.WHITE else square ^ 63
-        king = orient(board.king(colour))
-        return sorted(king * 641 + 1 + (2 * (p.piece_type - 1) + (p.color != colour)) * 64
-                      + orient(s) for s, p in board.piece_map().items()
-                      if p.piece_type != chess.KING)
-    return perspective(board.turn), perspective(not board.turn)
-
-
-def integer_evaluation(net: dict[str, np.ndarray], stm: list[int], other: list[int]) -> int:
-    """The contract's quantised evaluation of one position in plain Python integers."""
-    def accumulate(indices: list[int]) -> list[int]:
-        return [int(net["ft_bias"][j]) + sum(int(net["ft_weight"][i][j]) for i in indices)
-                for j in range(256)]
-
-    def layer(name: str, x: list[int]) -> list[int]:
-        weight, bias = net[f"{name}_weight"], net[f"{name}_bias"]
-        return [sum(int(w) * v for w, v in zip(weight[r], x)) + int(bias[r])
-                for r in range(len(weight))]
-
-    q0 = [min(max(v, 0), 127) for v in accumulate(stm) + accumulate(other)]
-    q1 = [min(max(v // 64, 0), 127) for v in layer("l1", q0)]
-    q2 = [min(max(v // 64, 0), 127) for v in layer("l2", q1)]
-    return layer("out", q2)[0] * 600 // (127 * 64)
-
-
 def split_rows(lake: Lake, validation: bool, epoch: int = 0) -> list[dict[str, Any]]:
     config = preset(NnueConfig, "tiny")
     engine_id = connect(lake).sql("select engine_id from labels limit 1").fetchall()[0][0]
@@ -95,25 +66,6 @@ def split_rows(lake: Lake, validation: bool, epoch: int = 0) -> list[dict[str, A
                        validation)
     return [row for batch in stream_batches(split, epoch, 100)
             for row in drop_checks(batch).to_pylist()]
-
-
-def test_halfkp_matches_the_contract(selfplay_positions: list[dict[str, object]]) -> None:
-    """Stockfish 12 HalfKP as the contract words it: a hand-computed index, every selfplay
-    position against the python-chess restatement, padding 0, a bad FEN quoted."""
-    # Black to move. Black's view: Ke8 (60) oriented 60^63 = 3, the rook is the enemy's
-    # (kind 2*3+1) on h1 (7) oriented 56. White's view: Ke1 (4), own rook (kind 6) on h1 (7).
-    features = halfkp_python(["4k3/8/8/8/8/8/8/4K2R b K -"])
-    assert features[0, 1, 0] == 4 * 641 + 1 + 6 * 64 + 7
-    assert features[0, 0, 0] == 3 * 641 + 1 + 7 * 64 + 56
-    assert features[0, 0, 1:].tolist() == [0] * 29
-    fens = [str(row["fen"]) for row in selfplay_positions]
-    batch = halfkp_python(fens)
-    for fen, row in zip(fens, batch):
-        stm, other = contract_halfkp(chess.Board(fen))
-        assert sorted(i for i in row[0] if i) == stm
-        assert sorted(i for i in row[1] if i) == other
-    with pytest.raises(ValueError, match="8/8/8 w"):
-        halfkp_python(["8/8/8 w - -"])
 
 
 def test_splits_are_by_game_and_cover_the_view(lake: Lake) -> None:
@@ -231,14 +183,15 @@ def check_export(lake: Lake, path: Path, sha256: str) -> None:
         "l2_weight": ("int8", (32, 32)), "l2_bias": ("int32", (32,)),
         "out_weight": ("int16", (1, 32)), "out_bias": ("int32", (1,))}
     fens = [r["fen"] for r in split_rows(lake, True)[:12]]
-    features = halfkp_python(fens)
-    batch = evaluate_quantised_batch(net, features)
-    assert batch.tolist() == [integer_evaluation(net, *contract_halfkp(chess.Board(f)))
+    batch = evaluate_quantised_batch(net, halfkp_batch(fens))
+    assert batch.tolist() == [evaluate_quantised(net, *halfkp_reference(chess.Board(f)))
                               for f in fens]
     payload = json.loads(connect(lake).sql(
         "select payload from model_events where event = 'exported'").fetchall()[0][0])
     check = payload["cross_check"]
     assert check["positions"] > 100 and payload["sha256"] == sha256
+    assert check["reference_positions"] == 100
+    assert check["quantised_vs_reference_max_cp"] == 0
     # The output layer's resolution is 600/64 ~ 9 cp per weight unit, so a net whose
     # weights are still near their initial scale keeps a few cp of rounding error.
     assert check["float_vs_quantised_mean_cp"] < 10
