@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +39,8 @@ from pipelines.train.nnue import (
 from pipelines.train.registry import ModelNotFoundError
 from warehouse import Lake, connect
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
 GAMES = FIXTURES / "label_engines" / "selfplay.pgn"
 DEPTH = 4
 OPERA = "Paul Morphy"  # White in the Opera game, 1-0
@@ -232,3 +237,30 @@ def test_resume_after_interruption(lake: Lake) -> None:
     assert events == ["started", "trained", "exported"]
     other = train(lake, "nnue", preset(NnueConfig, "tiny", epochs=1))
     assert other.model_id == "nnue@2"
+
+
+@pytest.mark.slow
+def test_kill_and_rerun_the_command_resumes(lake: Lake) -> None:
+    """SIGKILL `chesslab train nnue` once its first checkpoint exists; the same command then
+    finishes the same version: every epoch's metrics, one 'started' event, loadable net."""
+    command = [sys.executable, "-m", "flows.cli", "--home", str(lake.home), "train", "nnue",
+               "--preset", "tiny", "--epochs", "6", "--no-prefect"]
+    checkpoint = lake.home / "models" / "nnue" / "1" / "last.ckpt"
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        while not checkpoint.exists() and process.poll() is None:
+            time.sleep(0.05)
+    finally:
+        process.kill()
+        process.wait()
+    assert checkpoint.exists() and process.returncode == -signal.SIGKILL
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("nnue@1 (nnue-tiny)")
+    con = connect(lake)
+    assert [e for e, in con.sql("select distinct epoch from model_metrics order by 1"
+                                ).fetchall()] == list(range(6))
+    assert con.sql("select count(*) from model_events where event = 'started'"
+                   ).fetchall() == [(1,)]
+    load_npz(resolve_model(lake, "nnue@1").artifact_path)
