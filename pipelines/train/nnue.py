@@ -262,9 +262,24 @@ class NnueModule(KindModule):
     def __init__(self, config: NnueConfig) -> None:
         super().__init__(config)
         self.net = NnueNet()
+        self.val_abs_cp = self.val_positions = 0.0
 
     def loss(self, batch: NnueBatch) -> torch.Tensor:
         return nnue_loss(self.net(batch.features), batch.score_cp, batch.result, self.config)
+
+    def validation_step(self, batch: NnueBatch, batch_idx: int) -> torch.Tensor:
+        y = self.net(batch.features)
+        self.val_abs_cp += float(torch.abs(OUTPUT_CP * y - batch.score_cp).sum())
+        self.val_positions += len(batch)
+        loss = nnue_loss(y, batch.score_cp, batch.result, self.config)
+        self.log("val_loss", loss, prog_bar=True, batch_size=len(batch))
+        return loss
+
+    def epoch_extra(self) -> dict[str, float]:
+        """Validation mean absolute error in centipawns against the label."""
+        mae = self.val_abs_cp / max(self.val_positions, 1)
+        self.val_abs_cp = self.val_positions = 0.0
+        return {"val_mae_cp": round(mae, 2)}
 
     def after_step(self) -> None:
         self.net.clip_weights()

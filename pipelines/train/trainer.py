@@ -82,6 +82,10 @@ class KindModule(L.LightningModule):
     def after_step(self) -> None:
         """Called after every optimiser step."""
 
+    def epoch_extra(self) -> dict[str, float]:
+        """Kind-specific metrics of the validation just finished (model_metrics.extra)."""
+        return {}
+
     def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
         loss = self.loss(batch)
         self.log("train_loss", loss, prog_bar=True, batch_size=len(batch))
@@ -143,6 +147,7 @@ class EpochMetrics(L.Callback):
             "val_loss": self.val_sum / self.val_n if self.val_n else None,
             "positions_per_s": self.train_n / max(self.train_s, 1e-9),
             "learning_rate": trainer.optimizers[0].param_groups[0]["lr"],
+            "extra": json.dumps(getattr(module, "epoch_extra", dict)(), sort_keys=True),
             "recorded_at": now()}])
 
 
@@ -189,8 +194,12 @@ def open_run(lake: Lake, kind: str, config: TrainConfig) -> Run:
 
 def lightning_trainer(config: TrainConfig, run: Run, lake: Lake,
                       callbacks: Sequence[L.Callback]) -> L.Trainer:
+    # One checkpoint, last.ckpt, replaced (atomically, by Lightning) at the end of every epoch,
+    # after its validation: a rerun resumes at the next epoch. (save_last alone saves nothing
+    # when save_top_k=0, and save_last with top-k would keep two copies of the optimiser.)
     checkpoint = L.pytorch.callbacks.ModelCheckpoint(
-        dirpath=run.folder, save_last=True, save_top_k=0)
+        dirpath=run.folder, filename=LAST_CHECKPOINT.removesuffix(".ckpt"), save_top_k=1,
+        enable_version_counter=False, save_on_train_epoch_end=True)
     return L.Trainer(
         max_epochs=config.epochs, accelerator=config.accelerator, devices=1,
         callbacks=[EpochMetrics(lake, run.model_id), *callbacks, checkpoint],

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import chess
+import duckdb
 import lightning as L
 import pytest
 import torch
@@ -159,6 +160,8 @@ def test_train_export_register_end_to_end(lake: Lake, capsys: pytest.CaptureFixt
     assert metrics[-1][2] < 0.7 * metrics[0][2]
     assert all(m[1] > 0 and m[3] > 0 and m[4] > 0 and m[5] == 3e-3 for m in metrics)
     assert [m[1] for m in metrics] == sorted({m[1] for m in metrics})
+    extra = [json.loads(e) for e, in con.sql("select extra from model_metrics").fetchall()]
+    assert all(0 < e["val_mae_cp"] < 1000 for e in extra)
     model = resolve_model(lake, "nnue@1")
     assert resolve_model(lake, "nnue@latest") == model
     assert (model.name, model.status, model.config["epochs"]) == ("nnue-tiny", "exported", 4)
@@ -216,7 +219,8 @@ class StopAtEpoch(L.Callback):
 
 def test_resume_after_interruption(lake: Lake) -> None:
     """Rerunning the same config continues the unfinished version from its last checkpoint:
-    the epochs go on where they stopped and the version is the same."""
+    the epochs go on where they stopped and the version is the same. A finished config
+    trains a new version, bit for bit the same net (fixed seed, seeded shuffle)."""
     config = preset(NnueConfig, "tiny", epochs=3)
     with pytest.raises(InterruptedError):
         train(lake, "nnue", config, callbacks=[StopAtEpoch(1)])
@@ -230,13 +234,19 @@ def test_resume_after_interruption(lake: Lake) -> None:
     model = train(lake, "nnue", config)
     con = connect(lake)
     assert model.model_id == "nnue@1"
-    rows = con.sql("select epoch, recorded_at from model_metrics order by epoch").fetchall()
-    assert [r[0] for r in rows] == [0, 1, 2] and rows[0][1] == first_epoch
+    rows = con.sql("select epoch, step, recorded_at from model_metrics order by epoch"
+                   ).fetchall()
+    assert [r[0] for r in rows] == [0, 1, 2] and rows[0][2] == first_epoch
+    assert [r[1] for r in rows] == [rows[0][1] * n for n in (1, 2, 3)]  # steps continue
+    raw = duckdb.sql(f"select count(*) from read_parquet('{lake.glob('model_metrics')}')")
+    assert raw.fetchall() == [(3,)]   # epoch 0 was not trained again
     events = [e for e, in con.sql("select event from model_events order by recorded_at"
                                   ).fetchall()]
     assert events == ["started", "trained", "exported"]
     other = train(lake, "nnue", preset(NnueConfig, "tiny", epochs=1))
-    assert other.model_id == "nnue@2"
+    again = train(lake, "nnue", preset(NnueConfig, "tiny", epochs=1))
+    assert (other.model_id, again.model_id) == ("nnue@2", "nnue@3")
+    assert other.artifact_sha256 == again.artifact_sha256   # fixed seed: the same net
 
 
 @pytest.mark.slow
@@ -255,6 +265,7 @@ def test_kill_and_rerun_the_command_resumes(lake: Lake) -> None:
         process.kill()
         process.wait()
     assert checkpoint.exists() and process.returncode == -signal.SIGKILL
+    assert lake.read("models").num_rows == 0   # killed while training, not after
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("nnue@1 (nnue-tiny)")
