@@ -1,18 +1,22 @@
 """Training data streamed from the warehouse: a named query's rows as Arrow record batches
 (DuckDB 2's ``to_arrow_reader``, formerly ``fetch_record_batch``), never a whole table in memory, split by game.
 
-A kind's query takes ``$validation`` (which split), ``$validation_permille`` (the share of
-split keys held out), ``$shuffle_seed`` (a new row order per epoch) and ``$max_positions``.
+A run first writes its data set once into a snapshot file in its folder
+(:func:`write_snapshot`); every epoch's query then reads that file with ``$validation``
+(which split), ``$shuffle_seed`` (a new row order per epoch) and ``$max_positions``, so the
+costly joins run once and a resumed run trains on the rows its model_datasets row records.
 """
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from warehouse import Lake, connect
 from warehouse.catalog import named_query
@@ -49,6 +53,25 @@ def stream_batches(split: SplitQuery, epoch: int, read_batch: int) -> Iterator[p
         yield from relation.to_arrow_reader(read_batch)  # fetch_record_batch before DuckDB 2
     finally:
         con.close()
+
+
+def write_snapshot(lake: Lake, query_name: str, parameters: Mapping[str, Any], path: Path,
+                   keep: Callable[[pa.RecordBatch], pa.RecordBatch], read_batch: int) -> Path:
+    """Stream a named query's rows into one Parquet file (``keep`` filters each batch),
+    under a temporary name renamed into place: a killed writer leaves no partial snapshot."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    con = connect(lake)
+    try:
+        reader = con.sql(named_query(query_name), params=dict(parameters)
+                         ).to_arrow_reader(read_batch)
+        with pq.ParquetWriter(tmp, reader.schema, compression="zstd") as writer:
+            for batch in reader:
+                writer.write_batch(keep(batch))
+        tmp.replace(path)
+    finally:
+        con.close()
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 def table_versions(lake: Lake, tables: tuple[str, ...] = READ_TABLES) -> dict[str, int | None]:

@@ -7,6 +7,7 @@ is ``600 * y``. The export is the integer contract the engine evaluates (see
 """
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ from pipelines.train.dataset import (
     parameters_json,
     stream_batches,
     table_versions,
+    write_snapshot,
 )
 from pipelines.train.trainer import Export, KindData, KindModule
 from warehouse import Lake, connect
@@ -53,6 +55,7 @@ META = {"format": "chesslab-nnue", "version": 1, "features": "halfkp",
         "weight_scale": WEIGHT_SCALE, "output_cp": OUTPUT_CP}
 QUERY = "nnue_dataset"
 VIEW = "nnue_examples"
+SNAPSHOT = "dataset.parquet"
 
 
 class ExportError(ValueError):
@@ -140,7 +143,6 @@ class NnueStream(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
             yield cut(pending, sum(map(len, pending)))[0]
 
     def encode(self, record_batch: pa.RecordBatch) -> NnueBatch:
-        record_batch = drop_checks(record_batch)
         fens = record_batch.column("fen").to_pylist()
         return NnueBatch(
             torch.from_numpy(halfkp_batch(fens).astype(np.int64)),
@@ -169,10 +171,9 @@ def cut(pending: list[NnueBatch], size: int) -> tuple[NnueBatch, list[NnueBatch]
     return head, [rest] if len(rest) else []
 
 
-def split_parameters(config: NnueConfig, engine_id: str, depth: int) -> dict[str, Any]:
+def snapshot_parameters(config: NnueConfig, engine_id: str, depth: int) -> dict[str, Any]:
     return {"engine_id": engine_id, "depth": depth,
-            "validation_permille": config.validation_permille,
-            "max_positions": config.max_positions or NO_LIMIT}
+            "validation_permille": config.validation_permille}
 
 
 def choose_label_source(sources: list[dict[str, Any]], config: NnueConfig) -> tuple[str, int]:
@@ -297,18 +298,26 @@ class NnueKind:
     name = "nnue"
     config_cls = NnueConfig
 
-    def data(self, lake: Lake, config: NnueConfig) -> KindData:
+    def data(self, lake: Lake, config: NnueConfig, folder: Path) -> KindData:
+        """The run's snapshot of the data set (written once into ``folder``), both splits
+        streamed from it, and what model_datasets records."""
         con = connect(lake)
         sources = query(con, named_query("nnue_label_sources")).to_pylist()
         engine_id, depth = choose_label_source(sources, config)
-        parameters = split_parameters(config, engine_id, depth)
-        summary = dataset_summary(con, parameters)
+        parameters = snapshot_parameters(config, engine_id, depth)
+        snapshot = folder / SNAPSHOT
+        if not snapshot.is_file():
+            write_snapshot(lake, "nnue_snapshot", parameters, snapshot, drop_checks,
+                           config.read_batch)
+        summary = dataset_summary(con, snapshot)
         if not summary.get(False) or not summary.get(True):
             raise DatasetError(
                 f"{QUERY}: engine {engine_id} depth {depth} gives {summary.get(False, (0,))[0]} "
                 f"training and {summary.get(True, (0,))[0]} validation positions; both splits "
                 f"need positions (label more games or raise --validation-percent)")
-        streams = [NnueStream(SplitQuery(str(lake.home), QUERY, parameters, validation),
+        epoch_parameters = {"snapshot": str(snapshot),
+                            "max_positions": config.max_positions or NO_LIMIT}
+        streams = [NnueStream(SplitQuery(str(lake.home), QUERY, epoch_parameters, validation),
                               config.batch_size, config.read_batch) for validation in (False, True)]
         loaders = [torch.utils.data.DataLoader(s, batch_size=None) for s in streams]
         keys_hash = summary[False][1] ^ summary[True][1]  # xor over both (disjoint) splits
@@ -326,23 +335,25 @@ class NnueKind:
                config: NnueConfig) -> Export:
         path = save_npz(quantise(module.net), folder / "nnue.npz")
         return Export(path, {"format": "chesslab NNUE v1",
-                             "cross_check": cross_check(module.net, load_npz(path),
-                                                        data.validation.dataset,
-                                                        config.check_positions)})
+                             "cross_check": cross_check(
+                                 module.net, load_npz(path),
+                                 [data.validation.dataset, data.train.dataset],
+                                 config.check_positions)})
 
 
-def dataset_summary(con: Any, parameters: dict[str, Any]) -> dict[bool, tuple[int, int]]:
-    """{validation: (positions, keys hash)} of the data set (before max_positions)."""
-    params = {k: v for k, v in parameters.items() if k != "max_positions"}
-    rows = query(con, named_query("nnue_dataset_summary"), params).to_pylist()
+def dataset_summary(con: Any, snapshot: Path) -> dict[bool, tuple[int, int]]:
+    """{validation: (positions, keys hash)} of a run's snapshot (before max_positions)."""
+    rows = query(con, named_query("nnue_dataset_summary"), {"snapshot": str(snapshot)}
+                 ).to_pylist()
     return {bool(r["validation"]): (int(r["positions"]), int(r["keys_hash"])) for r in rows}
 
 
-def cross_check(net: NnueNet, arrays: dict[str, np.ndarray], stream: NnueStream,
+def cross_check(net: NnueNet, arrays: dict[str, np.ndarray], streams: list[NnueStream],
                 positions: int) -> dict[str, Any]:
-    """Float model vs the exported integer net (and the numpy reference of the engine side
-    when built) on up to ``positions`` positions of the stream: mean and max |cp| gaps."""
-    features = first_features(stream, positions)
+    """Float model vs the exported integer net on up to ``positions`` warehouse positions
+    (validation first, then training), mean and max |cp| gaps; the batch evaluation vs the
+    engine side's one-position reference on the first of them."""
+    features = first_features(streams, positions)
     with torch.no_grad():
         net_cpu = net.to("cpu").eval()
         float_cp = net_cpu.centipawns(torch.from_numpy(features.astype(np.int64))).double()
@@ -353,9 +364,9 @@ def cross_check(net: NnueNet, arrays: dict[str, np.ndarray], stream: NnueStream,
     return report | reference_check(arrays, features, quantised)
 
 
-def first_features(stream: NnueStream, positions: int) -> np.ndarray:
+def first_features(streams: list[NnueStream], positions: int) -> np.ndarray:
     taken: list[np.ndarray] = []
-    for batch in stream:
+    for batch in itertools.chain.from_iterable(streams):
         taken.append(batch.features.numpy())
         if sum(map(len, taken)) >= positions:
             break

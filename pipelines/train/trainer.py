@@ -8,7 +8,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import shutil
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +35,8 @@ log = logging.getLogger(__name__)
 
 RUN_FILE = "run.json"
 LAST_CHECKPOINT = "last.ckpt"
+# The version folder holds run.json next to the checkpoint by design.
+warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
 
 
 class TrainingError(RuntimeError):
@@ -61,7 +65,8 @@ class ModelKind(Protocol):
 
     name: str
 
-    def data(self, lake: Lake, config: Any) -> KindData: ...
+    def data(self, lake: Lake, config: Any, folder: Path) -> KindData:
+        """Both splits' loaders; ``folder`` (the version's) may hold a snapshot of the data."""
 
     def module(self, config: Any) -> L.LightningModule: ...
 
@@ -212,7 +217,12 @@ def train_model(lake: Lake, kind: ModelKind, config: TrainConfig,
     """Train (or resume) a model of ``kind``, export it and register it; returns the version."""
     L.seed_everything(config.seed, workers=True, verbose=False)
     run = open_run(lake, kind.name, config)
-    data = kind.data(lake, config)
+    try:
+        data = kind.data(lake, config, run.folder)
+    except Exception:
+        if not run.resumed:  # bad input: leave no empty version behind
+            shutil.rmtree(run.folder, ignore_errors=True)
+        raise
     if not run.resumed:
         lake.write("model_datasets", [{"model_id": run.model_id, **data.record,
                                        "recorded_at": now()}])
@@ -229,7 +239,8 @@ def train_model(lake: Lake, kind: ModelKind, config: TrainConfig,
 
 def finish(lake: Lake, kind: ModelKind, config: TrainConfig, run: Run, module: Any,
            data: KindData) -> ModelVersion:
-    """Export, register (models row last: a model without it is unfinished) and record."""
+    """Export and register: the models row marks the version finished (until then a rerun
+    resumes it), the exported event records the artifact's hash and cross-check."""
     record_event(lake, run.model_id, "trained", {"epochs": config.epochs})
     exported = kind.export(module, run.folder, data, config)
     digest = sha256(exported.path)

@@ -28,14 +28,12 @@ from flows.cli import main as cli_main
 from pipelines.ingest import IngestConfig, ingest_paths
 from pipelines.label import LabelConfig, label_positions
 from pipelines.train import NnueConfig, TrainConfigError, preset, resolve_model, train
-from pipelines.train.dataset import DatasetError, SplitQuery, stream_batches
+from pipelines.train.dataset import DatasetError, stream_batches
 from pipelines.train.nnue import (
-    QUERY,
-    drop_checks,
+    NnueKind,
     evaluate_quantised_batch,
     load_npz,
     nnue_loss,
-    split_parameters,
 )
 from pipelines.train.registry import ModelNotFoundError
 from warehouse import Lake, connect
@@ -66,12 +64,12 @@ def lake(labelled_lake: Lake, tmp_path: Path) -> Lake:
 
 
 def split_rows(lake: Lake, validation: bool, epoch: int = 0) -> list[dict[str, Any]]:
-    config = preset(NnueConfig, "tiny")
-    engine_id = connect(lake).sql("select engine_id from labels limit 1").fetchall()[0][0]
-    split = SplitQuery(str(lake.home), QUERY, split_parameters(config, engine_id, DEPTH),
-                       validation)
-    return [row for batch in stream_batches(split, epoch, 100)
-            for row in drop_checks(batch).to_pylist()]
+    """One split's rows as the trainer streams them (from a snapshot in a scratch folder)."""
+    folder = lake.home / "scratch"
+    folder.mkdir(exist_ok=True)
+    data = NnueKind().data(lake, preset(NnueConfig, "tiny"), folder)
+    split = (data.validation if validation else data.train).dataset.split
+    return [row for batch in stream_batches(split, epoch, 100) for row in batch.to_pylist()]
 
 
 def test_splits_are_by_game_and_cover_the_view(lake: Lake) -> None:
@@ -166,9 +164,9 @@ def test_train_export_register_end_to_end(lake: Lake, capsys: pytest.CaptureFixt
     assert resolve_model(lake, "nnue@latest") == model
     assert (model.name, model.status, model.config["epochs"]) == ("nnue-tiny", "exported", 4)
     dataset = con.sql("select * from model_datasets").to_arrow_table().to_pylist()[0]
-    view_rows = con.sql("select count(*) from nnue_examples where in_check is not true"
-                        ).fetchall()[0][0]
-    assert dataset["train_rows"] + dataset["validation_rows"] == view_rows
+    fens = con.sql("select fen from nnue_examples").fetchall()
+    not_in_check = sum(not chess.Board(fen).is_check() for fen, in fens)
+    assert dataset["train_rows"] + dataset["validation_rows"] == not_in_check
     assert dataset["label_depths"] == [DEPTH] and len(dataset["position_keys_hash"]) == 16
     assert json.loads(dataset["table_versions"]).keys() == {"positions", "labels", "moves",
                                                             "games"}
@@ -197,7 +195,7 @@ def check_export(lake: Lake, path: Path, sha256: str) -> None:
     payload = json.loads(connect(lake).sql(
         "select payload from model_events where event = 'exported'").fetchall()[0][0])
     check = payload["cross_check"]
-    assert check["positions"] > 100 and payload["sha256"] == sha256
+    assert check["positions"] == 200 and payload["sha256"] == sha256   # the tiny preset's
     assert check["reference_positions"] == 100
     assert check["quantised_vs_reference_max_cp"] == 0
     # The output layer's resolution is 600/64 ~ 9 cp per weight unit, so a net whose
@@ -246,6 +244,10 @@ def test_resume_after_interruption(lake: Lake) -> None:
     other = train(lake, "nnue", preset(NnueConfig, "tiny", epochs=1))
     again = train(lake, "nnue", preset(NnueConfig, "tiny", epochs=1))
     assert (other.model_id, again.model_id) == ("nnue@2", "nnue@3")
+    snapshot = lake.home / "models" / "nnue" / "1" / "dataset.parquet"
+    assert duckdb.sql(f"select count(*) from '{snapshot}'").fetchall() == [(sum(
+        con.sql("select train_rows + validation_rows from model_datasets "
+                "where model_id = 'nnue@1'").fetchall()[0]),)]
     assert other.artifact_sha256 == again.artifact_sha256   # fixed seed: the same net
 
 
