@@ -120,6 +120,10 @@ class NnueBatch:
     def __len__(self) -> int:
         return int(self.score_cp.shape[0])
 
+    def slice(self, start: int, stop: int) -> NnueBatch:
+        return NnueBatch(self.features[start:stop], self.score_cp[start:stop],
+                         self.result[start:stop])
+
 
 class NnueStream(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
     """One split streamed from DuckDB in record batches; HalfKP computed per record batch and
@@ -133,14 +137,16 @@ class NnueStream(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
         self.epoch = epoch
 
     def __iter__(self) -> Iterator[NnueBatch]:
-        pending: list[NnueBatch] = []
+        carry: NnueBatch | None = None
         for record_batch in stream_batches(self.split, self.epoch, self.read_batch):
-            pending.append(self.encode(record_batch))
-            while sum(map(len, pending)) >= self.batch_size:
-                batch, pending = cut(pending, self.batch_size)
-                yield batch
-        if pending and sum(map(len, pending)):
-            yield cut(pending, sum(map(len, pending)))[0]
+            rows = self.encode(record_batch)
+            rows = rows if carry is None else concat(carry, rows)
+            whole = len(rows) - len(rows) % self.batch_size
+            for start in range(0, whole, self.batch_size):  # views, no copies
+                yield rows.slice(start, start + self.batch_size)
+            carry = rows.slice(whole, len(rows)) if whole < len(rows) else None
+        if carry is not None:
+            yield carry
 
     def encode(self, record_batch: pa.RecordBatch) -> NnueBatch:
         fens = record_batch.column("fen").to_pylist()
@@ -162,13 +168,9 @@ def drop_checks(record_batch: pa.RecordBatch) -> pa.RecordBatch:
     return record_batch.filter(pa.array(keep))
 
 
-def cut(pending: list[NnueBatch], size: int) -> tuple[NnueBatch, list[NnueBatch]]:
-    """The first ``size`` rows of the pending batches as one batch, and the rest."""
-    merged = NnueBatch(*(torch.cat([getattr(b, f) for b in pending])
-                         for f in ("features", "score_cp", "result")))
-    head = NnueBatch(merged.features[:size], merged.score_cp[:size], merged.result[:size])
-    rest = NnueBatch(merged.features[size:], merged.score_cp[size:], merged.result[size:])
-    return head, [rest] if len(rest) else []
+def concat(first: NnueBatch, second: NnueBatch) -> NnueBatch:
+    return NnueBatch(*(torch.cat([getattr(first, f), getattr(second, f)])
+                       for f in ("features", "score_cp", "result")))
 
 
 def snapshot_parameters(config: NnueConfig, engine_id: str, depth: int) -> dict[str, Any]:
