@@ -72,6 +72,6 @@ class SelfplayConfig:
     def tiny(cls, **overrides: object) -> SelfplayConfig:
         """Four short games of the in-process engine at 200 nodes: the preset the tests run."""
         values: dict[str, object] = dict(engine="alphabeta:eval=hce,hash=1", games=4, nodes=200,
-                                         random_plies=2, max_plies=60, batch_games=2, workers=1)
+                                         random_plies=2, max_plies=200, batch_games=2, workers=1)
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -175,21 +175,25 @@ def ingested_sources(lake: Lake) -> set[str]:
 
 
 def plan_selfplay(lake: Lake, config: SelfplayConfig) -> SelfplayPlan:
-    """The run's folder (created, with a ``run.json`` describing it), the missing batches and
-    the batch files not ingested yet. SelfplayError on a bad engine spec or opening file."""
+    """The missing batches and the batch files not ingested yet; the run's folder is created,
+    with a ``run.json`` describing the run. SelfplayError on a bad engine spec, an engine that
+    cannot start (tried once when games are missing) or a bad opening file."""
     spec = resolve_engine(config.engine)
     rid = run_id(config)
     folder = lake.home / "selfplay" / rid
+    existing = batch_files(folder)
+    done = {game for batch in existing for game in batch.games}
+    batches = tuple(missing_batches(config.games, config.batch_games, done))
+    openings = tuple(load_openings(config))
+    if batches:
+        open_mover(config.engine, config.nodes, config.depth).close()
     folder.mkdir(parents=True, exist_ok=True)
     write_atomically(folder / "run.json", json.dumps(
         {"run_id": rid, "config": asdict(config), "engine": spec.describe()}, indent=2) + "\n")
-    existing = batch_files(folder)
-    done = {game for batch in existing for game in batch.games}
     ingested = ingested_sources(lake)
     to_ingest = tuple(str(p) for p in existing.values() if sha256_of(p) not in ingested)
-    return SelfplayPlan(config, rid, str(folder), spec.name, tuple(load_openings(config)),
-                        tuple(missing_batches(config.games, config.batch_games, done)),
-                        to_ingest, len(done))
+    return SelfplayPlan(config, rid, str(folder), spec.name, openings, batches, to_ingest,
+                        len(done))
 
 
 def load_openings(config: SelfplayConfig) -> list[Opening]:
