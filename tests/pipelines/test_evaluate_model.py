@@ -1,0 +1,83 @@
+"""Evaluating a model (issue 9, item 5): an SPRT match against a baseline and a gauntlet on
+the Stockfish ladder, recorded as tournaments, then the model's events."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flows.cli import main
+from pipelines.evaluate import EvaluateConfig, EvaluateError, evaluate_model, plan_evaluation
+from warehouse import Lake, connect
+
+OPENINGS = str(Path(__file__).parents[1] / "fixtures" / "openings" / "two_positions.epd")
+STOCKFISH = "stockfish?Threads=1&Hash=16#sf"
+
+
+def test_strong_spec_passes_the_sprt_and_is_rated_on_the_ladder(home: Path,
+                                                                  stockfish_path: str) -> None:
+    """Full Stockfish against the alpha-beta engine at 1000 nodes: it wins every game, the
+    SPRT(0,200) accepts H1; the gauntlet against the 1350 and 1500 rungs is rated with both
+    rungs anchored at their UCI_Elo; both tournaments and their ratings are in the warehouse;
+    a bare spec leaves no model event; running it again plays nothing."""
+    config = EvaluateConfig.tiny(spec=STOCKFISH, openings=OPENINGS)
+    evaluation = evaluate_model(config, home)
+    assert (evaluation.candidate, evaluation.against) == ("sf", "alphabeta:eval=hce-simple,hash=1")
+    assert evaluation.sprt_decision == "H1" and evaluation.passed
+    assert evaluation.sprt_llr >= evaluation.sprt_bounds[1] == pytest.approx(1.386, abs=1e-3)
+    assert (evaluation.wins, evaluation.draws, evaluation.losses) == (evaluation.games, 0, 0)
+    assert evaluation.games >= 6 and evaluation.games % 2 == 0
+    assert evaluation.elo is None and evaluation.los > 0.99   # a perfect score: Elo infinite
+    assert evaluation.ladder_games == 4 and evaluation.ladder_elo is not None
+    assert evaluation.ladder_plus and evaluation.ladder_plus > 0
+    con = connect(Lake(home))
+    events = con.execute("select event from tournaments order by event").fetchall()
+    assert events == [(f"chesslab evaluate {STOCKFISH}: SPRT",),
+                      (f"chesslab evaluate {STOCKFISH}: ladder",)]
+    ladder = dict(con.execute("select player, elo from ratings where tournament_id = ?",
+                              [evaluation.ladder_tournament]).fetchall())
+    assert (ladder["stockfish@1350"], ladder["stockfish@1500"]) == (1350, 1500)
+    assert ladder["sf"] == pytest.approx(evaluation.ladder_elo)
+    sprt = con.execute("select decision from sprt_results where tournament_id = ?",
+                       [evaluation.match_tournament]).fetchall()
+    assert ("H1",) in sprt
+    played = con.execute("select count(*) from tournament_games").fetchone()
+    again = evaluate_model(config, home)
+    assert again.games == evaluation.games and again.ladder_elo == evaluation.ladder_elo
+    assert con.execute("select count(*) from tournament_games").fetchone() == played
+
+
+def test_weak_spec_is_rejected(home: Path, stockfish_path: str) -> None:
+    """The alpha-beta engine at 1000 nodes against full Stockfish loses: the SPRT accepts H0
+    and nothing would be promoted; without a ladder no gauntlet is played."""
+    config = EvaluateConfig.tiny(spec="alphabeta:eval=hce-simple,hash=1", against=STOCKFISH,
+                                 openings=OPENINGS, ladder="")
+    evaluation = evaluate_model(config, home)
+    assert evaluation.sprt_decision == "H0" and not evaluation.passed
+    assert evaluation.wins == 0 and evaluation.losses >= 4
+    assert evaluation.ladder_tournament is None and evaluation.ladder_elo is None
+    payload = evaluation.payload()
+    assert payload["passed"] is False and payload["sprt_decision"] == "H0"
+    assert json.loads(json.dumps(payload))["sprt_elo"] == [0.0, 200.0]
+
+
+def test_bad_input_is_a_one_line_error(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No candidate, both a model and a spec, bad SPRT bounds, no limit, an unknown engine:
+    exit 2 with one line naming what is wrong."""
+    base = ["--home", str(home), "evaluate", "--no-prefect", "--ladder", ""]
+    cases = [
+        ([*base, "--nodes", "100"], "give a MODEL (KIND@VERSION) or --spec SPEC, not neither"),
+        ([*base, "nnue@1", "--spec", "stockfish", "--nodes", "100"], "not both"),
+        ([*base, "--spec", "stockfish", "--sprt", "5,0", "--nodes", "100"],
+         "--sprt wants elo0,elo1 with elo1 > elo0, got '5,0'"),
+        ([*base, "--spec", "stockfish"], "give a limit"),
+        ([*base, "--spec", "nosuch", "--nodes", "100"], "unknown engine 'nosuch'"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("chesslab evaluate: error:") and message in err, err
+        assert len(err.splitlines()) == 1
+    with pytest.raises(EvaluateError, match="nosuch"):
+        plan_evaluation(Lake(home), EvaluateConfig.tiny(spec="stockfish", against="nosuch"))
