@@ -81,3 +81,17 @@ def test_bad_input_is_a_one_line_error(home: Path, capsys: pytest.CaptureFixture
         assert len(err.splitlines()) == 1
     with pytest.raises(EvaluateError, match="nosuch"):
         plan_evaluation(Lake(home), EvaluateConfig.tiny(spec="stockfish", against="nosuch"))
+
+
+def test_prefect_flow_gives_the_plain_runners_figures(home: Path, stockfish_path: str,
+                                                      prefect_harness: None) -> None:
+    """The `evaluate-model` flow runs the same plan, tournaments and summary as tasks: the
+    weak spec's SPRT match ends in H0 with the same counts as in this process."""
+    from flows.evaluate_model import evaluate_model_flow
+    from flows.runtime import run_flow
+
+    config = EvaluateConfig.tiny(spec="alphabeta:eval=hce-simple,hash=1", against=STOCKFISH,
+                                 openings=OPENINGS, ladder="")
+    evaluation = run_flow(evaluate_model_flow, workers=1, config=config, home=str(home))
+    assert evaluation.sprt_decision == "H0" and evaluation.wins == 0
+    assert evaluation == evaluate_model(config, home)
