@@ -62,6 +62,77 @@ def test_weak_spec_is_rejected(home: Path, stockfish_path: str) -> None:
     assert json.loads(json.dumps(payload))["sprt_elo"] == [0.0, 200.0]
 
 
+def register(lake: Lake, version: int, engine_spec: str) -> None:
+    """A registry row as training writes it, whose deploy spec is an engine that plays today
+    (the model's own artifact is not needed to play it)."""
+    from pipelines.train.registry import record_model
+
+    artifact = lake.home / f"nnue-{version}.npz"
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    artifact.write_bytes(b"weights")
+    record_model(lake, "nnue", version, f"nnue-test-{version}",
+                 json.dumps({"engine_spec": engine_spec}), artifact, f"{version:064x}")
+
+
+def test_a_model_that_passes_is_promoted_and_becomes_best(home: Path, stockfish_path: str,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """`chesslab evaluate nnue@1`: its evaluated event holds the Elo, interval, ladder rating
+    and SPRT verdict; it passes and is promoted, so nnue@best is nnue@1. nnue@2 (nnue@latest)
+    fails its SPRT: evaluated, not promoted, and nnue@best stays nnue@1."""
+    from pipelines.train.registry import resolve_model
+
+    lake = Lake(home)
+    register(lake, 1, "stockfish?Threads=1&Hash=16")
+    register(lake, 2, "alphabeta:eval=hce-simple,hash=1")
+    base = ["--home", str(home), "evaluate", "--no-prefect", "--nodes", "1000",
+            "--sprt", "0,200", "--sprt-alpha", "0.2", "--sprt-beta", "0.2", "--max-games", "8",
+            "--openings", OPENINGS, "--concurrency", "2", "--max-plies", "160"]
+    assert main([*base, "nnue@1", "--against", "alphabeta:eval=hce-simple,hash=1",
+                 "--ladder", "1350", "--ladder-rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "nnue@1 vs alphabeta:eval=hce-simple,hash=1: +" in out and "nnue@1 promoted" in out
+    assert resolve_model(lake, "nnue@best").model_id == "nnue@1"
+    assert main([*base, "nnue@latest", "--against", STOCKFISH, "--ladder", ""]) == 0
+    assert "promoted" not in capsys.readouterr().out
+    assert resolve_model(lake, "nnue@best").model_id == "nnue@1"
+
+    con = connect(lake)
+    events = con.execute("select model_id, event, payload from model_events "
+                         "order by recorded_at").fetchall()
+    assert [(m, e) for m, e, _ in events] == [("nnue@1", "evaluated"), ("nnue@1", "promoted"),
+                                              ("nnue@2", "evaluated")]
+    first, second = json.loads(events[0][2]), json.loads(events[2][2])
+    assert (first["model_id"], first["candidate"], first["sprt_decision"], first["passed"]) == (
+        "nnue@1", "nnue@1", "H1", True)
+    assert first["wins"] == first["games"] >= 6 and first["losses"] == 0
+    assert first["sprt_elo"] == [0.0, 200.0] and first["sprt_llr"] >= first["sprt_bounds"][1]
+    assert first["ladder_games"] == 2 and first["ladder_elo"] > 1350
+    assert first["ladder_plus"] > 0 and first["ladder_minus"] > 0
+    assert {"elo", "elo_lower", "elo_upper", "los", "match_tournament",
+            "ladder_tournament"} <= set(first)
+    assert (second["sprt_decision"], second["passed"], second["wins"]) == ("H0", False, 0)
+    assert second["elo"] is None and second["ladder_tournament"] is None
+    assert json.loads(events[1][2])["sprt_tournament"] == first["match_tournament"]
+    status = dict(con.execute("select model_id, status from model_status").fetchall())
+    assert status == {"nnue@1": "promoted", "nnue@2": "evaluated"}
+
+
+def test_unknown_model_and_undeployable_kind(home: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A model not in the registry is a one-line error naming it; an nnue model without a
+    deploy override maps to the alpha-beta engine with its NNUE."""
+    from pipelines.evaluate import model_engine_spec
+
+    assert main(["--home", str(home), "evaluate", "nnue@7", "--no-prefect", "--nodes", "100",
+                 "--ladder", ""]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("chesslab evaluate: error: no model 'nnue@7'") and "\n" not in err
+    assert model_engine_spec("nnue", "nnue@7", {}) == "alphabeta:eval=nnue,model=nnue@7"
+    with pytest.raises(EvaluateError, match="no engine plays models of kind 'lmr'"):
+        model_engine_spec("lmr", "lmr@1", {})
+
+
 def test_bad_input_is_a_one_line_error(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """No candidate, both a model and a spec, bad SPRT bounds, no limit, an unknown engine:
     exit 2 with one line naming what is wrong."""
