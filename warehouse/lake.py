@@ -27,6 +27,7 @@ import fcntl
 import logging
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -49,6 +50,7 @@ DELTA_LOG = "_delta_log"
 # The keyed-write lock file: a leading underscore, so Delta readers and vacuum leave it alone.
 WRITE_LOCK = "_chesslab_write.lock"
 ROW = "__row"
+_SCANNER = threading.local()
 # Commit conflicts are retried with jittered exponential backoff, this many times at most.
 COMMIT_ATTEMPTS = 30
 BACKOFF_BASE_S = 0.02
@@ -328,10 +330,24 @@ def absent_rows(spec: Table, uris: list[str], group: pa.Table) -> pa.Array:
     columns = row_key(spec)
     equal = " and ".join(f"t.{c} is not distinct from b.{c}" if c in spec.nullable_key
                          else f"t.{c} = b.{c}" for c in columns)
-    with duckdb.connect() as con:
-        con.register("b", group.select([*columns, ROW]))
+    con = key_scanner()
+    con.register("b", group.select([*columns, ROW]))
+    try:
         return con.sql(f"select b.{ROW} from b anti join read_parquet($uris) t on {equal}",
                        params={"uris": uris}).to_arrow_table().column(ROW).combine_chunks()
+    finally:
+        con.unregister("b")
+
+
+def key_scanner() -> duckdb.DuckDBPyConnection:
+    """This thread's DuckDB connection for key scans, kept (opening one takes tens of ms),
+    with Parquet footers cached: Delta never rewrites a data file in place. One per process
+    and thread, as connections are neither thread-safe nor to be used after a fork."""
+    if getattr(_SCANNER, "pid", None) != os.getpid():
+        _SCANNER.con = duckdb.connect()
+        _SCANNER.con.execute("set parquet_metadata_cache = true")
+        _SCANNER.pid = os.getpid()
+    return _SCANNER.con
 
 
 def check_partition_values(spec: Table, column: str, values: list[Any]) -> None:
