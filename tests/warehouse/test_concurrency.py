@@ -170,7 +170,7 @@ def test_a_killed_and_rerun_ingest_stores_each_row_once(home: Path) -> None:
 def test_two_label_runs_at_once_store_each_label_once(home: Path, stockfish_path: str,
         selfplay_positions: list[dict[str, object]]) -> None:
     """Two `chesslab label` processes over the same positions at the same time: whichever
-    labels a position first stores it, the other's merge inserts nothing."""
+    labels a position first stores it, the other's write stores nothing for it."""
     lake = Lake(home)
     lake.write("positions", selfplay_positions[:60])
     command = [sys.executable, "-m", "flows.cli", "--home", str(home), "label", "--no-prefect",

@@ -103,6 +103,20 @@ def test_high_keys_are_found_by_their_stored_bits(home: Path) -> None:
     assert sorted(lake.read("positions").column("position_key").to_pylist()) == [5, HIGH_KEY]
 
 
+def test_long_string_keys_are_found_despite_truncated_statistics(home: Path) -> None:
+    """Delta's file statistics keep a 64-character prefix of a string (the maximum rounded
+    up): keys longer than that, alike in their first 64 characters, are still found."""
+    lake = Lake(home)
+    stem = "f" * 70
+    assert lake.write("sources", [{"source_id": stem + "5", "path": "a.pgn"}]) == 1
+    assert lake.write("sources", [{"source_id": stem + s, "path": "b.pgn"}
+                                  for s in ("5", "1", "9")]) == 2
+    assert sorted(lake.read("sources", columns=["source_id", "path"]).to_pylist(),
+                  key=lambda r: r["source_id"]) == [
+        {"source_id": stem + "1", "path": "b.pgn"}, {"source_id": stem + "5", "path": "a.pgn"},
+        {"source_id": stem + "9", "path": "b.pgn"}]
+
+
 def test_schema_is_enforced_naming_table_and_column(home: Path) -> None:
     """A misspelled column used to be stored as NULL; now it is refused, as is a missing or
     null required column (keys and partitions always are)."""
