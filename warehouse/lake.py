@@ -367,12 +367,6 @@ def check_partition_values(spec: Table, column: str, values: list[Any]) -> None:
             raise WarehouseError(f"table {spec.name!r}: bad partition value {column}={value!r}")
 
 
-def sql_literal(value: Any) -> str:
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    return str(int(value))
-
-
 def dedupe(spec: Table, data: pa.Table) -> pa.Table:
     """Keep the first row of each key (all rows when the table has no key)."""
     if not spec.key or data.num_rows == 0:
