@@ -353,12 +353,14 @@ def absent_rows(spec: Table, uris: list[str], group: pa.Table) -> pa.Array:
 def key_scanner() -> duckdb.DuckDBPyConnection:
     """This thread's DuckDB connection for key scans, kept (opening one takes tens of ms),
     with Parquet footers cached: Delta never rewrites a data file in place. One per process
-    and thread, as connections are neither thread-safe nor to be used after a fork."""
-    if getattr(_SCANNER, "pid", None) != os.getpid():
-        _SCANNER.con = duckdb.connect()
-        _SCANNER.con.execute("set parquet_metadata_cache = true")
-        _SCANNER.pid = os.getpid()
-    return _SCANNER.con
+    and thread, as connections are neither thread-safe nor to be used after a fork (one a
+    forked child inherits stays referenced: closing it there could hang)."""
+    connections = _SCANNER.__dict__.setdefault("by_pid", {})
+    if os.getpid() not in connections:
+        con = duckdb.connect()
+        con.execute("set parquet_metadata_cache = true")
+        connections[os.getpid()] = con
+    return connections[os.getpid()]
 
 
 def check_partition_values(spec: Table, column: str, values: list[Any]) -> None:
