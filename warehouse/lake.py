@@ -1,11 +1,18 @@
 """The lake: one Delta Lake table per warehouse table, under ``<home>/lake/<table>/``.
 
-Every write is one atomic Delta commit, checked against the table's schema. Keyed tables are
-written by merge on their key (insert when not matched), so a fact written twice by parallel
-writers or a resumed run is stored once and every reader of the files (DuckDB, pandas,
-polars) sees correct counts. Concurrent writers retry on a commit conflict; a writer killed
-mid-write leaves files that no commit references, which readers never see and ``compact``
-vacuums. Each commit is a table version that can be read again (time travel).
+Every write is one atomic Delta commit, checked against the table's schema. Keyed tables keep
+each key once in their files, so a fact written twice by parallel writers or a resumed run is
+stored once and every reader of the files (DuckDB, pandas, polars) sees correct counts: a
+keyed write takes the table's write lock (``flock`` on ``<table>/_chesslab_write.lock``),
+reads only the key columns of the current version's files that can hold the batch's keys
+(its partitions, files whose key range overlaps the batch's) to drop the keys already stored,
+and appends the rest in one commit. The lock serializes writers on one machine (processes,
+threads, Dask local workers) for that short step only; the kernel releases it when a writer
+dies, so a writer killed with ``kill -9`` blocks no one, and its files, which no commit
+references, are never seen by readers and are vacuumed by ``compact``. Writers on other
+machines sharing the folder are not serialized by ``flock``: they would need a Delta merge
+on the key (this module's history before the lock has one). Each commit is a table version
+that can be read again (time travel).
 
 Delta has no unsigned integers: ``uint64`` columns (position keys) are stored as the signed
 64-bit integer with the same bits and given back unsigned by :meth:`Lake.read` and the views.
@@ -16,14 +23,18 @@ Delta has no unsigned integers: ``uint64`` columns (position keys) are stored as
 """
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import random
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, write_deltalake
@@ -36,6 +47,10 @@ log = logging.getLogger(__name__)
 HOME_ENV = "CHESSLAB_HOME"
 DEFAULT_HOME = "chesslab_home"
 DELTA_LOG = "_delta_log"
+# The keyed-write lock file: a leading underscore, so Delta readers and vacuum leave it alone.
+WRITE_LOCK = "_chesslab_write.lock"
+ROW = "__row"
+_SCANNER = threading.local()
 # Commit conflicts are retried with jittered exponential backoff, this many times at most.
 COMMIT_ATTEMPTS = 30
 BACKOFF_BASE_S = 0.02
@@ -105,11 +120,14 @@ class Lake:
         data = dedupe(spec, conform(spec, rows))
         if data.num_rows == 0:
             return 0
+        for column in spec.partition_by:
+            check_partition_values(spec, column, data.column(column).unique().to_pylist())
         stored = to_storage(data)
         self._ensure_table(spec)
         if not spec.key:
             return with_retries(name, lambda: self._append(spec, stored))
-        return with_retries(name, lambda: self._merge(spec, stored))
+        with write_lock(self.table_dir(name)):
+            return with_retries(name, lambda: self._append_new(spec, stored))
 
     def _ensure_table(self, spec: Table) -> None:
         if (self.table_dir(spec.name) / DELTA_LOG).is_dir():
@@ -119,17 +137,16 @@ class Lake:
             str(self.table_dir(spec.name)), schema=storage_schema(spec.schema),
             partition_by=list(spec.partition_by) or None, mode="ignore", name=spec.name))
 
-    def _append(self, spec: Table, data: pa.Table) -> int:
-        write_deltalake(str(self.table_dir(spec.name)), data, mode="append",
+    def _append(self, spec: Table, data: pa.Table, delta: DeltaTable | None = None) -> int:
+        write_deltalake(delta or str(self.table_dir(spec.name)), data, mode="append",
                         partition_by=list(spec.partition_by) or None)
         return data.num_rows
 
-    def _merge(self, spec: Table, data: pa.Table) -> int:
+    def _append_new(self, spec: Table, data: pa.Table) -> int:
+        """Append the rows whose key the current version does not hold (under the lock)."""
         delta = DeltaTable(str(self.table_dir(spec.name)))
-        metrics = delta.merge(
-            data, predicate=merge_predicate(spec, data), source_alias="s", target_alias="t",
-        ).when_not_matched_insert_all().execute()
-        return int(metrics["num_target_rows_inserted"])
+        new = unseen_rows(spec, delta, data)
+        return self._append(spec, new, delta) if new.num_rows else 0
 
     def read(self, name: str, columns: Sequence[str] | None = None,
              version: int | None = None) -> pa.Table:
@@ -230,41 +247,126 @@ def to_storage(data: pa.Table) -> pa.Table:
     return data.cast(storage_schema(data.schema), safe=False)
 
 
-def merge_predicate(spec: Table, data: pa.Table) -> str:
-    """The merge condition: equal keys; the batch's partitions as literals, so the merge reads
-    (and conflicts on) only the partitions it writes; and the range of the first key column,
-    so files whose statistics lie outside it are skipped (a game's moves are merged against
-    the moves of its own source file, not all moves)."""
-    for column in spec.partition_by:
-        check_partition_values(spec, column, data.column(column).unique().to_pylist())
-    terms = [f"t.{c} is not distinct from s.{c}" if c in spec.nullable_key else f"t.{c} = s.{c}"
-             for c in spec.key]
-    terms += [f"t.{c} in ({', '.join(sql_literal(v) for v in data.column(c).unique().to_pylist())})"
-              for c in spec.partition_by]
-    return " and ".join(f"({term})" for term in terms + key_range(spec, data))
+@contextmanager
+def write_lock(folder: Path) -> Iterator[None]:
+    """The table's cross-process write lock: ``flock`` on a file in its folder (a name Delta
+    and vacuum ignore). The kernel drops it when the holder exits, however it dies."""
+    with open(folder / WRITE_LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def key_range(spec: Table, data: pa.Table) -> list[str]:
-    """``t.k between <min> and <max>`` for the first key column, when a string or integer."""
-    column = spec.key[0]
-    kind = data.schema.field(column).type
-    if column in spec.nullable_key or not (pa.types.is_string(kind) or pa.types.is_integer(kind)):
-        return []
-    bounds = pc.min_max(data.column(column))
-    return [f"t.{column} between {sql_literal(bounds['min'].as_py())} "
-            f"and {sql_literal(bounds['max'].as_py())}"]
+def unseen_rows(spec: Table, delta: DeltaTable, data: pa.Table) -> pa.Table:
+    """The rows of ``data`` (storage types, keys unique) whose key ``delta`` does not hold,
+    in their order. Per partition of the batch, only the files of that partition whose
+    first-key range overlaps the batch's are read, and of them only the key columns."""
+    files = file_index(delta)
+    if files.num_rows == 0:
+        return data
+    indexed = data.append_column(ROW, row_numbers(data.num_rows))
+    rows = pa.chunked_array([absent_rows(spec, candidate_files(spec, files, group), group)
+                             for group in partition_groups(spec, indexed)], pa.int64())
+    if len(rows) == data.num_rows:
+        return data   # the common case of new facts: nothing to drop, nothing to copy
+    return data.take(pc.take(rows, pc.sort_indices(rows)))
+
+
+def row_numbers(count: int) -> pa.Array:
+    """0, 1, ..., count - 1 as int64 (a cumulative sum of ones: a Python range is slow)."""
+    return pc.subtract(pc.cumulative_sum(pa.nulls(count, pa.int64()).fill_null(1)), 1)
+
+
+def file_index(delta: DeltaTable) -> pa.Table:
+    """The current version's files: ``uri`` plus Delta's ``partition.*``, ``min.*`` and
+    ``max.*`` columns (the log's statistics)."""
+    actions = pa.table(delta.get_add_actions(flatten=True))
+    uris = {basename(uri): uri for uri in delta.file_uris()}
+    return actions.append_column("uri", pa.array(
+        [uris[basename(path)] for path in actions.column("path").to_pylist()], pa.string()))
+
+
+def basename(path: str) -> str:
+    """A data file's name (``part-<n>-<uuid>...parquet``, unique in the table)."""
+    return path.rsplit("/", 1)[-1]
+
+
+def partition_groups(spec: Table, data: pa.Table) -> list[pa.Table]:
+    """``data`` split by the table's partition values (one group when unpartitioned)."""
+    if not spec.partition_by:
+        return [data]
+    combos = data.select(list(spec.partition_by)).group_by(list(spec.partition_by)).aggregate([])
+    return [data.filter(matches(data, combo)) for combo in combos.to_pylist()]
+
+
+def matches(data: pa.Table, values: Mapping[str, Any]) -> pa.ChunkedArray:
+    """A mask of the rows of ``data`` whose columns equal ``values``."""
+    mask = None
+    for column, value in values.items():
+        equal = pc.equal(data.column(column), pa.scalar(value, data.schema.field(column).type))
+        mask = equal if mask is None else pc.and_(mask, equal)
+    return mask
+
+
+def candidate_files(spec: Table, files: pa.Table, group: pa.Table) -> list[str]:
+    """The files that can hold keys of ``group``: those of its partition whose statistics of
+    the first non-partition key column overlap the group's range (or that have none)."""
+    wanted = {f"partition.{c}": group.column(c)[0].as_py() for c in spec.partition_by}
+    if wanted:
+        files = files.filter(matches(files, wanted))
+    column = row_key(spec)[0]
+    if column not in spec.nullable_key and f"min.{column}" in files.column_names:
+        bounds = pc.min_max(group.column(column))
+        low, high = files.column(f"min.{column}"), files.column(f"max.{column}")
+        overlap = pc.and_(pc.less_equal(low, bounds["max"]), pc.greater_equal(high, bounds["min"]))
+        files = files.filter(pc.fill_null(overlap, True))
+    return files.column("uri").to_pylist()
+
+
+def row_key(spec: Table) -> list[str]:
+    """The key columns stored in the files (partition columns live in the folder names)."""
+    return [c for c in spec.key if c not in spec.partition_by]
+
+
+def absent_rows(spec: Table, uris: list[str], group: pa.Table) -> pa.Array:
+    """The ``ROW`` numbers of ``group`` whose key is in none of the files ``uris``."""
+    if not uris:
+        return group.column(ROW).combine_chunks()
+    columns = row_key(spec)
+    equal = " and ".join(f"t.{c} is not distinct from b.{c}" if c in spec.nullable_key
+                         else f"t.{c} = b.{c}" for c in columns)
+    con = key_scanner()
+    con.register("b", group.select([*columns, ROW]))
+    try:
+        # the stored keys of the batch first (a semi join, hashing the small batch), then
+        # the batch without them: twice as fast as one anti join hashing every stored key
+        return con.sql(f"with stored as (select {', '.join(columns)} from read_parquet($uris) t "
+                       f"semi join b on {equal}) "
+                       f"select b.{ROW} from b anti join stored t on {equal}",
+                       params={"uris": uris}).to_arrow_table().column(ROW).combine_chunks()
+    finally:
+        con.unregister("b")
+
+
+def key_scanner() -> duckdb.DuckDBPyConnection:
+    """This thread's DuckDB connection for key scans, kept (opening one takes tens of ms),
+    with Parquet footers cached: Delta never rewrites a data file in place. One per process
+    and thread, as connections are neither thread-safe nor to be used after a fork (one a
+    forked child inherits stays referenced: closing it there could hang)."""
+    connections = _SCANNER.__dict__.setdefault("by_pid", {})
+    if os.getpid() not in connections:
+        con = duckdb.connect()
+        con.execute("set parquet_metadata_cache = true")
+        connections[os.getpid()] = con
+    return connections[os.getpid()]
 
 
 def check_partition_values(spec: Table, column: str, values: list[Any]) -> None:
     for value in values:
         if value is None or "/" in str(value) or str(value) in ("", ".", ".."):
             raise WarehouseError(f"table {spec.name!r}: bad partition value {column}={value!r}")
-
-
-def sql_literal(value: Any) -> str:
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    return str(int(value))
 
 
 def dedupe(spec: Table, data: pa.Table) -> pa.Table:
@@ -274,9 +376,9 @@ def dedupe(spec: Table, data: pa.Table) -> pa.Table:
     keys = data.select(list(spec.key))
     if keys.group_by(list(spec.key)).aggregate([]).num_rows == data.num_rows:
         return data  # the common case, checked cheaply: no key twice
-    indexed = keys.append_column("__row", pa.array(range(data.num_rows), pa.int64()))
-    first = indexed.group_by(list(spec.key), use_threads=False).aggregate([("__row", "min")])
-    rows = first.column("__row_min")
+    indexed = keys.append_column(ROW, row_numbers(data.num_rows))
+    first = indexed.group_by(list(spec.key), use_threads=False).aggregate([(ROW, "min")])
+    rows = first.column(f"{ROW}_min")
     return data.take(pc.take(rows, pc.sort_indices(rows)))
 
 

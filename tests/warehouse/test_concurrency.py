@@ -1,16 +1,20 @@
 """Concurrent writers and killed writers: separate processes over one Delta table."""
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pyarrow.dataset as ds
+import pytest
 
 from warehouse import Lake, connect
+from warehouse.lake import WRITE_LOCK, write_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 # A writer process: `rounds` commits of `count` labels at depths 5 and 6, round r with keys
@@ -40,9 +44,8 @@ def raw_rows(lake: Lake) -> int:
     return ds.dataset([str(p) for p in lake.parts("labels")]).count_rows()
 
 
-def test_processes_merging_the_same_keys_at_once_store_each_once(home: Path) -> None:
-    """Three processes merge overlapping keys at once; commit conflicts are retried and no
-    key lands twice (the trial here saw CommitFailedError without the retry)."""
+def test_processes_writing_overlapping_keys_at_once_store_each_once(home: Path) -> None:
+    """Three processes write overlapping keys at once: each key lands once."""
     Lake(home).write("labels", [{"position_key": 0, "engine_id": "sf", "depth": 5}])
     procs = [writer(home, first, 200, rounds=2) for first in (1, 101, 151)]
     for proc in procs:
@@ -71,6 +74,65 @@ def test_a_writer_killed_mid_write_leaves_no_partial_commit(home: Path) -> None:
     assert raw_rows(lake) == 72000
     assert connect(lake).execute("select count(distinct (position_key, depth)) from labels"
                                  ).fetchone() == (72000,)
+
+
+def test_three_processes_writing_the_same_keys_store_each_once(home: Path) -> None:
+    """Three processes write the same 300 keys at two depths twice over: the lock makes
+    each writer see what the one before it committed, so 600 rows land, each once, all in
+    the first commit: the five writes after it find nothing new and commit nothing."""
+    procs = [writer(home, 1, 300, rounds=2) for _ in range(3)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0 and out.strip() == "done", err
+    lake = Lake(home)
+    assert raw_rows(lake) == 600
+    assert connect(lake).execute("select count(distinct (position_key, depth)), sum(score_cp) "
+                                 "from labels").fetchone() == (600, 2 * sum(k % 100 for k in range(1, 301)))
+    assert lake.version("labels") == 1   # create, then one commit: later writes add nothing
+
+
+def test_threads_writing_the_same_keys_store_each_once(home: Path) -> None:
+    """Threads of one process take the same lock (one open file each): each key once."""
+    rows = [{"position_key": k, "fen": f"fen {k}"} for k in range(1, 2001)]
+    stored: list[int] = []
+    threads = [threading.Thread(target=lambda: stored.append(Lake(home).write("positions", rows)))
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert sorted(stored) == [0, 0, 0, 2000]
+    assert ds.dataset([str(p) for p in Lake(home).parts("positions")]).count_rows() == 2000
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from warehouse.lake import write_lock
+with write_lock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_lock_held_by_a_killed_writer_does_not_block_the_next(home: Path) -> None:
+    """A process holding the write lock is killed with -9: the kernel releases the lock and
+    the next write goes through (while it lived, the lock was really held)."""
+    lake = Lake(home)
+    lake.write("labels", [{"position_key": 1, "engine_id": "sf", "depth": 5}])
+    folder = lake.table_dir("labels")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], cwd=ROOT, text=True,
+                              stdout=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with open(folder / WRITE_LOCK, "a") as handle, pytest.raises(BlockingIOError):
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+    late = writer(home, 1, 10)
+    assert late.communicate(timeout=120)[0].strip() == "done"
+    assert raw_rows(lake) == 20
+    with write_lock(folder):   # free again after the writer finished
+        pass
 
 
 def distinct_and_rows(lake: Lake, name: str, key: str) -> tuple[int, int]:
@@ -108,7 +170,7 @@ def test_a_killed_and_rerun_ingest_stores_each_row_once(home: Path) -> None:
 def test_two_label_runs_at_once_store_each_label_once(home: Path, stockfish_path: str,
         selfplay_positions: list[dict[str, object]]) -> None:
     """Two `chesslab label` processes over the same positions at the same time: whichever
-    labels a position first stores it, the other's merge inserts nothing."""
+    labels a position first stores it, the other's write stores nothing for it."""
     lake = Lake(home)
     lake.write("positions", selfplay_positions[:60])
     command = [sys.executable, "-m", "flows.cli", "--home", str(home), "label", "--no-prefect",

@@ -1,4 +1,4 @@
-"""The Delta Lake writer: merges on keys, schema enforcement, versions, compaction, refusals."""
+"""The Delta Lake writer: each key once, schema enforcement, versions, compaction, refusals."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +7,11 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
+from deltalake import DeltaTable
+
 from warehouse import Lake, WarehouseError, connect
+from warehouse.lake import WRITE_LOCK, candidate_files, conform, file_index, to_storage
+from warehouse.tables import table
 
 START_KEY = 0x463B96181691FC9C  # Polyglot key of the start position (Polyglot spec value)
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
@@ -21,7 +25,7 @@ def label_row(depth: int, score: int, engine: str = "sf-15.1-abc",
 
 
 def test_a_fact_written_twice_is_stored_once_in_the_files(home: Path) -> None:
-    """Keyed tables are written by merge: a second write of the same key stores nothing, so
+    """Keyed tables drop stored keys: a second write of the same key stores nothing, so
     any reader of the raw files (pyarrow here) counts one row, not two."""
     lake = Lake(home)
     row = {"position_key": START_KEY, "fen": START_FEN, "source_id": "s1"}
@@ -71,6 +75,48 @@ def test_versions_pin_what_a_reader_saw(home: Path) -> None:
         lake.read("labels", version=99)
 
 
+def test_keys_are_checked_in_their_partition_and_key_range(home: Path) -> None:
+    """A stored key is dropped only where it is stored: the same position at a new depth or
+    engine is new. Files whose key range lies outside the batch's are not read."""
+    lake = Lake(home)
+    assert lake.write("labels", [label_row(5, 30, key=k) for k in (10, 20)]) == 2
+    assert lake.write("labels", [label_row(5, 31, key=20), label_row(6, 31, key=20),
+                                 label_row(5, 31, key=20, engine="other"),
+                                 label_row(5, 31, key=15)]) == 3
+    rows = lake.read("labels", columns=["position_key", "engine_id", "depth", "score_cp"])
+    assert sorted(tuple(r.values()) for r in rows.to_pylist()) == [
+        (10, "sf-15.1-abc", 5, 30), (15, "sf-15.1-abc", 5, 31), (20, "other", 5, 31),
+        (20, "sf-15.1-abc", 5, 30), (20, "sf-15.1-abc", 6, 31)]
+    spec, files = table("labels"), file_index(DeltaTable(str(lake.table_dir("labels"))))
+    batch = to_storage(conform(spec, [label_row(5, 0, key=k) for k in (11, 14)]))
+    assert [Path(uri).parent.name for uri in candidate_files(spec, files, batch)] == ["depth=5"]
+    batch = to_storage(conform(spec, [label_row(5, 0, key=k) for k in (21, 99)]))
+    assert candidate_files(spec, files, batch) == []
+
+
+def test_high_keys_are_found_by_their_stored_bits(home: Path) -> None:
+    """Keys above 2**63 are stored signed; a second write of one still finds it."""
+    lake = Lake(home)
+    rows = [{"position_key": HIGH_KEY, "fen": KINGS_FEN}, {"position_key": 5, "fen": START_FEN}]
+    assert lake.write("positions", rows) == 2
+    assert lake.write("positions", rows[::-1]) == 0
+    assert sorted(lake.read("positions").column("position_key").to_pylist()) == [5, HIGH_KEY]
+
+
+def test_long_string_keys_are_found_despite_truncated_statistics(home: Path) -> None:
+    """Delta's file statistics keep a 64-character prefix of a string (the maximum rounded
+    up): keys longer than that, alike in their first 64 characters, are still found."""
+    lake = Lake(home)
+    stem = "f" * 70
+    assert lake.write("sources", [{"source_id": stem + "5", "path": "a.pgn"}]) == 1
+    assert lake.write("sources", [{"source_id": stem + s, "path": "b.pgn"}
+                                  for s in ("5", "1", "9")]) == 2
+    assert sorted(lake.read("sources", columns=["source_id", "path"]).to_pylist(),
+                  key=lambda r: r["source_id"]) == [
+        {"source_id": stem + "1", "path": "b.pgn"}, {"source_id": stem + "5", "path": "a.pgn"},
+        {"source_id": stem + "9", "path": "b.pgn"}]
+
+
 def test_schema_is_enforced_naming_table_and_column(home: Path) -> None:
     """A misspelled column used to be stored as NULL; now it is refused, as is a missing or
     null required column (keys and partitions always are)."""
@@ -96,6 +142,8 @@ def test_compact_optimizes_and_vacuums(home: Path) -> None:
     assert lake.compact("labels", retain_hours=0) == (6, 2)
     assert len(list(lake.table_dir("labels").rglob("*.parquet"))) == 2
     assert lake.read("labels").num_rows == 6
+    assert (lake.table_dir("labels") / WRITE_LOCK).is_file()   # vacuum leaves the lock file
+    assert lake.write("labels", [label_row(5, 0, key=2), label_row(5, 0, key=4)]) == 1
 
 
 def test_old_part_layout_is_refused_naming_the_folder(home: Path) -> None:

@@ -16,13 +16,14 @@ class Table:
 
     name: the folder under ``lake/`` and the DuckDB view name.
     schema: the Arrow schema of the table, partition columns included.
-    key: columns that identify a row; a keyed table is written by merge on its key, so a
-        fact written twice (parallel writers, a resumed run) is stored once.
+    key: columns that identify a row; a keyed table stores each key once (a write drops the
+        keys already stored), so a fact written twice (parallel writers, a resumed run) is
+        stored once.
     partition_by: hive partition columns (``lake/labels/engine_id=.../depth=7/*.parquet``).
     required: columns every written row must give (not null) besides the key and the
         partition columns, which are always required.
-    nullable_key: key columns that may be null (an EPD record has no game index); the merge
-        matches them null-safely (``is not distinct from``).
+    nullable_key: key columns that may be null (an EPD record has no game index); stored
+        keys are matched null-safely (``is not distinct from``).
     """
 
     name: str
