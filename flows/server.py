@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pipelines.processes import die_with_parent
+from pipelines.processes import OWN_GROUP, orphan_safe
 
 log = logging.getLogger(__name__)
 
@@ -115,10 +115,10 @@ def start(folder: Path) -> tuple[subprocess.Popen[bytes], ServerRecord, Path]:
     log_path = folder / f"server-{os.getpid()}.log"
     with open(log_path, "wb") as log_file:
         process = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1",
-             "--port", str(port), "--no-services"],
+            orphan_safe([sys.executable, "-m", "prefect", "server", "start", "--host",
+                         "127.0.0.1", "--port", str(port), "--no-services"]),
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
-            preexec_fn=die_with_parent, env={**os.environ, "PREFECT_UI_ENABLED": "false"})
+            **OWN_GROUP, env={**os.environ, "PREFECT_UI_ENABLED": "false"})
     record = ServerRecord(process.pid, port, os.getpid())
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while not healthy(record.url):

@@ -3,11 +3,15 @@
 Every process chesslab starts (engines, ingest pool workers, the temporary Prefect server)
 runs in its own process group, so a Ctrl-C at the terminal reaches only chesslab, which ends
 them itself, and asks Linux for ``SIGKILL`` when the thread that started it ends
-(``prctl(PR_SET_PDEATHSIG)``), so a ``kill -9`` of chesslab leaves none of them behind.
+(``PR_SET_PDEATHSIG``), so a ``kill -9`` of chesslab leaves none of them behind.
+
+Programs are started with :func:`orphan_safe` and :data:`OWN_GROUP`: util-linux's ``setpriv
+--pdeathsig KILL`` sets the death signal and execs the program, and ``process_group=0`` is done
+by the C fork code. No Python runs between fork and exec: a ``preexec_fn`` does, which crashes
+the child (SIGSEGV) once the parent has threads of the Delta Lake runtime or DuckDB.
 
 >>> import subprocess
->>> child = subprocess.Popen(["true"], preexec_fn=die_with_parent)
->>> child.wait()
+>>> subprocess.run(orphan_safe(["true"]), **OWN_GROUP).returncode
 0
 """
 from __future__ import annotations
@@ -15,20 +19,41 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import shutil
 import signal
+from collections.abc import Sequence
+from typing import Any
 
 PR_SET_PDEATHSIG = 1
 
-try:  # resolved once here: a preexec function must not load libraries after fork
+try:  # resolved once, at import
     _prctl = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
 except (OSError, AttributeError):  # not Linux: children only get their own group
     _prctl = None
 
 
+#: util-linux's setpriv, which sets the parent-death signal and execs (None: not installed).
+SETPRIV = shutil.which("setpriv")
+#: Popen arguments that start the child in its own process group (C-level, fork-safe).
+OWN_GROUP: dict[str, Any] = {"process_group": 0}
+
+
+def orphan_safe(command: Sequence[str]) -> list[str]:
+    """``command`` run so that it gets SIGKILL when the starting thread ends.
+
+    >>> orphan_safe(["stockfish"])[-2:]
+    ['--', 'stockfish']
+    """
+    if SETPRIV is None:
+        return list(command)
+    return [SETPRIV, "--pdeathsig", "KILL", "--", *command]
+
+
 def die_with_parent() -> None:
     """Start a process group and ask for SIGKILL when the parent thread ends.
 
-    Safe as a ``preexec_fn`` (runs between fork and exec) or a pool ``initializer``.
+    For a process that runs Python anyway: a pool worker's ``initializer``, a fork server's
+    preload. Never a ``preexec_fn`` (see the module docstring).
     """
     os.setpgrp()
     if _prctl is not None:

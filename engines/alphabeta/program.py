@@ -38,7 +38,8 @@ class AlphaBetaOptions:
                 "Simplified Evaluation Function) or nnue (needs --nnue or --model)",
         "choices": EVALS})
     nnue: str = field(default="", metadata={
-        "help": "the chesslab NNUE v1 .npz file of --eval nnue (UCI option EvalFile)"})
+        "help": "the chesslab NNUE v1 .npz file of --eval nnue (UCI option EvalFile); the "
+                "engine's identity names the net by --model, not by this path"})
     lmr: str = field(default="default", metadata={
         "help": "late-move reductions: default (log d * log m / 1.95) or none", "choices": LMRS})
     hash: int = field(default=16, metadata={"help": "transposition table size in MB"})
@@ -82,7 +83,7 @@ def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
     )
     return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
                       uci_options, make_searcher, flush_search_log,
-                      identity_excludes=("SearchLogRate",))
+                      identity_excludes=("SearchLogRate", "EvalFile"))
 
 
 def make_searcher(values: Mapping[str, Any]) -> Searcher:

@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pipelines.processes import die_with_parent
+from pipelines.processes import OWN_GROUP, orphan_safe
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +61,8 @@ class UciEngine:
         self.options = dict(options)
         try:
             self.process = subprocess.Popen(
-                [path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, bufsize=0, preexec_fn=die_with_parent)
+                orphan_safe([path]), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, bufsize=0, **OWN_GROUP)
         except OSError as exc:
             raise EngineError(f"cannot start engine {path!r}: {exc.strerror or exc}") from None
         self._fd = self.process.stdout.fileno()  # type: ignore[union-attr]

@@ -27,7 +27,7 @@ import chess.engine
 import chess.pgn
 
 from engines.registry import EngineSpec
-from pipelines.processes import die_with_parent
+from pipelines.processes import OWN_GROUP, orphan_safe
 from pipelines.tournament.adjudication import MATE_CP, Adjudicator, Verdict
 from pipelines.tournament.config import TimeControl, TournamentConfig
 from pipelines.tournament.openings import Opening
@@ -66,8 +66,8 @@ class Seat:
             else chess.engine.popen_xboard
         try:
             self.transport, engine = await asyncio.wait_for(
-                popen(list(self.spec.command), stderr=subprocess.DEVNULL,
-                      preexec_fn=die_with_parent), START_TIMEOUT_S)
+                popen(orphan_safe(self.spec.command), stderr=subprocess.DEVNULL, **OWN_GROUP),
+                START_TIMEOUT_S)
             self.engine = engine
             if self.spec.options:
                 await asyncio.wait_for(engine.configure(dict(self.spec.options)),
