@@ -12,6 +12,11 @@ Three parts, each printing baseline and ours side by side:
 (d) ``startup``: seconds from process start to ``uciok`` (and to ``readyok``, which builds the
     searcher) of ``python -m engines.uci alphabeta`` and ``chesslab engine alphabeta``, next to
     sunfish and Stockfish; target ``uciok`` < 1 s.
+(e) ``timing``: how the UCI front end keeps time, next to Stockfish on the same positions:
+    seconds from ``stop`` to ``bestmove`` after ``go infinite``, a ``go movetime 300``, a move
+    on a 2 s clock and on a 20 ms clock (the wall-clock bounds the tests used to assert:
+    0.5 s, 1.0 s, 1.3 s, 0.5 s; tests now check behaviour only).
+(f) ``multipv``: nodes and time of MultiPV 3 against MultiPV 1 at a fixed depth, in-process.
 
 Matches are game pairs with colours reversed from varied openings, played through
 python-chess (``chess.engine.SimpleEngine``) with real clocks (a move that overruns its clock
@@ -22,6 +27,7 @@ PGNs go to benchmarks/out/.
     .venv/bin/python benchmarks/engine.py                      # all three, ~10 minutes
     .venv/bin/python benchmarks/engine.py --parts nps --nps-seconds 2
     .venv/bin/python benchmarks/engine.py --parts sunfish --games 40 --tc 5+0.1
+    .venv/bin/python benchmarks/engine.py --parts timing,multipv
 """
 from __future__ import annotations
 
@@ -346,6 +352,82 @@ def run_startup(ours: Player, runs: int = 5) -> None:
     print("target: uciok < 1 s for both of ours")
 
 
+# --------------------------------------------------------------------------------------------
+# (e) time keeping over UCI
+# --------------------------------------------------------------------------------------------
+
+#: The wall-clock bounds tests used to assert, in seconds, by measurement.
+TIMING_BOUNDS = {"stop": 0.5, "movetime 300": 1.0, "clock 2 s": 1.3, "clock 20 ms": 0.5}
+
+
+def timing_sample(engine: chess.engine.SimpleEngine, board: chess.Board) -> dict[str, float]:
+    """Seconds of each timed exchange on one position."""
+    with engine.analysis(board) as analysis:
+        analysis.get()
+        time.sleep(0.3)
+        started = time.monotonic()
+        analysis.stop()
+        analysis.wait()
+        sample = {"stop": time.monotonic() - started}
+    for name, limit in (("movetime 300", chess.engine.Limit(time=0.3)),
+                        ("clock 2 s", chess.engine.Limit(white_clock=2.0, black_clock=2.0)),
+                        ("clock 20 ms", chess.engine.Limit(white_clock=0.02, black_clock=0.02))):
+        started = time.monotonic()
+        engine.play(board, limit, game=object())
+        sample[name] = time.monotonic() - started
+    return sample
+
+
+def run_timing(ours: Player, runs: int = 3) -> None:
+    print(f"\n(e) time keeping over UCI, worst of {runs} runs x {len(NPS_POSITIONS)} positions "
+          "(seconds; ours and Stockfish alternate per position)")
+    players = [ours, stockfish_player(1350)]
+    engines = [chess.engine.SimpleEngine.popen_uci(p.command, cwd=ROOT, timeout=30)
+               for p in players]
+    worst: list[dict[str, float]] = [dict.fromkeys(TIMING_BOUNDS, 0.0) for _ in players]
+    try:
+        engines[1].configure({k: v for k, v in players[1].options.items()
+                              if not k.startswith("UCI_")})
+        for _ in range(runs):
+            for fen in NPS_POSITIONS.values():
+                for engine, record in zip(engines, worst, strict=True):
+                    for name, seconds in timing_sample(engine, chess.Board(fen)).items():
+                        record[name] = max(record[name], seconds)
+    finally:
+        for engine in engines:
+            engine.quit()
+    print(f"{'exchange':<14}{'bound':>7}{'ours':>8}{'stockfish':>11}{'ratio':>8}")
+    for name, bound in TIMING_BOUNDS.items():
+        ratio = worst[0][name] / worst[1][name] if worst[1][name] > 0 else math.inf
+        print(f"{name:<14}{bound:>7.2f}{worst[0][name]:>8.3f}{worst[1][name]:>11.3f}"
+              f"{ratio:>7.2f}x")
+
+
+# --------------------------------------------------------------------------------------------
+# (f) the cost of MultiPV
+# --------------------------------------------------------------------------------------------
+
+def run_multipv(depth: int = 6, lines: int = 3) -> None:
+    from engines.alphabeta import AlphaBeta, SearchConfig
+
+    print(f"\n(f) MultiPV {lines} against MultiPV 1, depth {depth}, in-process, alternating")
+    print(f"{'position':<14}{'nodes 1':>11}{'nodes ' + str(lines):>11}{'ratio':>8}"
+          f"{'time ratio':>12}")
+    totals = [0, 0, 0.0, 0.0]
+    for name, fen in NPS_POSITIONS.items():
+        measured = []
+        for multipv in (1, lines):
+            engine = AlphaBeta(SearchConfig())
+            start = time.perf_counter()
+            last = list(engine.iterate(chess.Board(fen), max_depth=depth, multipv=multipv))[-1]
+            measured.append((last.nodes, time.perf_counter() - start))
+        (n1, t1), (nk, tk) = measured
+        totals = [totals[0] + n1, totals[1] + nk, totals[2] + t1, totals[3] + tk]
+        print(f"{name:<14}{n1:>11,}{nk:>11,}{nk / n1:>7.2f}x{tk / t1:>11.2f}x")
+    print(f"{'all':<14}{totals[0]:>11,}{totals[1]:>11,}{totals[1] / totals[0]:>7.2f}x"
+          f"{totals[3] / totals[2]:>11.2f}x")
+
+
 def sunfish_player() -> Player:
     spec = importlib.util.find_spec("sunfish")
     if spec is None or spec.origin is None:
@@ -365,8 +447,9 @@ def stockfish_player(elo: int) -> Player:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", default="startup,nps,sunfish,stockfish",
-                        help="comma-separated: startup, nps, sunfish, stockfish (default: all)")
+    parser.add_argument("--parts", default="startup,nps,sunfish,stockfish,timing,multipv",
+                        help="comma-separated: startup, nps, sunfish, stockfish, timing, "
+                             "multipv (default: all)")
     parser.add_argument("--eval", default="hce", choices=("hce", "hce-simple"),
                         help="evaluation of our engine (default: hce)")
     parser.add_argument("--nps-seconds", type=float, default=1.0,
@@ -378,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="UCI_Elo of the Stockfish opponent (default: 1350)")
     args = parser.parse_args(argv)
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
-    unknown = parts - {"startup", "nps", "sunfish", "stockfish"}
+    unknown = parts - {"startup", "nps", "sunfish", "stockfish", "timing", "multipv"}
     if unknown:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
     for line in OPENINGS:
@@ -395,6 +478,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "stockfish" in parts:
         run_match(ours, stockfish_player(args.stockfish_elo), args.games, args.tc,
                   "(c) vs Stockfish", ">= 50%", f"stockfish{args.stockfish_elo}")
+    if "timing" in parts:
+        run_timing(ours)
+    if "multipv" in parts:
+        run_multipv()
     return 0
 
 

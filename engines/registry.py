@@ -2,8 +2,10 @@
 
 Spec strings:
 
-- ``alphabeta:eval=hce-simple`` -- one of the project's own engines (``alphabeta``, ``mcts``,
-  ``puct``), started as ``<python> -m engines.uci alphabeta --eval hce-simple``;
+- ``alphabeta:eval=hce-simple`` -- one of the project's own engines (the programs
+  :mod:`engines.uci` discovers: ``alphabeta``, later ``mcts`` and ``puct``), started as
+  ``<python> -m engines.uci alphabeta --eval hce-simple``; ``alphabeta:eval=nnue,model=nnue@3``
+  plays a model version (passed as the UCI option ``Model``);
 - ``stockfish`` -- Stockfish at full strength; ``stockfish@1350`` -- Stockfish limited by
   ``UCI_LimitStrength``/``UCI_Elo`` (the rating ladder; the number is the player's anchor);
   ``stockfish@1350-2350/250`` or ``stockfish@1350,1800`` name several rungs at once;
@@ -21,6 +23,9 @@ or ``command = ["/path", "arg"]``, ``protocol``, ``options = {Hash = 16}``, ``el
 ('stockfish@1500', 1500, 1500)
 >>> parse_engine("alphabeta:eval=hce").command[1:]
 ('-m', 'engines.uci', 'alphabeta', '--eval', 'hce')
+
+:func:`player_identity` gives a player's row of the ``engines`` table (the identity labels
+use too): own engines from their program's options, external ones from their ``id name``.
 """
 from __future__ import annotations
 
@@ -28,15 +33,24 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import chess.engine
+
+from engines import uci
+from engines.identity import EngineIdentity
+
 OptionValue = str | int | bool
 OWN_ENGINES = ("alphabeta", "mcts", "puct")
+#: Seconds an external engine may take to start and answer ``uci`` when its id is read.
+START_TIMEOUT_S = 30.0
 PROTOCOLS = ("uci", "xboard")
 # Debian engines and the protocol each one speaks (program name on PATH, arguments).
 KNOWN_ENGINES: dict[str, tuple[str, tuple[str, ...], str]] = {
@@ -78,8 +92,10 @@ class EngineSpec:
             raise EngineSpecError(f"engine {self.name!r}: empty command")
 
     @property
-    def engine_id(self) -> str:
-        """Hash of what makes the player play the way it does (not the interpreter path)."""
+    def setup_hash(self) -> str:
+        """Hash of how the player is started (kind, command, protocol, options; not the
+        interpreter path): part of a tournament's id. The engine's identity, which labels
+        share, is :func:`player_identity`."""
         command = list(self.command[1:]) if self.kind == "own" else list(self.command)
         text = json.dumps([self.kind, command, self.protocol, dict(sorted(self.options.items()))])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -132,7 +148,7 @@ def resolve_base(body: str, raw: str, players: Mapping[str, EngineSpec]) -> Engi
     head, sep, rest = body.partition(":")
     if sep and head in PROTOCOLS:
         return external(rest, head, name=body)
-    if head in OWN_ENGINES:
+    if head in OWN_ENGINES or head in uci.program_names():
         return own_engine(head, rest if sep else "", raw)
     name, _, elo = body.partition("@")
     if name in KNOWN_ENGINES:
@@ -240,3 +256,73 @@ def engine_from_entry(name: str, entry: Mapping[str, Any], players: Mapping[str,
     return EngineSpec(name=name, command=base.command, protocol=base.protocol,
                       options={**base.options, **options}, elo=elo,
                       kind="ladder" if elo is not None else base.kind)
+
+
+# --------------------------------------------------------------------------------------------
+# Identity: the player's row of the ``engines`` table
+# --------------------------------------------------------------------------------------------
+
+def chesslab_version() -> str:
+    """The installed chesslab version: the version of every own engine."""
+    try:
+        return metadata.version("chesslab")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def player_identity(spec: EngineSpec) -> EngineIdentity:
+    """Who the player is: own engines from their program and options (nothing is started),
+    external ones (ladder rungs included) from the ``id name`` they answer with."""
+    if spec.command[1:3] == ("-m", "engines.uci"):
+        return own_identity(spec)
+    return EngineIdentity.from_id_name(read_id_name(spec), spec.options)
+
+
+def own_identity(spec: EngineSpec) -> EngineIdentity:
+    """An own engine: every option of its program, the spec's ``?Option=value`` applied.
+
+    >>> identity = own_identity(parse_engine("alphabeta:eval=nnue,model=nnue@3"))
+    >>> identity.search, identity.evaluation, identity.model, identity.options["Model"]
+    ('alphabeta', 'nnue', 'nnue@3', 'nnue@3')
+    """
+    name, argv = spec.command[3], spec.command[4:]
+    try:
+        engine = uci.load_spec(name, argv)
+    except ValueError as exc:
+        raise EngineSpecError(f"engine {spec.name!r}: {exc}") from None
+    values = program_values(engine, spec)
+    return EngineIdentity(
+        name=name, version=chesslab_version(), options=values, kind="own", search=name,
+        evaluation=str(values[uci.EVAL_OPTION]) if uci.EVAL_OPTION in values else None,
+        model=str(values.get(uci.MODEL_OPTION) or "") or None)
+
+
+def program_values(engine: uci.EngineSpec, spec: EngineSpec) -> dict[str, OptionValue]:
+    """The program's option values that decide its play: command-line defaults, then the
+    spec's options (UCI names match case-insensitively); front-end options are left out."""
+    declared = {o.name.lower(): o for o in engine.options}
+    front = {o.name.lower() for o in uci.FRONT_END_OPTIONS}
+    values: dict[str, OptionValue] = {o.name: o.default for o in engine.options}
+    for key, value in spec.options.items():
+        option = declared.get(key.lower())
+        if option is None and key.lower() not in front:
+            raise EngineSpecError(f"engine {spec.name!r}: no option {key!r}; options: "
+                                  f"{', '.join(o.name for o in engine.options)}")
+        if option is not None:
+            values[option.name] = value
+    return {k: v for k, v in values.items() if k not in engine.identity_excludes}
+
+
+def read_id_name(spec: EngineSpec) -> str:
+    """Start the engine, read the name it gives (UCI ``id name``, xboard ``myname``), quit."""
+    popen = chess.engine.SimpleEngine.popen_uci if spec.protocol == "uci" \
+        else chess.engine.SimpleEngine.popen_xboard
+    try:
+        engine = popen(list(spec.command), timeout=START_TIMEOUT_S, stderr=subprocess.DEVNULL)
+    except (OSError, chess.engine.EngineError, TimeoutError) as exc:
+        raise EngineSpecError(f"engine {spec.name!r} did not start: "
+                              f"{type(exc).__name__}: {exc}") from None
+    try:
+        return str(engine.id.get("name") or Path(spec.command[0]).name)
+    finally:
+        engine.quit()

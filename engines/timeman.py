@@ -53,6 +53,7 @@ class GoLimits:
     movestogo: int | None = None
     mate: int | None = None  # look for a mate in this many moves
     infinite: bool = False
+    searchmoves: tuple[str, ...] = ()  # UCI moves the root is restricted to; () = every move
 
     def __post_init__(self) -> None:
         for name in ("depth", "nodes", "movestogo", "mate"):

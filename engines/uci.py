@@ -7,10 +7,16 @@ time manager (:mod:`engines.timeman`) after every depth whether to go on and alw
 a legal ``bestmove``. Bad input lines are answered with an ``info string error: ...`` line and
 otherwise ignored.
 
-Run an engine: ``python -m engines.uci alphabeta --eval hce-simple`` (or ``chesslab engine
-alphabeta ...``). ``python -m engines.uci package.module:function`` runs any
-:class:`EngineSpec` that ``function(argv)`` returns. Starting is cheap: the searcher (and its
-compiled core) is imported and built on the first ``isready``, ``ucinewgame`` or ``go``.
+Programs are found, not listed: every ``engines/<name>/program.py`` that defines a
+:class:`Program` called ``PROGRAM`` is an engine (``alphabeta`` today; ``mcts`` and ``puct``
+join by adding their folders). Run one: ``python -m engines.uci alphabeta --eval hce-simple``
+(or ``chesslab engine alphabeta ...``). ``python -m engines.uci package.module:function`` runs
+any :class:`EngineSpec` that ``function(argv)`` returns. Starting is cheap: the searcher (and
+its compiled core) is imported and built on the first ``isready``, ``ucinewgame`` or ``go``.
+
+For GUIs the front end offers ``MultiPV`` (the best N root moves, one ``info ... multipv k``
+line each, best first) and ``go searchmoves`` (only the given root moves are searched); the
+searcher does both through ``iterate(..., multipv=N, searchmoves=[...])``.
 
 >>> import io
 >>> out = io.StringIO()
@@ -34,8 +40,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TextIO
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn, Protocol, TextIO
 
 import chess
 
@@ -66,15 +73,29 @@ class SearchResult(Protocol):
     pv: list[chess.Move]
 
 
+class PvLine(Protocol):
+    """One of the MultiPV lines of a result: a root move's score and principal variation."""
+
+    score_cp: int | None
+    score_mate: int | None
+    pv: list[chess.Move]
+
+
 class Searcher(Protocol):
-    """What the front end needs from a search (``engines.alphabeta.AlphaBeta`` fits)."""
+    """What the front end needs from a search (``engines.alphabeta.AlphaBeta`` fits).
+
+    ``iterate`` searches only ``searchmoves`` at the root when given, and with ``multipv``
+    above 1 yields results that carry ``lines``: the best ``multipv`` root moves, best first
+    (the result's own score and pv are the first line's).
+    """
 
     def new_game(self) -> None: ...
 
     def stop(self) -> None: ...
 
     def iterate(self, board: chess.Board, max_depth: int = 100, max_nodes: int | None = None,
-                hard_deadline: float | None = None) -> Iterator[SearchResult]: ...
+                hard_deadline: float | None = None, multipv: int = 1,
+                searchmoves: Sequence[chess.Move] = ()) -> Iterator[SearchResult]: ...
 
 
 # --------------------------------------------------------------------------------------------
@@ -132,8 +153,12 @@ class UciOption:
 
 
 #: Options every engine gets from the front end itself.
+MULTI_PV = UciOption("MultiPV", "spin", 1, 1, 256)
 MOVE_OVERHEAD = UciOption("Move Overhead", "spin", TimeConfig().move_overhead_ms, 0, 5000)
 CLEAR_HASH = UciOption("Clear Hash", "button")
+FRONT_END_OPTIONS = (MULTI_PV, MOVE_OVERHEAD, CLEAR_HASH)
+#: Option names by which own programs declare their evaluation and model version.
+EVAL_OPTION, MODEL_OPTION = "Eval", "Model"
 
 
 @dataclass(frozen=True)
@@ -143,6 +168,9 @@ class EngineSpec:
     ``make_searcher(values)`` builds a searcher from the option values (keyed by option name);
     it is called again whenever an option changes. ``flush(searcher)`` is called at
     ``ucinewgame`` and ``quit`` (to write what the searcher logged, for example).
+    ``identity_excludes`` names options that never change a move (logging), left out of the
+    engine's identity. By convention an option ``Eval`` names the evaluation and ``Model``
+    the model version (``KIND@VERSION``) it loads; the identity records both.
     """
 
     name: str
@@ -150,9 +178,10 @@ class EngineSpec:
     options: tuple[UciOption, ...]
     make_searcher: Callable[[Mapping[str, Any]], Searcher]
     flush: Callable[[Searcher], None] | None = None
+    identity_excludes: tuple[str, ...] = ()
 
     def all_options(self) -> tuple[UciOption, ...]:
-        return (*self.options, MOVE_OVERHEAD, CLEAR_HASH)
+        return (*self.options, *FRONT_END_OPTIONS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -161,8 +190,7 @@ class EngineSpec:
 
 GO_INTEGERS = ("depth", "nodes", "movetime", "wtime", "btime", "winc", "binc", "movestogo",
                "mate")
-#: Accepted but without effect: the searchers search every legal move.
-GO_IGNORED = ("searchmoves",)
+GO_FLAGS = ("infinite", "ponder")
 
 
 def parse_position(tokens: Sequence[str]) -> chess.Board:
@@ -204,11 +232,11 @@ def parse_go(tokens: Sequence[str]) -> GoLimits:
         if word in GO_INTEGERS:
             values[word] = _go_integer(tokens, index)
             index += 2
-        elif word in ("infinite", "ponder"):
+        elif word in GO_FLAGS:
             values["infinite"] = True
             index += 1
-        elif word in GO_IGNORED:
-            index = _skip_argument(tokens, index)
+        elif word == "searchmoves":
+            index, values["searchmoves"] = _move_list(tokens, index + 1)
         else:
             raise UciError(f"unknown go parameter {word!r} in {'go ' + ' '.join(tokens)!r}")
     try:
@@ -226,12 +254,29 @@ def _go_integer(tokens: Sequence[str], index: int) -> int:
         raise UciError(f"go {tokens[index]} needs a number, got {tokens[index + 1]!r}") from None
 
 
-def _skip_argument(tokens: Sequence[str], index: int) -> int:
-    """Past an ignored parameter and its values (``searchmoves`` takes moves up to a keyword)."""
-    index += 1
-    while index < len(tokens) and tokens[index] not in (*GO_INTEGERS, *GO_IGNORED, "infinite"):
-        index += 1
-    return index
+def _move_list(tokens: Sequence[str], index: int) -> tuple[int, tuple[str, ...]]:
+    """The moves of ``searchmoves`` (up to the next keyword) and the index after them."""
+    end = index
+    while end < len(tokens) and tokens[end] not in (*GO_INTEGERS, *GO_FLAGS, "searchmoves"):
+        end += 1
+    if end == index:
+        raise UciError("go searchmoves needs at least one move")
+    return end, tuple(tokens[index:end])
+
+
+def root_moves(board: chess.Board, searchmoves: Sequence[str]) -> list[chess.Move]:
+    """``go searchmoves`` as legal moves of ``board``; UciError quoting an illegal one.
+
+    >>> [m.uci() for m in root_moves(chess.Board(), ["e2e4", "g1f3"])]
+    ['e2e4', 'g1f3']
+    """
+    moves = []
+    for text in searchmoves:
+        try:
+            moves.append(board.parse_uci(text))
+        except ValueError:
+            raise UciError(f"searchmoves: illegal move {text!r} in {board.fen()!r}") from None
+    return moves
 
 
 def parse_setoption(tokens: Sequence[str]) -> tuple[str, str | None]:
@@ -248,21 +293,33 @@ def parse_setoption(tokens: Sequence[str]) -> tuple[str, str | None]:
 # Writing answers
 # --------------------------------------------------------------------------------------------
 
-def info_line(result: SearchResult) -> str:
-    """``info depth .. seldepth .. score cp|mate .. nodes .. nps .. time .. pv ..``.
+def info_line(result: SearchResult, line: PvLine | None = None, multipv: int | None = None) -> str:
+    """``info depth .. seldepth .. [multipv k] score cp|mate .. nodes .. nps .. time .. pv ..``
+    of a result, or of one of its MultiPV lines.
 
     >>> from types import SimpleNamespace as R
     >>> info_line(R(depth=3, seldepth=5, score_cp=None, score_mate=-2, nodes=1500, time_s=0.5,
     ...             pv=[chess.Move.from_uci("e2e4")]))
     'info depth 3 seldepth 5 score mate -2 nodes 1500 nps 3000 time 500 pv e2e4'
     """
-    score = f"mate {result.score_mate}" if result.score_mate is not None \
-        else f"cp {result.score_cp if result.score_cp is not None else 0}"
+    line = line if line is not None else result
+    score = f"mate {line.score_mate}" if line.score_mate is not None \
+        else f"cp {line.score_cp if line.score_cp is not None else 0}"
     millis = int(result.time_s * 1000)
     nps = int(result.nodes / result.time_s) if result.time_s > 0 else 0
-    line = (f"info depth {result.depth} seldepth {max(result.seldepth, result.depth)} "
-            f"score {score} nodes {result.nodes} nps {nps} time {millis}")
-    return line + (" pv " + " ".join(m.uci() for m in result.pv) if result.pv else "")
+    text = (f"info depth {result.depth} seldepth {max(result.seldepth, result.depth)} "
+            + (f"multipv {multipv} " if multipv is not None else "")
+            + f"score {score} nodes {result.nodes} nps {nps} time {millis}")
+    return text + (" pv " + " ".join(m.uci() for m in line.pv) if line.pv else "")
+
+
+def info_lines(result: SearchResult) -> list[str]:
+    """One ``info`` line per MultiPV line of the result (numbered from 1, best first), or the
+    result's own line when it has fewer than two."""
+    lines: Sequence[PvLine] = getattr(result, "lines", None) or ()
+    if len(lines) < 2:
+        return [info_line(result)]
+    return [info_line(result, line, k) for k, line in enumerate(lines, start=1)]
 
 
 def best_move(board: chess.Board, completed: Sequence[SearchResult]) -> tuple[chess.Move | None,
@@ -401,7 +458,7 @@ class UciEngine:
         if option is MOVE_OVERHEAD:
             config = dataclasses.replace(self.time_manager.config, move_overhead_ms=value)
             self.time_manager = dataclasses.replace(self.time_manager, config=config)
-        elif value != self.values[option.name]:
+        elif option not in FRONT_END_OPTIONS and value != self.values[option.name]:
             self._flush()
             self._searcher = None  # rebuilt with the new value on next use
         self.values[option.name] = value
@@ -414,11 +471,13 @@ class UciEngine:
     def _go(self, arguments: list[str]) -> None:
         received = time.monotonic()  # the clock runs from here, not from the thread's start
         limits = parse_go(arguments)
+        moves = root_moves(self.board, limits.searchmoves)
         self._finish_search()
         searcher = self.searcher()
         stop = threading.Event()
         thread = threading.Thread(target=self._search, name="uci-search", daemon=True,
-                                  args=(searcher, self.board.copy(), limits, stop, received))
+                                  args=(searcher, self.board.copy(), limits, moves, stop,
+                                        received))
         self._job = _SearchJob(thread, stop, searcher)
         thread.start()
 
@@ -449,8 +508,8 @@ class UciEngine:
     def searcher(self) -> Searcher:
         """The searcher for the current option values, built on first use."""
         if self._searcher is None:
-            values = {name: value for name, value in self.values.items()
-                      if name != MOVE_OVERHEAD.name}
+            front = {option.name for option in FRONT_END_OPTIONS}
+            values = {name: value for name, value in self.values.items() if name not in front}
             self._searcher = self.spec.make_searcher(values)
         return self._searcher
 
@@ -465,7 +524,7 @@ class UciEngine:
             self.spec.flush(self._searcher)
 
     def _search(self, searcher: Searcher, board: chess.Board, limits: GoLimits,
-                stop: threading.Event, start: float) -> None:
+                moves: list[chess.Move], stop: threading.Event, start: float) -> None:
         """The search thread: deepen while the time manager agrees, then answer bestmove."""
         budget = self.time_manager.plan(limits, board.turn)
         completed: list[SearchResult] = []
@@ -477,9 +536,12 @@ class UciEngine:
             return
         try:
             for result in searcher.iterate(board.copy(), budget.max_depth, budget.max_nodes,
-                                           budget.hard_deadline(start)):
+                                           budget.hard_deadline(start),
+                                           multipv=self.values[MULTI_PV.name],
+                                           searchmoves=moves):
                 completed.append(result)
-                self.write(info_line(result))
+                for line in info_lines(result):
+                    self.write(line)
                 elapsed = time.monotonic() - start
                 if stop.is_set() or not self.time_manager.should_continue(
                         board, completed, budget, elapsed):
@@ -493,86 +555,62 @@ class UciEngine:
 
 
 # --------------------------------------------------------------------------------------------
-# Engines this front end runs
+# Programs: found by scanning the package, so a new engine is a new folder
 # --------------------------------------------------------------------------------------------
 
-EVALS = ("hce", "hce-simple")
-LMRS = ("default", "none")
-#: The LMR combo's values in UCI: "default" is a keyword of the option syntax ("var default"
-#: breaks python-chess and other parsers), so the paper's formula is "standard" there.
-UCI_LMRS = {"default": "standard", "none": "none"}
+#: The module of ``engines/<name>/`` that defines the program's ``PROGRAM``.
+PROGRAM_MODULE = "program"
 
 
-@dataclass
-class AlphaBetaOptions:
-    """Command-line options of the alpha-beta engine (the defaults of its UCI options)."""
+@dataclass(frozen=True)
+class Program:
+    """A UCI program runnable by name: ``engines/<name>/program.py`` defines ``PROGRAM``.
 
-    eval: str = field(default="hce", metadata={
-        "help": "evaluation: hce (tapered PeSTO tables) or hce-simple (paper 002's "
-                "Simplified Evaluation Function)", "choices": EVALS})
-    lmr: str = field(default="default", metadata={
-        "help": "late-move reductions: default (log d * log m / 1.95) or none", "choices": LMRS})
-    hash: int = field(default=16, metadata={"help": "transposition table size in MB"})
-    search_log_rate: float = field(default=0.0, metadata={
-        "help": "fraction of LMR decisions written to the search_log table (0 = off)"})
+    options: the command-line options dataclass (one ``--flag`` per field, ``metadata`` gives
+        help and choices; the first docstring line is the program's summary); the values are
+        the defaults of the UCI options.
+    spec: the engine (UCI options and searcher factory) for an options object.
+    """
 
-    def __post_init__(self) -> None:
-        if self.eval not in EVALS:
-            raise ValueError(f"--eval must be one of {', '.join(EVALS)}, got {self.eval!r}")
-        if self.lmr not in LMRS:
-            raise ValueError(f"--lmr must be one of {', '.join(LMRS)}, got {self.lmr!r}")
-        if not 1 <= self.hash <= 65536:
-            raise ValueError(f"--hash must be 1..65536 MB, got {self.hash!r}")
-        if not 0.0 <= self.search_log_rate <= 1.0:
-            raise ValueError(f"--search-log-rate must be in [0, 1], got {self.search_log_rate!r}")
+    name: str
+    options: type
+    spec: Callable[[Any], EngineSpec]
 
-    @classmethod
-    def tiny(cls) -> AlphaBetaOptions:
-        """The preset used by tests: a small table."""
-        return cls(hash=4)
+    @property
+    def summary(self) -> str:
+        return (self.options.__doc__ or self.name).strip().splitlines()[0]
 
 
-def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
-    """The alpha-beta engine (``engines.alphabeta``), imported only when first needed."""
-    options = options or AlphaBetaOptions()
-    uci_options = (
-        UciOption("Hash", "spin", options.hash, 1, 65536),
-        UciOption("Eval", "combo", options.eval, choices=EVALS),
-        UciOption("LMR", "combo", UCI_LMRS[options.lmr], choices=tuple(UCI_LMRS.values())),
-        UciOption("SearchLogRate", "string", str(options.search_log_rate)),
-    )
-    return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
-                      uci_options, _make_alphabeta, _flush_search_log)
+def program_names() -> list[str]:
+    """The engines with a ``program.py``, found on disk without importing any of them.
+
+    >>> "alphabeta" in program_names()
+    True
+    """
+    import engines
+
+    return sorted({path.parent.name for folder in engines.__path__
+                   for path in Path(folder).glob(f"*/{PROGRAM_MODULE}.py")})
 
 
-def _make_alphabeta(values: Mapping[str, Any]) -> Searcher:
-    from engines.alphabeta import AlphaBeta, SearchConfig
-
-    try:
-        rate = float(values["SearchLogRate"])
-    except ValueError:
-        raise UciError(f"SearchLogRate takes a number, got {values['SearchLogRate']!r}") from None
-    lmr = {uci: name for name, uci in UCI_LMRS.items()}[values["LMR"]]
-    config = SearchConfig(eval=values["Eval"], lmr=lmr, hash_mb=values["Hash"],
-                          search_log_rate=rate)
-    return AlphaBeta(config)
-
-
-def _flush_search_log(searcher: Searcher) -> None:
-    """Write the sampled LMR decisions to the warehouse (only when logging is on)."""
-    config = getattr(searcher, "config", None)
-    if config is None or not getattr(config, "search_log_rate", 0.0):
-        return
-    from warehouse import Lake
-
-    written = searcher.flush_search_log(Lake())  # type: ignore[attr-defined]
-    log.info("wrote %d search log rows", written)
+def load_program(name: str) -> Program:
+    """The ``PROGRAM`` of ``engines/<name>/program.py``; UciError listing the programs."""
+    names = program_names()
+    if name not in names:
+        raise UciError(f"unknown engine {name!r}: expected one of {', '.join(names)} "
+                       f"or module:function")
+    program = getattr(importlib.import_module(f"engines.{name}.{PROGRAM_MODULE}"), "PROGRAM",
+                      None)
+    if not isinstance(program, Program):
+        raise UciError(f"engines/{name}/{PROGRAM_MODULE}.py defines no PROGRAM")
+    return program
 
 
-#: Engines runnable by name: their options dataclass and the spec built from it.
-PROGRAMS: dict[str, tuple[type, Callable[[Any], EngineSpec]]] = {
-    "alphabeta": (AlphaBetaOptions, alphabeta_spec),
-}
+class _OptionParser(argparse.ArgumentParser):
+    """Command-line errors as UciError (one line, exit status 2 from :func:`main`)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UciError(f"{self.prog}: {message}")
 
 
 def add_option_arguments(parser: argparse.ArgumentParser, options_cls: type) -> None:
@@ -584,20 +622,23 @@ def add_option_arguments(parser: argparse.ArgumentParser, options_cls: type) -> 
                             help=f"{f.metadata.get('help', '')} (default: {f.default})")
 
 
+def program_options(program: Program, argv: Sequence[str]) -> Any:
+    """The program's options dataclass from command-line arguments (``--eval hce``)."""
+    parser = _OptionParser(prog=f"python -m engines.uci {program.name}",
+                           description=program.summary)
+    add_option_arguments(parser, program.options)
+    return program.options(**vars(parser.parse_args(list(argv))))
+
+
 def load_spec(name: str, argv: Sequence[str]) -> EngineSpec:
-    """The spec of a named engine (``alphabeta``) or of ``module:function`` given ``argv``."""
-    if name in PROGRAMS:
-        options_cls, make_spec = PROGRAMS[name]
-        parser = argparse.ArgumentParser(prog=f"python -m engines.uci {name}")
-        add_option_arguments(parser, options_cls)
-        args = parser.parse_args(list(argv))
-        return make_spec(options_cls(**vars(args)))
-    if ":" not in name:
-        raise UciError(f"unknown engine {name!r}: expected one of {', '.join(PROGRAMS)} "
-                       f"or module:function")
-    module_name, function_name = name.split(":", 1)
-    factory = getattr(importlib.import_module(module_name), function_name)
-    return factory(list(argv))
+    """The spec of a discovered program (``alphabeta``) or of ``module:function`` given
+    ``argv``."""
+    if ":" in name:
+        module_name, function_name = name.split(":", 1)
+        factory = getattr(importlib.import_module(module_name), function_name)
+        return factory(list(argv))
+    program = load_program(name)
+    return program.spec(program_options(program, argv))
 
 
 def serve(spec: EngineSpec, stream: TextIO | None = None, output: TextIO | None = None) -> int:
@@ -605,11 +646,20 @@ def serve(spec: EngineSpec, stream: TextIO | None = None, output: TextIO | None 
     return UciEngine(spec, output=output).run(stream if stream is not None else sys.stdin)
 
 
+def usage() -> str:
+    """The ``--help`` text: one line per discovered program."""
+    lines = ["usage: python -m engines.uci ENGINE [options]   (ENGINE --help lists its options)",
+             "", "engines:"]
+    for name in program_names():
+        lines.append(f"  {name:<12} {load_program(name).summary}")
+    lines.append(f"  {'module:function':<12} an EngineSpec that function(argv) returns")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print(f"usage: python -m engines.uci ENGINE [options]   (ENGINE: "
-              f"{', '.join(PROGRAMS)} or module:function)", file=sys.stderr)
+        print(usage(), file=sys.stderr)
         return 0 if argv else 2
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -622,4 +672,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the importable module's main, not this __main__ copy: programs subclass nothing
+    # here, but they import Program, UciOption... from ``engines.uci``.
+    from engines.uci import main as module_main
+
+    sys.exit(module_main())

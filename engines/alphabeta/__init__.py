@@ -16,14 +16,12 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 import chess
-
-from engines.alphabeta.search import Searcher
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +76,20 @@ class SearchConfig:
 
 
 @dataclass
+class PvLine:
+    """One root move's line of a MultiPV search: its score and principal variation."""
+
+    score_cp: int | None
+    score_mate: int | None
+    pv: list[chess.Move]
+    score: int = 0   # internal score (mates as MATE - plies), for sorting
+
+
+@dataclass
 class DepthResult:
     """One completed iteration. Scores are from the side to move's point of view;
-    score_mate counts moves, negative when the side to move is getting mated."""
+    score_mate counts moves, negative when the side to move is getting mated. ``lines``
+    are the MultiPV lines, best first; score and pv are those of the first."""
 
     depth: int
     seldepth: int
@@ -89,6 +98,7 @@ class DepthResult:
     nodes: int
     time_s: float
     pv: list[chess.Move] = field(default_factory=list)
+    lines: list[PvLine] = field(default_factory=list)
 
 
 def split_score(score: int) -> tuple[int | None, int | None]:
@@ -109,6 +119,8 @@ class AlphaBeta:
     """The engine. One instance keeps its TT, killers and history between searches."""
 
     def __init__(self, config: SearchConfig | None = None) -> None:
+        from engines.alphabeta.search import Searcher  # compiled: loaded on first engine
+
         self.config = config if config is not None else SearchConfig()
         self._searcher = Searcher(self.config.eval, self.config.lmr, self.config.hash_mb,
                                   self.config.search_log_rate)
@@ -129,30 +141,61 @@ class AlphaBeta:
         return int(self._searcher.static_eval())
 
     def iterate(self, board: chess.Board, max_depth: int = 100, max_nodes: int | None = None,
-                hard_deadline: float | None = None) -> Iterator[DepthResult]:
+                hard_deadline: float | None = None, multipv: int = 1,
+                searchmoves: Sequence[chess.Move] = ()) -> Iterator[DepthResult]:
         """Yield a DepthResult per completed depth 1..max_depth.
 
         Stops inside an iteration (and yields nothing more) on ``stop()``, ``max_nodes``
         searched, or ``time.monotonic() >= hard_deadline``; depth 1 always completes.
-        Repetitions count against ``board.move_stack``.
+        Repetitions count against ``board.move_stack``. Only ``searchmoves`` are searched at
+        the root when given; ``multipv`` > 1 finds that many best root moves per depth.
         """
         if max_depth < 1:
             raise ValueError(f"max_depth must be >= 1, got {max_depth}")
+        if multipv < 1:
+            raise ValueError(f"multipv must be >= 1, got {multipv}")
+        for move in searchmoves:
+            if not board.is_legal(move):
+                raise ValueError(f"searchmoves: illegal move {move.uci()!r} in {board.fen()!r}")
         searcher = self._searcher
         searcher.set_root(board)
         searcher.reset_counters()
+        moves = list(searchmoves) or list(board.legal_moves)
         start = time.monotonic()
         for depth in range(1, min(max_depth, 100) + 1):
             if depth > 1 and hard_deadline is not None and time.monotonic() >= hard_deadline:
                 return         # the node-count clock check may not come in a small tree
-            done, score, pv = searcher.search_depth(
+            lines = self._root_lines(depth, moves, bool(searchmoves), multipv, max_nodes,
+                                     hard_deadline)
+            if lines is None:
+                return
+            yield DepthResult(depth=depth, seldepth=searcher.seldepth,
+                              score_cp=lines[0].score_cp, score_mate=lines[0].score_mate,
+                              nodes=searcher.nodes, time_s=time.monotonic() - start,
+                              pv=lines[0].pv, lines=lines)
+
+    def _root_lines(self, depth: int, moves: list[chess.Move], restricted: bool, multipv: int,
+                    max_nodes: int | None, hard_deadline: float | None) -> list[PvLine] | None:
+        """The best ``multipv`` root moves at ``depth``, best first; None when aborted.
+
+        Line k is a full-window search of the root moves left after the first k - 1 lines'
+        moves are taken out, so every line's score is exact. With one line and no
+        ``searchmoves`` the root is not filtered at all (the bench node count stays put).
+        """
+        lines: list[PvLine] = []
+        found: set[chess.Move] = set()
+        while len(lines) < max(1, min(multipv, len(moves))):
+            left = [m for m in moves if m not in found]
+            self._searcher.set_root_moves(left if restricted or found else None)
+            done, score, pv = self._searcher.search_depth(
                 depth, max_nodes or 0, hard_deadline or 0.0, depth > 1)
             if not done:
-                return
-            cp, mate = split_score(score)
-            yield DepthResult(depth=depth, seldepth=searcher.seldepth, score_cp=cp,
-                              score_mate=mate, nodes=searcher.nodes,
-                              time_s=time.monotonic() - start, pv=pv)
+                return None
+            lines.append(PvLine(*split_score(score), pv=pv, score=score))
+            if not pv:
+                break          # no legal move: the one line is the mate or stalemate score
+            found.add(pv[0])
+        return sorted(lines, key=lambda line: -line.score)
 
     def best_move(self, board: chess.Board, depth: int) -> DepthResult:
         """The last result of a fixed-depth search."""

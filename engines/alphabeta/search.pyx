@@ -121,6 +121,9 @@ cdef class Searcher:
     cdef int records_capacity
     cdef int root_game_ply
     cdef signed char lmr_table[64][64]
+    cdef bint root_filter                      # search only root_moves at the root
+    cdef Move root_moves[MAX_MOVES]
+    cdef int n_root_moves
 
     def __cinit__(self):
         self.tt = NULL
@@ -181,6 +184,29 @@ cdef class Searcher:
         self.base = n
         self.root = pos
         self.root_game_ply = board.ply()
+        self.root_filter = False
+
+    def set_root_moves(self, moves):
+        """Search only ``moves`` (chess.Move, legal at the root) at the root; None: every
+        move. MultiPV excludes the lines already found this way, ``searchmoves`` restricts."""
+        cdef int n = 0
+        if moves is None:
+            self.root_filter = False
+            return
+        if len(moves) > MAX_MOVES:
+            raise ValueError(f"at most {MAX_MOVES} root moves, got {len(moves)}")
+        for move in moves:
+            self.root_moves[n] = from_chess_move(&self.root, move)
+            n += 1
+        self.n_root_moves = n
+        self.root_filter = True
+
+    cdef inline bint root_allowed(self, Move m) noexcept nogil:
+        cdef int i
+        for i in range(self.n_root_moves):
+            if self.root_moves[i] == m:
+                return True
+        return False
 
     def static_eval(self):
         return evaluate(&self.root, self.eval_kind)
@@ -443,6 +469,8 @@ cdef class Searcher:
         best = -INF
         for i in range(ml.n):
             m = self.pick(&ml, scores, i)
+            if ply == 0 and self.root_filter and not self.root_allowed(m):
+                continue
             quiet = not is_capture(p, m) and not move_promo(m)
             child = p[0]
             make_move(&child, m)
@@ -490,6 +518,8 @@ cdef class Searcher:
                                 self.killers[ply][0] = m
                             self.history[p.side][move_from(m)][move_to(m)] += depth * depth
                         break
+        if ply == 0 and self.root_filter:
+            return best        # the best of some root moves is not the position's value
         entry.key = key
         entry.move = best_move
         entry.depth = depth

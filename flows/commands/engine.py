@@ -1,30 +1,34 @@
 """``chesslab engine NAME [--option ...]``: run one of the project's engines as a UCI program
 on stdin/stdout, for GUIs, tournament tools and python-chess.
 
-Tournament tools that start many engine processes can use the lighter
-``python -m engines.uci NAME [--option ...]`` (same engines, same options, without the
-``chesslab`` command line's own start-up).
+The engines are the programs :mod:`engines.uci` discovers (every ``engines/<name>/program.py``),
+so a new engine needs no change here. Tournament tools that start many engine processes can
+use the lighter ``python -m engines.uci NAME [--option ...]`` (same engines, same options,
+without the ``chesslab`` command line's own start-up).
 """
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from engines.uci import PROGRAMS
+from engines.uci import load_program, program_names
 from flows.options import add_config_arguments, config_from_args
 
 
 def register(subparsers: Any) -> None:
-    engine = subparsers.add_parser("engine", help="run an engine as a UCI program (stdin/stdout)")
+    engine = subparsers.add_parser(
+        "engine", help="run an engine as a UCI program (stdin/stdout)",
+        description=f"engines: {', '.join(program_names())}")
     names = engine.add_subparsers(dest="engine", metavar="NAME", required=True)
-    for name, (options_cls, _) in PROGRAMS.items():
-        program = names.add_parser(name, help=(options_cls.__doc__ or "").splitlines()[0])
-        add_config_arguments(program, options_cls)
-        program.set_defaults(run=run_engine)
+    for name in program_names():
+        program = load_program(name)
+        command = names.add_parser(name, help=program.summary, description=program.summary)
+        add_config_arguments(command, program.options)
+        command.set_defaults(run=run_engine)
 
 
 def run_engine(args: argparse.Namespace) -> int:
     from engines.uci import serve
 
-    options_cls, make_spec = PROGRAMS[args.engine]
-    return serve(make_spec(config_from_args(options_cls, args)))
+    program = load_program(args.engine)
+    return serve(program.spec(config_from_args(program.options, args)))

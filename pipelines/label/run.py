@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.label.config import LabelConfig
-from pipelines.label.identity import EngineIdentity
+from pipelines.label.identity import EngineIdentity, register_engine
 from pipelines.label.info import DepthResult, completed_depths, terminal_result
 from pipelines.label.pending import PendingPosition, pending_positions
 from pipelines.label.uci import EngineError, SearchOutput, UciEngine
@@ -146,13 +146,6 @@ def engine_identity(config: LabelConfig) -> EngineIdentity:
         return EngineIdentity.from_id_name(engine.name, config.uci_options)
     finally:
         POOL.give(engine)
-
-
-def record_engine(lake: Lake, identity: EngineIdentity, path: str) -> None:
-    """Write the ``engines`` row unless the engine is already recorded."""
-    known = set(lake.read("engines", columns=["engine_id"]).column("engine_id").to_pylist())
-    if identity.engine_id not in known:
-        lake.write("engines", [identity.row(path)])
 
 
 def label_rows(position: PendingPosition, output: SearchOutput, go: str,
@@ -385,7 +378,7 @@ def split_batches(pending: Sequence[PendingPosition], config: LabelConfig
 def plan_labels(lake: Lake, config: LabelConfig) -> LabelPlan:
     """Identify the engine (recording it), find pending positions and batch them."""
     identity = engine_identity(config)
-    record_engine(lake, identity, config.engine)
+    register_engine(lake, identity)
     pending = pending_positions(lake, config, identity.engine_id)
     log.info("%d positions to label with %s", len(pending), identity.engine_id)
     return LabelPlan(identity, new_run_id(), split_batches(pending, config))

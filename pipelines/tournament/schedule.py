@@ -61,7 +61,7 @@ def tournament_id(config: TournamentConfig, players: Sequence[EngineSpec],
                   openings_digest: str | None) -> str:
     """A hash of what decides the games: rerunning the same command resumes the tournament."""
     identity = {
-        "players": [[p.name, p.engine_id] for p in players],
+        "players": [[p.name, p.setup_hash] for p in players],
         "format": config.format, "rounds": config.rounds,
         "openings": openings_digest, "opening_plies": config.opening_plies,
         "opening_order": config.opening_order, "seed": config.seed,

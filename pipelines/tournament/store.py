@@ -7,7 +7,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from engines.registry import EngineSpec
+from engines.registry import EngineSpec, player_identity
+from pipelines.engines import register_engine
 from pipelines.tournament.config import TournamentConfig
 from pipelines.tournament.game import GameRecord
 from warehouse import Lake, connect
@@ -21,7 +22,11 @@ def now() -> dt.datetime:
 def record_tournament(lake: Lake, tournament_id: str, config: TournamentConfig,
                       players: Sequence[EngineSpec], planned: int,
                       openings_digest: str | None) -> None:
-    """The tournament and its players (rewritten on each run: the views keep one row)."""
+    """The tournament and its players (rewritten on each run: the views keep one row).
+
+    Every player's identity is registered in the ``engines`` table first, so
+    ``tournament_players.engine_id`` joins it, and joins the labels of the same engine."""
+    engine_ids = [register_engine(lake, player_identity(p)) for p in players]
     settings = {k: v for k, v in dataclasses.asdict(config).items()
                 if k not in ("progress", "concurrency")}
     lake.write("tournaments", [{
@@ -33,10 +38,10 @@ def record_tournament(lake: Lake, tournament_id: str, config: TournamentConfig,
         "config": json.dumps(settings, default=list), "created_at": now(),
     }])
     lake.write("tournament_players", [{
-        "tournament_id": tournament_id, "player": p.name, "engine_id": p.engine_id,
+        "tournament_id": tournament_id, "player": p.name, "engine_id": engine_id,
         "kind": p.kind, "protocol": p.protocol, "command": list(p.command),
         "options": json.dumps(dict(p.options)), "anchor_elo": p.elo,
-    } for p in players])
+    } for p, engine_id in zip(players, engine_ids, strict=True)])
 
 
 def record_event(lake: Lake, tournament_id: str, event: str, done: int, planned: int,

@@ -237,3 +237,42 @@ def test_hce_beats_hce_simple() -> None:
             elif (result == "1-0") == hce_white and result != "*":
                 points += 1
     assert points > 10.0, points
+
+
+def test_bench_node_count_is_pinned_with_one_pv_line() -> None:
+    """``chesslab bench`` (24 positions, depth 8) searches exactly 1,439,274 nodes: the root
+    filter that MultiPV and searchmoves use must cost nothing when neither is asked for (any
+    change to pruning, ordering or evaluation moves this number too)."""
+    assert run_bench(BenchConfig()).nodes == 1_439_274
+
+
+def test_multipv_lines_are_distinct_sorted_and_exact() -> None:
+    """MultiPV 3 on kiwipete at depth 4: three different first moves, scores not increasing,
+    the first line equal to the MultiPV 1 search, every line's score equal to a search of
+    that move alone (``searchmoves``) on a fresh engine."""
+    board = chess.Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
+    result = list(AlphaBeta(SearchConfig.tiny()).iterate(board, max_depth=4, multipv=3))[-1]
+    single = list(AlphaBeta(SearchConfig.tiny()).iterate(board, max_depth=4))[-1]
+    assert len({line.pv[0] for line in result.lines}) == 3
+    scores = [line.score_cp for line in result.lines]
+    assert scores == sorted(scores, reverse=True)
+    assert (result.pv[0], result.score_cp) == (single.pv[0], single.score_cp)
+    for line in result.lines:
+        alone = list(AlphaBeta(SearchConfig.tiny()).iterate(board, max_depth=4,
+                                                            searchmoves=[line.pv[0]]))[-1]
+        assert alone.pv[0] == line.pv[0]
+        assert abs(alone.score_cp - line.score_cp) <= 30  # other TT contents, same move
+
+
+def test_searchmoves_restricts_the_root_and_rejects_illegal_moves() -> None:
+    """Back-rank mate in one with the mate left out: the best of h2h3/g2g3 is played and no
+    mate is announced; with more lines asked than moves given there are only two lines."""
+    board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
+    allowed = [chess.Move.from_uci("h2h3"), chess.Move.from_uci("g2g3")]
+    result = list(AlphaBeta(SearchConfig.tiny()).iterate(
+        board, max_depth=4, multipv=5, searchmoves=allowed))[-1]
+    assert result.pv[0] in allowed and result.score_mate is None
+    assert sorted(line.pv[0].uci() for line in result.lines) == ["g2g3", "h2h3"]
+    with pytest.raises(ValueError, match="illegal move 'a2a3'"):
+        list(AlphaBeta(SearchConfig.tiny()).iterate(
+            board, max_depth=2, searchmoves=[chess.Move.from_uci("a2a3")]))

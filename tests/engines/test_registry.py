@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from engines.registry import EngineSpecError, expand_ladder, load_engines_file, parse_engine
+from engines.registry import (
+    EngineSpecError,
+    chesslab_version,
+    expand_ladder,
+    load_engines_file,
+    parse_engine,
+    player_identity,
+)
 
 
 def test_own_engine_command_is_built_from_this_interpreter() -> None:
@@ -16,7 +23,38 @@ def test_own_engine_command_is_built_from_this_interpreter() -> None:
     assert spec.command == (sys.executable, "-m", "engines.uci", "alphabeta", "--eval",
                             "hce-simple", "--hash", "32")
     assert spec.kind == "own" and spec.name == "alphabeta:eval=hce-simple,hash=32"
-    assert spec.engine_id != parse_engine("alphabeta:eval=hce").engine_id
+    assert spec.setup_hash != parse_engine("alphabeta:eval=hce").setup_hash
+
+
+def test_own_engine_identity_records_search_evaluation_and_model() -> None:
+    """``alphabeta:eval=nnue,model=nnue@3`` parses, passes the model as the UCI option
+    ``Model`` and its identity records the evaluation and the model version; the same
+    settings spelt differently (defaults written out, ``?Hash=16``) are the same engine."""
+    nnue = parse_engine("alphabeta:eval=nnue,model=nnue@3")
+    assert nnue.command[3:] == ("alphabeta", "--eval", "nnue", "--model", "nnue@3")
+    identity = player_identity(nnue)
+    assert (identity.kind, identity.search, identity.evaluation, identity.model) == (
+        "own", "alphabeta", "nnue", "nnue@3")
+    assert identity.options == {"Eval": "nnue", "Hash": "16", "LMR": "standard",
+                                "Model": "nnue@3"}
+    assert identity.version == chesslab_version()
+    plain = player_identity(parse_engine("alphabeta"))
+    assert (plain.evaluation, plain.model) == ("hce", None)
+    assert plain.engine_id == player_identity(parse_engine("alphabeta:eval=hce?hash=16")).engine_id
+    assert plain.engine_id == player_identity(
+        parse_engine("alphabeta:search_log_rate=0.5")).engine_id  # logging plays no move
+    assert plain.engine_id != identity.engine_id
+    assert plain.engine_id != player_identity(parse_engine("alphabeta?Hash=8")).engine_id
+    assert plain.engine_id.startswith(f"alphabeta-{chesslab_version()}-")
+
+
+def test_bad_own_engine_settings_are_errors_naming_the_engine() -> None:
+    with pytest.raises(EngineSpecError, match="'alphabeta:eval=nnue'.*--model"):
+        player_identity(parse_engine("alphabeta:eval=nnue"))
+    with pytest.raises(EngineSpecError, match="KIND@VERSION.*'nnue3'"):
+        player_identity(parse_engine("alphabeta:eval=nnue,model=nnue3"))
+    with pytest.raises(EngineSpecError, match="no option 'Contempt'"):
+        player_identity(parse_engine("alphabeta?Contempt=10"))
 
 
 def test_stockfish_ladder_rungs(stockfish_path: str) -> None:

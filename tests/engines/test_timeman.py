@@ -62,6 +62,22 @@ def test_clock_with_increment_uses_the_movers_clock() -> None:
     assert black.hard_s == pytest.approx(3.497, abs=1e-6)
 
 
+def test_small_clocks_in_numbers() -> None:
+    """What the UCI tests once bounded by wall clock, as budgets: 2 s each with no increment
+    gives target (2000 - 30) / 30 = 65.7 ms and hard 3 targets = 197 ms (well inside 40 % of
+    the clock); a 20 ms clock, less than the overhead, gets the 5 ms minimum, soft and hard."""
+    two = plan(GoLimits(wtime=2000, btime=2000), chess.WHITE, CONFIG)
+    assert two.soft_s == pytest.approx(1.970 / 30)
+    assert two.hard_s == pytest.approx(3 * 1.970 / 30)
+    tiny = plan(GoLimits(wtime=20, btime=20), chess.BLACK, CONFIG)
+    assert (tiny.soft_s, tiny.hard_s) == (pytest.approx(0.005), pytest.approx(0.005))
+
+
+def test_searchmoves_do_not_change_the_budget() -> None:
+    assert plan(GoLimits(movetime=1000, searchmoves=("e2e4",)), chess.WHITE, CONFIG) == \
+        plan(GoLimits(movetime=1000), chess.WHITE, CONFIG)
+
+
 def test_movestogo_divides_the_clock_by_the_moves_left() -> None:
     """``movestogo 10`` with 10 s: 997 ms target, hard 2991 ms (below the 40 % cap)."""
     budget = plan(GoLimits(wtime=10_000, btime=10_000, movestogo=10), chess.WHITE, CONFIG)

@@ -126,7 +126,8 @@ def test_second_run_labels_nothing_and_engine_recorded_once(lake: Lake,
     assert len(engines) == 1 and engines[0]["engine_id"] == first.engine_id
     assert first.engine_id.startswith("stockfish-15.1-") and len(first.engine_id) == 23
     assert '"Threads":"1"' in engines[0]["options"]
-    assert '"UCI_ShowWDL":"true"' in engines[0]["options"]
+    assert "UCI_ShowWDL" not in engines[0]["options"]  # display only: not the identity
+    assert engines[0]["kind"] == "external" and engines[0]["model"] is None
 
 
 def test_where_and_limit_choose_positions_in_key_order(lake: Lake,

@@ -203,3 +203,30 @@ def test_engine_that_cannot_start_is_a_user_error(home: Path, stockfish_path: st
     with pytest.raises(TournamentError, match="stockfish@1000 failed to start.*1350"):
         run_tournament(config, home)
     assert not Lake(home).parts("tournaments")
+
+
+def test_labels_and_tournament_players_share_one_engine_identity(
+        home: Path, stockfish_path: str, selfplay_positions: list[dict[str, object]]) -> None:
+    """Issue 8, one identity for every player: Stockfish labelling with Threads=1, Hash=16
+    and Stockfish playing a tournament with ``?Threads=1&Hash=16`` have one engine_id that
+    joins one ``engines`` row and the labels; Hash=32 is another engine. (Before, labels
+    hashed the id name and tournaments the command line, so the two never joined.)"""
+    from pipelines.label import LabelConfig, label_positions
+
+    lake = Lake(home)
+    lake.write("positions", selfplay_positions[:4])
+    labelled = label_positions(lake, LabelConfig.tiny(depths=(2,), hash_mb=16))
+    config = TournamentConfig.tiny(engines=(f"{SF}#sf_a", "stockfish?Threads=1&Hash=32#sf_b"),
+                                   openings=str(OPENINGS / "two_positions.epd"))
+    run_tournament(config, home)
+    rows = connect(home).execute(
+        "select p.player, p.engine_id, e.name, e.version, e.kind, e.options, "
+        "(select count(*) from labels l where l.engine_id = p.engine_id) "
+        "from tournament_players p join engines e using (engine_id) order by p.player"
+    ).fetchall()
+    sf_a, sf_b = rows
+    assert sf_a == ("sf_a", labelled.engine_id, "Stockfish", "15.1", "external",
+                    '{"Hash":"16","Threads":"1"}', 4)
+    assert sf_b[1] != labelled.engine_id and sf_b[1].startswith("stockfish-15.1-")
+    assert sf_b[5:] == ('{"Hash":"32","Threads":"1"}', 0)
+    assert lake.read("engines").num_rows == 2

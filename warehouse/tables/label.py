@@ -1,23 +1,10 @@
-"""Tables written by ``pipelines.label``: engines, labels and label errors."""
+"""Tables written by ``pipelines.label``: labels and label errors (``engine_id`` references
+the ``engines`` table of ``warehouse.tables.engines``)."""
 import pyarrow as pa
 
 from warehouse.tables import Table
 
 NOW = pa.timestamp("us", tz="UTC")
-
-ENGINES = Table(
-    name="engines",
-    doc="Engine identities: name, version and options, hashed into engine_id.",
-    schema=pa.schema([
-        ("engine_id", pa.string()),
-        ("name", pa.string()),
-        ("version", pa.string()),
-        ("options", pa.string()),          # JSON object of the UCI options set
-        ("path", pa.string()),
-        ("recorded_at", NOW),
-    ]),
-    key=("engine_id",),
-)
 
 LABELS = Table(
     name="labels",
@@ -25,7 +12,7 @@ LABELS = Table(
         "side to move's point of view (score_*) and White's (white_*).",
     schema=pa.schema([
         ("position_key", pa.uint64()),
-        ("engine_id", pa.string()),
+        ("engine_id", pa.string()),        # engines.engine_id of the labelling engine
         ("depth", pa.int32()),
         ("score_cp", pa.int32()),          # side to move, centipawns; null when a mate score
         ("score_mate", pa.int32()),        # side to move, moves to mate (negative: being mated)
@@ -62,4 +49,4 @@ LABEL_ERRORS = Table(
     key=("position_key", "engine_id", "run_id"),
 )
 
-TABLES = [ENGINES, LABELS, LABEL_ERRORS]
+TABLES = [LABELS, LABEL_ERRORS]

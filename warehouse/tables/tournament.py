@@ -32,7 +32,7 @@ TOURNAMENT_PLAYERS = Table(
     schema=pa.schema([
         ("tournament_id", pa.string()),
         ("player", pa.string()),           # display name, as in the PGN
-        ("engine_id", pa.string()),        # hash of kind, command, protocol and options
+        ("engine_id", pa.string()),        # engines.engine_id: name, version, options
         ("kind", pa.string()),             # own, external or ladder
         ("protocol", pa.string()),         # uci or xboard
         ("command", pa.list_(pa.string())),

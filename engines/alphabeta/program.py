@@ -1,0 +1,113 @@
+"""The alpha-beta engine as a UCI program: its command-line options, its UCI options and the
+searcher built from them. :mod:`engines.uci` finds it as ``PROGRAM`` (``chesslab engine
+alphabeta``, ``python -m engines.uci alphabeta``).
+
+Importing this module stays cheap: the compiled search loads when the first searcher is built.
+
+>>> [option.name for option in PROGRAM.spec(AlphaBetaOptions.tiny()).options]
+['Hash', 'Eval', 'LMR', 'Model', 'SearchLogRate']
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engines.identity import EngineIdentityError, check_model_version
+from engines.uci import AUTHOR, EngineSpec, Program, Searcher, UciError, UciOption
+
+log = logging.getLogger(__name__)
+
+#: Evaluations the program accepts; ``nnue`` needs a model (``--model nnue@3``).
+EVALS = ("hce", "hce-simple", "nnue")
+LMRS = ("default", "none")
+#: The LMR combo's values in UCI: "default" is a keyword of the option syntax ("var default"
+#: breaks python-chess and other parsers), so the paper's formula is "standard" there.
+UCI_LMRS = {"default": "standard", "none": "none"}
+
+
+@dataclass
+class AlphaBetaOptions:
+    """Alpha-beta search (PVS, TT, LMR) over the compiled core; hand-crafted or NNUE eval."""
+
+    eval: str = field(default="hce", metadata={
+        "help": "evaluation: hce (tapered PeSTO tables), hce-simple (paper 002's "
+                "Simplified Evaluation Function) or nnue (needs --model)", "choices": EVALS})
+    lmr: str = field(default="default", metadata={
+        "help": "late-move reductions: default (log d * log m / 1.95) or none", "choices": LMRS})
+    hash: int = field(default=16, metadata={"help": "transposition table size in MB"})
+    model: str = field(default="", metadata={
+        "help": "model version the evaluation loads, KIND@VERSION (e.g. nnue@3)"})
+    search_log_rate: float = field(default=0.0, metadata={
+        "help": "fraction of LMR decisions written to the search_log table (0 = off)"})
+
+    def __post_init__(self) -> None:
+        if self.eval not in EVALS:
+            raise ValueError(f"--eval must be one of {', '.join(EVALS)}, got {self.eval!r}")
+        if self.lmr not in LMRS:
+            raise ValueError(f"--lmr must be one of {', '.join(LMRS)}, got {self.lmr!r}")
+        if not 1 <= self.hash <= 65536:
+            raise ValueError(f"--hash must be 1..65536 MB, got {self.hash!r}")
+        if self.model:
+            check_model_version(self.model)
+        if self.eval == "nnue" and not self.model:
+            raise ValueError("--eval nnue needs --model KIND@VERSION (e.g. nnue@3)")
+        if not 0.0 <= self.search_log_rate <= 1.0:
+            raise ValueError(f"--search-log-rate must be in [0, 1], got {self.search_log_rate!r}")
+
+    @classmethod
+    def tiny(cls) -> AlphaBetaOptions:
+        """The preset used by tests: a small table."""
+        return cls(hash=4)
+
+
+def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
+    """The engine the front end runs; the command-line options become the UCI defaults."""
+    options = options or AlphaBetaOptions()
+    uci_options = (
+        UciOption("Hash", "spin", options.hash, 1, 65536),
+        UciOption("Eval", "combo", options.eval, choices=EVALS),
+        UciOption("LMR", "combo", UCI_LMRS[options.lmr], choices=tuple(UCI_LMRS.values())),
+        UciOption("Model", "string", options.model),
+        UciOption("SearchLogRate", "string", str(options.search_log_rate)),
+    )
+    return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
+                      uci_options, make_searcher, flush_search_log,
+                      identity_excludes=("SearchLogRate",))
+
+
+def make_searcher(values: Mapping[str, Any]) -> Searcher:
+    """An :class:`engines.alphabeta.AlphaBeta` for the UCI option values."""
+    from engines.alphabeta import AlphaBeta, SearchConfig
+
+    try:
+        rate = float(values["SearchLogRate"])
+    except ValueError:
+        raise UciError(f"SearchLogRate takes a number, got {values['SearchLogRate']!r}") from None
+    if values["Model"]:
+        try:
+            check_model_version(values["Model"])
+        except EngineIdentityError as exc:
+            raise UciError(str(exc)) from None
+    if values["Eval"] == "nnue":
+        raise UciError(f"evaluation 'nnue' (model {values['Model'] or 'none'!r}) is not built "
+                       "into this alpha-beta engine yet")
+    lmr = {uci: name for name, uci in UCI_LMRS.items()}[values["LMR"]]
+    config = SearchConfig(eval=values["Eval"], lmr=lmr, hash_mb=values["Hash"],
+                          search_log_rate=rate)
+    return AlphaBeta(config)
+
+
+def flush_search_log(searcher: Searcher) -> None:
+    """Write the sampled LMR decisions to the warehouse (only when logging is on)."""
+    config = getattr(searcher, "config", None)
+    if config is None or not getattr(config, "search_log_rate", 0.0):
+        return
+    from warehouse import Lake
+
+    written = searcher.flush_search_log(Lake())  # type: ignore[attr-defined]
+    log.info("wrote %d search log rows", written)
+
+
+PROGRAM = Program("alphabeta", AlphaBetaOptions, alphabeta_spec)

@@ -1,0 +1,56 @@
+"""``chesslab train KIND [--preset tiny|small|full] [--option value ...]``: train a model (or
+resume the unfinished run of the same options), export it and register it."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any
+
+from flows.options import add_config_arguments
+from pipelines.train.config import PRESETS, NnueConfig, TrainConfig, preset
+
+CONFIGS: dict[str, type[TrainConfig]] = {"nnue": NnueConfig}
+UNSET = object()  # an option not given: the preset's value (or the field's default) applies
+
+
+def register(subparsers: Any) -> None:
+    train = subparsers.add_parser(
+        "train", help="train a model (nnue), export it and register it",
+        description="Rerunning the same command after a kill resumes the unfinished version "
+                    "from its last checkpoint.")
+    kinds = train.add_subparsers(dest="kind", metavar="KIND", required=True)
+    for kind, config_cls in CONFIGS.items():
+        parser = kinds.add_parser(kind, help=(config_cls.__doc__ or "").splitlines()[0])
+        parser.add_argument("--preset", default="full", choices=tuple(PRESETS),
+                            help="starting values; options given override them (default: full)")
+        add_config_arguments(parser, config_cls)
+        only_given(parser, config_cls)
+        parser.add_argument("--no-prefect", action="store_true",
+                            help="train in this process without Prefect")
+        parser.set_defaults(run=run_train, config_cls=config_cls)
+
+
+def only_given(parser: argparse.ArgumentParser, config_cls: type) -> None:
+    """Options not given stay unset, so the preset's values win over the dataclass defaults."""
+    parser.set_defaults(**{f.name: UNSET for f in dataclasses.fields(config_cls)})
+
+
+def run_train(args: argparse.Namespace) -> int:
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(args.config_cls)
+             if getattr(args, f.name, UNSET) is not UNSET}
+    config = preset(args.config_cls, args.preset, **{"name": f"{args.kind}-{args.preset}",
+                                                     **given})
+    if args.no_prefect:
+        from pipelines.train import train
+        from warehouse import Lake
+
+        model = train(Lake(), args.kind, config)
+    else:
+        from flows.runtime import configure_prefect, run_flow
+
+        configure_prefect()
+        from flows.train import train_flow
+
+        model = run_flow(train_flow, kind=args.kind, config=config)
+    print(f"{model.model_id} ({model.name}): {model.artifact_path} sha256 {model.artifact_sha256}")
+    return 0

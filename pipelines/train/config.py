@@ -1,0 +1,123 @@
+"""Training configuration: one typed, validated dataclass per model kind (the CLI options of
+``chesslab train KIND`` come from it) and named presets (tiny, small, full)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+OPTIMIZERS = ("adam", "sgd")
+ACCELERATORS = ("auto", "cpu", "gpu")
+C = TypeVar("C", bound="TrainConfig")
+
+
+class TrainConfigError(ValueError):
+    """A training option is out of range: names the option and the bad value."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """What every model kind's training shares: epochs, batches, optimiser, seed, device."""
+
+    name: str | None = field(default=None, metadata={
+        "help": "a label for the model (default: KIND-PRESET)"})
+    epochs: int = field(default=20, metadata={"help": "passes over the training split"})
+    batch_size: int = field(default=8192, metadata={"help": "positions per optimiser step"})
+    learning_rate: float = field(default=1e-3, metadata={"help": "the optimiser's step size"})
+    optimizer: str = field(default="adam", metadata={"help": "adam or sgd (momentum 0.9)"})
+    seed: int = field(default=42, metadata={
+        "help": "seed of weights and of the per-epoch shuffle: the same seed trains the same net"})
+    validation_percent: float = field(default=5.0, metadata={
+        "help": "share of games (not positions) held out for validation, percent"})
+    max_positions: int | None = field(default=None, metadata={
+        "help": "read at most this many positions per split and epoch (default: all)"})
+    read_batch: int = field(default=65536, metadata={
+        "help": "rows per Arrow record batch streamed from DuckDB"})
+    accelerator: str = field(default="auto", metadata={
+        "help": "auto (a GPU when present, else the CPU), cpu or gpu"})
+    progress: bool = field(default=True, metadata={"help": "show a progress bar"})
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size", "read_batch", "max_positions"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise TrainConfigError(f"{name}: must be at least 1, got {value!r}")
+        if not self.learning_rate > 0:
+            raise TrainConfigError(f"learning_rate: must be positive, got {self.learning_rate!r}")
+        if not 0 < self.validation_percent < 100:
+            raise TrainConfigError(
+                f"validation_percent: must be between 0 and 100, got {self.validation_percent!r}")
+        for name, allowed in (("optimizer", OPTIMIZERS), ("accelerator", ACCELERATORS)):
+            if getattr(self, name) not in allowed:
+                raise TrainConfigError(
+                    f"{name}: must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+
+    @property
+    def validation_permille(self) -> int:
+        return round(self.validation_percent * 10)
+
+    def to_json(self) -> str:
+        """The config as canonical JSON (what identifies a run for resuming)."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":"))
+
+    def run_identity(self) -> str:
+        """The JSON of the fields that change the trained net (not the progress bar)."""
+        values = dataclasses.asdict(self)
+        values.pop("progress")
+        return json.dumps(values, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class NnueConfig(TrainConfig):
+    """``chesslab train nnue``: the HalfKP 41024 -> 256x2 -> 32 -> 32 -> 1 net of the shared
+    contract, trained on Stockfish scores of the nnue_examples view."""
+
+    engine_id: str | None = field(default=None, metadata={
+        "help": "label engine id (default: the engine with the most labels)"})
+    depth: int | None = field(default=None, metadata={
+        "help": "label depth (default: the deepest of the label engine's depths)"})
+    score_scale: float = field(default=410.0, metadata={
+        "help": "centipawns per unit of the sigmoid of the loss (paper 002: 410)"})
+    eval_lambda: float = field(default=1.0, metadata={
+        "help": "target = lambda * sigmoid(score) + (1 - lambda) * game result (nnue-pytorch's "
+                "lambda; 1 = paper 002's pure score loss; positions without a result use 1)"})
+    check_positions: int = field(default=10_000, metadata={
+        "help": "positions of the validation split on which the exported net is cross-checked "
+                "against the float model"})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.depth is not None and self.depth < 1:
+            raise TrainConfigError(f"depth: must be at least 1, got {self.depth!r}")
+        if not self.score_scale > 0:
+            raise TrainConfigError(f"score_scale: must be positive, got {self.score_scale!r}")
+        if not 0 <= self.eval_lambda <= 1:
+            raise TrainConfigError(
+                f"eval_lambda: must be between 0 and 1, got {self.eval_lambda!r}")
+        if self.check_positions < 1:
+            raise TrainConfigError(
+                f"check_positions: must be at least 1, got {self.check_positions!r}")
+
+
+# Presets: tiny runs in the tests in seconds on a CPU; small is a quick look on a laptop;
+# full is paper 002's 20 epochs with Adam and nnue-pytorch-sized batches.
+PRESETS: dict[str, dict[str, Any]] = {
+    "tiny": dict(epochs=4, batch_size=64, learning_rate=3e-3, read_batch=256,
+                 validation_percent=20.0, check_positions=200, progress=False),
+    "small": dict(epochs=5, batch_size=1024, learning_rate=1e-3, max_positions=200_000),
+    "full": dict(epochs=20, batch_size=8192, learning_rate=1e-3),
+}
+
+
+def preset(config_cls: type[C], preset_name: str, /, **overrides: Any) -> C:
+    """``config_cls`` with the preset's values, then ``overrides``.
+
+    >>> preset(NnueConfig, "tiny", epochs=2).batch_size
+    64
+    """
+    if preset_name not in PRESETS:
+        raise TrainConfigError(
+            f"preset: must be one of {', '.join(PRESETS)}, got {preset_name!r}")
+    values = {**PRESETS[preset_name], **overrides}
+    return config_cls(**values)

@@ -1,0 +1,62 @@
+"""Training data streamed from the warehouse: a named query's rows as Arrow record batches
+(DuckDB 2's ``to_arrow_reader``, formerly ``fetch_record_batch``), never a whole table in memory, split by game.
+
+A kind's query takes ``$validation`` (which split), ``$validation_permille`` (the share of
+split keys held out), ``$shuffle_seed`` (a new row order per epoch) and ``$max_positions``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from warehouse import Lake, connect
+from warehouse.catalog import named_query
+
+log = logging.getLogger(__name__)
+
+NO_LIMIT = 2**62
+# The lake tables a data set reads; their versions go into model_datasets.
+READ_TABLES = ("positions", "labels", "moves", "games")
+
+
+class DatasetError(ValueError):
+    """The data set cannot be built: names the query and the parameter at fault."""
+
+
+@dataclass(frozen=True)
+class SplitQuery:
+    """One split of a named query: what to stream and with which parameters."""
+
+    home: str
+    query: str
+    parameters: Mapping[str, Any]
+    validation: bool
+
+    def params(self, epoch: int) -> dict[str, Any]:
+        return {**self.parameters, "validation": self.validation, "shuffle_seed": epoch}
+
+
+def stream_batches(split: SplitQuery, epoch: int, read_batch: int) -> Iterator[pa.RecordBatch]:
+    """The split's rows for ``epoch`` (shuffled by the epoch) as record batches."""
+    con = connect(Lake(split.home))
+    try:
+        relation = con.sql(named_query(split.query), params=split.params(epoch))
+        yield from relation.to_arrow_reader(read_batch)  # fetch_record_batch before DuckDB 2
+    finally:
+        con.close()
+
+
+def table_versions(lake: Lake, tables: tuple[str, ...] = READ_TABLES) -> dict[str, int | None]:
+    """``Lake.version(table)`` of each table read, or None while the lake has no versions
+    (the Parquet lake; the Delta Lake port adds ``Lake.version``)."""
+    version = getattr(lake, "version", None)
+    return {name: (version(name) if callable(version) else None) for name in tables}
+
+
+def parameters_json(parameters: Mapping[str, Any]) -> str:
+    return json.dumps(dict(parameters), sort_keys=True, separators=(",", ":"))

@@ -1,0 +1,358 @@
+"""NNUE (paper 002, Stockfish 12's HalfKP net): the float model of the shared contract, its
+data set, loss, and the quantised ``chesslab NNUE v1`` export with its cross-check.
+
+Sizes 41024 -> 256x2 -> 32 -> 32 -> 1; the score in centipawns from the side to move's view
+is ``600 * y``. The export is the integer contract the engine evaluates (see
+:func:`evaluate_quantised_batch`).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import chess
+import numpy as np
+import pyarrow as pa
+import torch
+from torch import nn
+
+from engines.nnue.features import halfkp_batch
+from engines.nnue.reference import (
+    FT_SCALE,
+    HALFKP_FEATURES,
+    OUTPUT_CP,
+    WEIGHT_SCALE,
+    evaluate_quantised,
+)
+from pipelines.train.config import NnueConfig
+from pipelines.train.dataset import (
+    NO_LIMIT,
+    DatasetError,
+    SplitQuery,
+    parameters_json,
+    stream_batches,
+    table_versions,
+)
+from pipelines.train.trainer import Export, KindData, KindModule
+from warehouse import Lake, connect
+from warehouse.catalog import named_query, query
+
+log = logging.getLogger(__name__)
+
+FEATURES = HALFKP_FEATURES
+ACCUMULATOR = 256
+HIDDEN = 32
+MAX_ACTIVE = 30
+MAX_HIDDEN_WEIGHT = 127 / 64   # W1, W2 are kept within +-this so they fit int8 after * 64
+META = {"format": "chesslab-nnue", "version": 1, "features": "halfkp",
+        "sizes": [FEATURES, ACCUMULATOR, HIDDEN, HIDDEN, 1], "ft_scale": FT_SCALE,
+        "weight_scale": WEIGHT_SCALE, "output_cp": OUTPUT_CP}
+QUERY = "nnue_dataset"
+VIEW = "nnue_examples"
+
+
+class ExportError(ValueError):
+    """The net cannot be written in the integer format: names the layer and the value."""
+
+
+class NnueNet(nn.Module):
+    """The float model of the contract: shared feature transformer for both perspectives,
+    clipped ReLUs in [0, 1], output ``y`` with ``600 * y`` centipawns (side to move)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ft = nn.EmbeddingBag(FEATURES, ACCUMULATOR, mode="sum", padding_idx=0)
+        self.ft_bias = nn.Parameter(torch.full((ACCUMULATOR,), 0.5))
+        self.l1 = nn.Linear(2 * ACCUMULATOR, HIDDEN)
+        self.l2 = nn.Linear(HIDDEN, HIDDEN)
+        self.out = nn.Linear(HIDDEN, 1)
+        with torch.no_grad():  # accumulators start inside (0, 1): no dead units at step 0
+            self.ft.weight.uniform_(-0.05, 0.05)
+            self.ft.weight[0].zero_()
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        """``features`` (n, 2, 30) indices -> y (n,)."""
+        n = features.shape[0]
+        acc = self.ft(features.reshape(n * 2, MAX_ACTIVE)).reshape(n, 2, ACCUMULATOR)
+        x0 = torch.clamp(acc + self.ft_bias, 0, 1).reshape(n, 2 * ACCUMULATOR)
+        x1 = torch.clamp(self.l1(x0), 0, 1)
+        x2 = torch.clamp(self.l2(x1), 0, 1)
+        return self.out(x2).squeeze(1)
+
+    def clip_weights(self) -> None:
+        """Keep W1, W2 within +-127/64 (after each optimiser step) so they fit int8."""
+        with torch.no_grad():
+            self.l1.weight.clamp_(-MAX_HIDDEN_WEIGHT, MAX_HIDDEN_WEIGHT)
+            self.l2.weight.clamp_(-MAX_HIDDEN_WEIGHT, MAX_HIDDEN_WEIGHT)
+
+    def centipawns(self, features: torch.Tensor) -> torch.Tensor:
+        return OUTPUT_CP * self(features)
+
+
+def nnue_loss(y: torch.Tensor, score_cp: torch.Tensor, result: torch.Tensor,
+              config: NnueConfig) -> torch.Tensor:
+    """Paper 002's MSE of sigmoid(cp / 410) between prediction and label; with ``eval_lambda``
+    < 1, nnue-pytorch's blend of the label's win probability with the game result (positions
+    without a known result keep the pure label)."""
+    predicted = torch.sigmoid(OUTPUT_CP * y / config.score_scale)
+    target = torch.sigmoid(score_cp / config.score_scale)
+    if config.eval_lambda < 1:
+        blended = config.eval_lambda * target + (1 - config.eval_lambda) * result
+        target = torch.where(torch.isnan(result), target, blended)
+    return torch.mean((predicted - target) ** 2)
+
+
+@dataclass
+class NnueBatch:
+    """One training batch: HalfKP indices, label scores (cp, side to move), game results."""
+
+    features: torch.Tensor   # (n, 2, 30) int64
+    score_cp: torch.Tensor   # (n,) float32
+    result: torch.Tensor     # (n,) float32, nan when unknown
+
+    def __len__(self) -> int:
+        return int(self.score_cp.shape[0])
+
+
+class NnueStream(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
+    """One split streamed from DuckDB in record batches; HalfKP computed per record batch and
+    cut into training batches. ``set_epoch`` picks the epoch's shuffle."""
+
+    def __init__(self, split: SplitQuery, batch_size: int, read_batch: int) -> None:
+        self.split, self.batch_size, self.read_batch = split, batch_size, read_batch
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __iter__(self) -> Iterator[NnueBatch]:
+        pending: list[NnueBatch] = []
+        for record_batch in stream_batches(self.split, self.epoch, self.read_batch):
+            pending.append(self.encode(record_batch))
+            while sum(map(len, pending)) >= self.batch_size:
+                batch, pending = cut(pending, self.batch_size)
+                yield batch
+        if pending and sum(map(len, pending)):
+            yield cut(pending, sum(map(len, pending)))[0]
+
+    def encode(self, record_batch: pa.RecordBatch) -> NnueBatch:
+        record_batch = drop_checks(record_batch)
+        fens = record_batch.column("fen").to_pylist()
+        return NnueBatch(
+            torch.from_numpy(halfkp_batch(fens).astype(np.int64)),
+            torch.from_numpy(record_batch.column("score_cp").to_numpy(zero_copy_only=False)
+                             .astype(np.float32)),
+            torch.from_numpy(record_batch.column("result").to_numpy(zero_copy_only=False)
+                             .astype(np.float32)))
+
+
+def drop_checks(record_batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Drop positions in check among those whose check status the view could not tell."""
+    unknown = record_batch.column("in_check").is_null().to_pylist()
+    if not any(unknown):
+        return record_batch
+    fens = record_batch.column("fen").to_pylist()
+    keep = [not (u and chess.Board(f).is_check()) for u, f in zip(unknown, fens)]
+    return record_batch.filter(pa.array(keep))
+
+
+def cut(pending: list[NnueBatch], size: int) -> tuple[NnueBatch, list[NnueBatch]]:
+    """The first ``size`` rows of the pending batches as one batch, and the rest."""
+    merged = NnueBatch(*(torch.cat([getattr(b, f) for b in pending])
+                         for f in ("features", "score_cp", "result")))
+    head = NnueBatch(merged.features[:size], merged.score_cp[:size], merged.result[:size])
+    rest = NnueBatch(merged.features[size:], merged.score_cp[size:], merged.result[size:])
+    return head, [rest] if len(rest) else []
+
+
+def split_parameters(config: NnueConfig, engine_id: str, depth: int) -> dict[str, Any]:
+    return {"engine_id": engine_id, "depth": depth,
+            "validation_permille": config.validation_permille,
+            "max_positions": config.max_positions or NO_LIMIT}
+
+
+def choose_label_source(sources: list[dict[str, Any]], config: NnueConfig) -> tuple[str, int]:
+    """The label engine and depth to train on: the config's, else the engine with the most
+    examples at its deepest depth. DatasetError naming what is missing otherwise."""
+    if config.engine_id is not None:
+        sources = [s for s in sources if s["engine_id"] == config.engine_id]
+    if config.depth is not None:
+        sources = [s for s in sources if s["depth"] == config.depth]
+    if not sources:
+        raise DatasetError(
+            f"no {VIEW} rows for engine {config.engine_id or 'any'} at depth "
+            f"{config.depth or 'any'}: label positions first (chesslab label)")
+    return str(sources[0]["engine_id"]), int(sources[0]["depth"])
+
+
+# --- export ---------------------------------------------------------------------------------
+
+def quantise(net: NnueNet) -> dict[str, np.ndarray]:
+    """The arrays of ``chesslab NNUE v1`` from the float model (rounded, range-checked)."""
+    def q(tensor: torch.Tensor, scale: float, dtype: Any, name: str) -> np.ndarray:
+        values = np.round(tensor.detach().cpu().double().numpy() * scale)
+        info = np.iinfo(dtype)
+        if values.size and (values.min() < info.min or values.max() > info.max):
+            raise ExportError(f"{name}: values {values.min():.0f}..{values.max():.0f} do not "
+                              f"fit {np.dtype(dtype).name}")
+        return values.astype(dtype)
+
+    ft_weight = q(net.ft.weight, FT_SCALE, np.int16, "ft_weight")
+    ft_weight[0] = 0  # the padding index is never active
+    both = FT_SCALE * WEIGHT_SCALE
+    return {
+        "meta": np.array(json.dumps(META)),
+        "ft_weight": ft_weight,
+        "ft_bias": q(net.ft_bias, FT_SCALE, np.int16, "ft_bias"),
+        "l1_weight": q(net.l1.weight, WEIGHT_SCALE, np.int8, "l1_weight"),
+        "l1_bias": q(net.l1.bias, both, np.int32, "l1_bias"),
+        "l2_weight": q(net.l2.weight, WEIGHT_SCALE, np.int8, "l2_weight"),
+        "l2_bias": q(net.l2.bias, both, np.int32, "l2_bias"),
+        "out_weight": q(net.out.weight, WEIGHT_SCALE, np.int16, "out_weight"),
+        "out_bias": q(net.out.bias, both, np.int32, "out_bias"),
+    }
+
+
+def save_npz(arrays: dict[str, np.ndarray], path: Path) -> Path:
+    """Write the arrays under a temporary name and rename: never a half-written net."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as handle:
+        np.savez(handle, **arrays)
+    tmp.replace(path)
+    return path
+
+
+def load_npz(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as data:
+        return {name: data[name] for name in data.files}
+
+
+def evaluate_quantised_batch(net: dict[str, np.ndarray], features: np.ndarray,
+                             chunk: int = 1024) -> np.ndarray:
+    """The contract's exact integer evaluation of many positions at once (numpy, int64):
+    centipawns from the side to move's view. ``features`` (n, 2, 30), padding 0."""
+    return np.concatenate([_evaluate_chunk(net, features[i:i + chunk])
+                           for i in range(0, len(features), chunk)] or [np.zeros(0, np.int64)])
+
+
+def _evaluate_chunk(net: dict[str, np.ndarray], features: np.ndarray) -> np.ndarray:
+    ft = net["ft_weight"].astype(np.int64)
+    active = (features != 0)[..., None]
+    acc = (ft[features] * active).sum(axis=2) + net["ft_bias"].astype(np.int64)
+    q0 = np.clip(acc.reshape(len(features), 2 * ACCUMULATOR), 0, 127)
+    q1 = np.clip(_affine(net, "l1", q0) // WEIGHT_SCALE, 0, 127)
+    q2 = np.clip(_affine(net, "l2", q1) // WEIGHT_SCALE, 0, 127)
+    out = _affine(net, "out", q2)[:, 0]
+    return (out * OUTPUT_CP) // (FT_SCALE * WEIGHT_SCALE)
+
+
+def _affine(net: dict[str, np.ndarray], layer: str, x: np.ndarray) -> np.ndarray:
+    return x @ net[f"{layer}_weight"].astype(np.int64).T + net[f"{layer}_bias"].astype(np.int64)
+
+
+# --- the kind: what the generic trainer needs ----------------------------------------------
+
+class NnueModule(KindModule):
+    """Lightning module of the float model with paper 002's loss."""
+
+    def __init__(self, config: NnueConfig) -> None:
+        super().__init__(config)
+        self.net = NnueNet()
+
+    def loss(self, batch: NnueBatch) -> torch.Tensor:
+        return nnue_loss(self.net(batch.features), batch.score_cp, batch.result, self.config)
+
+    def after_step(self) -> None:
+        self.net.clip_weights()
+
+    def transfer_batch_to_device(self, batch: NnueBatch, device: torch.device,
+                                 dataloader_idx: int) -> NnueBatch:
+        return NnueBatch(batch.features.to(device), batch.score_cp.to(device),
+                         batch.result.to(device))
+
+
+class NnueKind:
+    """``chesslab train nnue``: data from the nnue_dataset query, the HalfKP net, the
+    quantised export cross-checked against the float model."""
+
+    name = "nnue"
+    config_cls = NnueConfig
+
+    def data(self, lake: Lake, config: NnueConfig) -> KindData:
+        con = connect(lake)
+        sources = query(con, named_query("nnue_label_sources")).to_pylist()
+        engine_id, depth = choose_label_source(sources, config)
+        parameters = split_parameters(config, engine_id, depth)
+        summary = dataset_summary(con, parameters)
+        if not summary.get(False) or not summary.get(True):
+            raise DatasetError(
+                f"{QUERY}: engine {engine_id} depth {depth} gives {summary.get(False, (0,))[0]} "
+                f"training and {summary.get(True, (0,))[0]} validation positions; both splits "
+                f"need positions (label more games or raise --validation-percent)")
+        streams = [NnueStream(SplitQuery(str(lake.home), QUERY, parameters, validation),
+                              config.batch_size, config.read_batch) for validation in (False, True)]
+        loaders = [torch.utils.data.DataLoader(s, batch_size=None) for s in streams]
+        keys_hash = summary[False][1] ^ summary[True][1]  # xor over both (disjoint) splits
+        return KindData(loaders[0], loaders[1], {
+            "view": VIEW, "query": QUERY, "parameters": parameters_json(parameters),
+            "label_engine_id": engine_id, "label_depths": [depth],
+            "table_versions": json.dumps(table_versions(lake)),
+            "train_rows": summary[False][0], "validation_rows": summary[True][0],
+            "position_keys_hash": f"{keys_hash:016x}"})
+
+    def module(self, config: NnueConfig) -> NnueModule:
+        return NnueModule(config)
+
+    def export(self, module: NnueModule, folder: Path, data: KindData,
+               config: NnueConfig) -> Export:
+        path = save_npz(quantise(module.net), folder / "nnue.npz")
+        return Export(path, {"format": "chesslab NNUE v1",
+                             "cross_check": cross_check(module.net, load_npz(path),
+                                                        data.validation.dataset,
+                                                        config.check_positions)})
+
+
+def dataset_summary(con: Any, parameters: dict[str, Any]) -> dict[bool, tuple[int, int]]:
+    """{validation: (positions, keys hash)} of the data set (before max_positions)."""
+    params = {k: v for k, v in parameters.items() if k != "max_positions"}
+    rows = query(con, named_query("nnue_dataset_summary"), params).to_pylist()
+    return {bool(r["validation"]): (int(r["positions"]), int(r["keys_hash"])) for r in rows}
+
+
+def cross_check(net: NnueNet, arrays: dict[str, np.ndarray], stream: NnueStream,
+                positions: int) -> dict[str, Any]:
+    """Float model vs the exported integer net (and the numpy reference of the engine side
+    when built) on up to ``positions`` positions of the stream: mean and max |cp| gaps."""
+    features = first_features(stream, positions)
+    with torch.no_grad():
+        net_cpu = net.to("cpu").eval()
+        float_cp = net_cpu.centipawns(torch.from_numpy(features.astype(np.int64))).double()
+    quantised = evaluate_quantised_batch(arrays, features)
+    gaps = np.abs(float_cp.numpy() - quantised)
+    report = {"positions": int(len(features)), "float_vs_quantised_mean_cp": float(gaps.mean()),
+              "float_vs_quantised_max_cp": float(gaps.max())}
+    return report | reference_check(arrays, features, quantised)
+
+
+def first_features(stream: NnueStream, positions: int) -> np.ndarray:
+    taken: list[np.ndarray] = []
+    for batch in stream:
+        taken.append(batch.features.numpy())
+        if sum(map(len, taken)) >= positions:
+            break
+    return np.concatenate(taken)[:positions].astype(np.int32)
+
+
+def reference_check(arrays: dict[str, np.ndarray], features: np.ndarray,
+                    quantised: np.ndarray, positions: int = 100) -> dict[str, Any]:
+    """Max gap between the batch evaluation and ``engines.nnue.reference.evaluate_quantised``
+    (the engine side's one-position reference, ~20 ms each) on the first positions."""
+    reference = np.array([
+        evaluate_quantised(arrays, [i for i in row[0] if i], [i for i in row[1] if i])
+        for row in features[:positions]])
+    return {"reference_positions": int(len(reference)),
+            "quantised_vs_reference_max_cp": float(np.abs(reference - quantised[:positions]).max())}

@@ -1,0 +1,239 @@
+"""The generic trainer: a model kind supplies its Lightning module, data and export; this
+module runs Lightning with checkpoints in ``<home>/models/<kind>/<version>/``, resumes the
+unfinished version of the same config after a kill, writes every epoch's metrics to the
+warehouse as it goes and registers the finished model.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import lightning as L
+import torch
+
+from pipelines.train.config import TrainConfig
+from pipelines.train.registry import (
+    ModelVersion,
+    model_id,
+    now,
+    record_event,
+    record_model,
+    registered_versions,
+    resolve_model,
+)
+from warehouse import Lake
+
+log = logging.getLogger(__name__)
+
+RUN_FILE = "run.json"
+LAST_CHECKPOINT = "last.ckpt"
+
+
+class TrainingError(RuntimeError):
+    """Training could not finish: names the model."""
+
+
+@dataclass
+class KindData:
+    """A kind's data for one run: loaders over both splits and what model_datasets records."""
+
+    train: Any                      # an iterable of batches (DataLoader)
+    validation: Any
+    record: dict[str, Any] = field(default_factory=dict)   # model_datasets columns
+
+
+@dataclass(frozen=True)
+class Export:
+    """An exported artifact and what its ``exported`` event records."""
+
+    path: Path
+    payload: dict[str, Any]
+
+
+class ModelKind(Protocol):
+    """What a model kind (nnue, volatility, lmr, policy_value) gives the trainer."""
+
+    name: str
+
+    def data(self, lake: Lake, config: Any) -> KindData: ...
+
+    def module(self, config: Any) -> L.LightningModule: ...
+
+    def export(self, module: Any, folder: Path, data: KindData, config: Any) -> Export: ...
+
+
+class KindModule(L.LightningModule):
+    """Base Lightning module: the kind gives ``loss(batch)``; optimiser from the config;
+    ``after_step`` runs after each optimiser step (weight clipping)."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        super().__init__()
+        self.config = config
+
+    def loss(self, batch: Any) -> torch.Tensor:
+        raise NotImplementedError
+
+    def after_step(self) -> None:
+        """Called after every optimiser step."""
+
+    def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        loss = self.loss(batch)
+        self.log("train_loss", loss, prog_bar=True, batch_size=len(batch))
+        return loss
+
+    def validation_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        loss = self.loss(batch)
+        self.log("val_loss", loss, prog_bar=True, batch_size=len(batch))
+        return loss
+
+    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
+        self.after_step()
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        if self.config.optimizer == "sgd":
+            return torch.optim.SGD(self.parameters(), lr=self.config.learning_rate, momentum=0.9)
+        return torch.optim.Adam(self.parameters(), lr=self.config.learning_rate)
+
+
+class EpochMetrics(L.Callback):
+    """Writes one ``model_metrics`` row per epoch when its validation ends (before the
+    checkpoint is saved), so a dashboard can draw a run in progress."""
+
+    def __init__(self, lake: Lake, model: str) -> None:
+        self.lake, self.model = lake, model
+        self.reset()
+
+    def reset(self) -> None:
+        self.train_sum = self.train_n = self.val_sum = self.val_n = 0.0
+        self.started = self.train_s = time.monotonic()
+
+    def on_train_epoch_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        self.reset()
+        for loader in (trainer.train_dataloader, trainer.val_dataloaders):
+            if hasattr(getattr(loader, "dataset", None), "set_epoch"):
+                loader.dataset.set_epoch(trainer.current_epoch)
+
+    def on_train_batch_end(self, trainer: L.Trainer, module: L.LightningModule, outputs: Any,
+                           batch: Any, batch_idx: int) -> None:
+        self.train_sum += float(outputs["loss"]) * len(batch)
+        self.train_n += len(batch)
+
+    def on_validation_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        self.train_s = time.monotonic() - self.started
+
+    def on_validation_batch_end(self, trainer: L.Trainer, module: L.LightningModule,
+                                outputs: Any, batch: Any, batch_idx: int,
+                                dataloader_idx: int = 0) -> None:
+        self.val_sum += float(outputs) * len(batch)
+        self.val_n += len(batch)
+
+    def on_validation_end(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        if trainer.sanity_checking or not self.train_n:
+            return
+        self.lake.write("model_metrics", [{
+            "model_id": self.model, "epoch": trainer.current_epoch,
+            "step": trainer.global_step,
+            "train_loss": self.train_sum / self.train_n,
+            "val_loss": self.val_sum / self.val_n if self.val_n else None,
+            "positions_per_s": self.train_n / max(self.train_s, 1e-9),
+            "learning_rate": trainer.optimizers[0].param_groups[0]["lr"],
+            "recorded_at": now()}])
+
+
+@dataclass(frozen=True)
+class Run:
+    """A training run's version and folder; ``resumed`` when it continues a killed run."""
+
+    kind: str
+    version: int
+    folder: Path
+    resumed: bool
+
+    @property
+    def model_id(self) -> str:
+        return model_id(self.kind, self.version)
+
+    @property
+    def last_checkpoint(self) -> Path | None:
+        path = self.folder / LAST_CHECKPOINT
+        return path if path.is_file() else None
+
+
+def models_dir(lake: Lake, kind: str) -> Path:
+    return lake.home / "models" / kind
+
+
+def open_run(lake: Lake, kind: str, config: TrainConfig) -> Run:
+    """The unfinished version trained with the same config (to resume), else a new one."""
+    folder = models_dir(lake, kind)
+    finished = registered_versions(lake, kind)
+    numbered = sorted(int(p.name) for p in folder.glob("*") if p.name.isdigit()) \
+        if folder.is_dir() else []
+    for version in reversed(numbered):
+        marker = folder / str(version) / RUN_FILE
+        if version not in finished and marker.is_file() and \
+                json.loads(marker.read_text())["identity"] == config.run_identity():
+            return Run(kind, version, folder / str(version), resumed=True)
+    version = max([*numbered, *finished, 0]) + 1
+    (folder / str(version)).mkdir(parents=True)
+    (folder / str(version) / RUN_FILE).write_text(json.dumps(
+        {"identity": config.run_identity(), "config": json.loads(config.to_json())}))
+    return Run(kind, version, folder / str(version), resumed=False)
+
+
+def lightning_trainer(config: TrainConfig, run: Run, lake: Lake,
+                      callbacks: Sequence[L.Callback]) -> L.Trainer:
+    checkpoint = L.pytorch.callbacks.ModelCheckpoint(
+        dirpath=run.folder, save_last=True, save_top_k=0)
+    return L.Trainer(
+        max_epochs=config.epochs, accelerator=config.accelerator, devices=1,
+        callbacks=[EpochMetrics(lake, run.model_id), *callbacks, checkpoint],
+        logger=False, enable_progress_bar=config.progress, enable_model_summary=False,
+        num_sanity_val_steps=0, default_root_dir=run.folder)
+
+
+def train_model(lake: Lake, kind: ModelKind, config: TrainConfig,
+                callbacks: Sequence[L.Callback] = ()) -> ModelVersion:
+    """Train (or resume) a model of ``kind``, export it and register it; returns the version."""
+    L.seed_everything(config.seed, workers=True, verbose=False)
+    run = open_run(lake, kind.name, config)
+    data = kind.data(lake, config)
+    if not run.resumed:
+        lake.write("model_datasets", [{"model_id": run.model_id, **data.record,
+                                       "recorded_at": now()}])
+        record_event(lake, run.model_id, "started", {"folder": str(run.folder)})
+    log.info("%s %s in %s", "resuming" if run.resumed else "training", run.model_id, run.folder)
+    module = kind.module(config)
+    trainer = lightning_trainer(config, run, lake, callbacks)
+    trainer.fit(module, data.train, data.validation, ckpt_path=run.last_checkpoint)
+    if trainer.interrupted or trainer.current_epoch < config.epochs:
+        raise TrainingError(f"{run.model_id}: training stopped at epoch {trainer.current_epoch}"
+                            f" of {config.epochs}; rerun the same command to resume")
+    return finish(lake, kind, config, run, module, data)
+
+
+def finish(lake: Lake, kind: ModelKind, config: TrainConfig, run: Run, module: Any,
+           data: KindData) -> ModelVersion:
+    """Export, register (models row last: a model without it is unfinished) and record."""
+    record_event(lake, run.model_id, "trained", {"epochs": config.epochs})
+    exported = kind.export(module, run.folder, data, config)
+    digest = sha256(exported.path)
+    name = config.name or kind.name
+    record_model(lake, kind.name, run.version, name, config.to_json(), exported.path, digest)
+    record_event(lake, run.model_id, "exported",
+                 {"path": str(exported.path), "sha256": digest, **exported.payload})
+    return resolve_model(lake, run.model_id)
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

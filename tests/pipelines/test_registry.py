@@ -1,0 +1,118 @@
+"""The model registry (issue 9): KIND@VERSION / KIND@latest / KIND@best names, latest-wins
+status from the append-only events, and ``chesslab models``.
+
+Registry rows are written through the registry's own functions with real artifact files;
+training itself is covered by test_train_nnue.py.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import pytest
+
+from flows.cli import main as cli_main
+from pipelines.train.registry import (
+    ModelNotFoundError,
+    list_models,
+    record_event,
+    record_model,
+    resolve_model,
+)
+from warehouse import Lake, connect
+
+
+def register(lake: Lake, version: int, kind: str = "nnue") -> Path:
+    """A finished model: an artifact file, its models row, trained and exported events."""
+    artifact = lake.home / "models" / kind / str(version) / "net.npz"
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    artifact.write_bytes(f"{kind} {version}".encode())
+    digest = hashlib.sha256(artifact.read_bytes()).hexdigest()
+    record_model(lake, kind, version, f"{kind}-tiny", '{"epochs": 1}', artifact, digest)
+    for event in ("trained", "exported"):
+        record_event(lake, f"{kind}@{version}", event, {})
+        time.sleep(0.002)  # events are ordered by their timestamps
+    return artifact
+
+
+@pytest.fixture
+def lake(home: Path) -> Lake:
+    lake = Lake(home)
+    for version in (1, 2, 3):
+        register(lake, version)
+    register(lake, 1, kind="volatility")
+    return lake
+
+
+def promote(lake: Lake, model: str) -> None:
+    time.sleep(0.002)
+    record_event(lake, model, "promoted", {"by": "test"})
+
+
+def test_names_resolve_to_versions(lake: Lake) -> None:
+    """nnue@2 is version 2, nnue@latest the highest version, per kind."""
+    assert resolve_model(lake, "nnue@2").version == 2
+    latest = resolve_model(lake, "nnue@latest")
+    assert (latest.model_id, latest.status, latest.name) == ("nnue@3", "exported", "nnue-tiny")
+    assert latest.artifact_path.read_bytes() == b"nnue 3"
+    assert latest.artifact_sha256 == hashlib.sha256(b"nnue 3").hexdigest()
+    assert resolve_model(lake, "volatility@latest").model_id == "volatility@1"
+
+
+def test_best_is_the_latest_promoted(lake: Lake) -> None:
+    with pytest.raises(ModelNotFoundError, match=r"no model 'nnue@best' \(known nnue models: "
+                                                 r"nnue@1, nnue@2, nnue@3\)"):
+        resolve_model(lake, "nnue@best")
+    promote(lake, "nnue@2")
+    assert resolve_model(lake, "nnue@best").model_id == "nnue@2"
+    promote(lake, "nnue@1")
+    best = resolve_model(lake, "nnue@best")
+    assert (best.model_id, best.status) == ("nnue@1", "promoted")
+
+
+def test_unknown_names_are_one_line_errors(lake: Lake) -> None:
+    for name, message in (("nnue@9", "no model 'nnue@9'"), ("lmr@latest", "no model 'lmr@latest'"),
+                          ("nnue", "bad model name 'nnue'"), ("nnue@0", "bad model name")):
+        with pytest.raises(ModelNotFoundError, match=message) as error:
+            resolve_model(lake, name)
+        assert "\n" not in str(error.value)
+
+
+def test_status_is_the_latest_event_and_runs_in_progress_show(lake: Lake) -> None:
+    """model_status: latest event wins; a run with only 'started' is listed, unfinished."""
+    for event in ("deployed", "evaluated", "retired"):
+        time.sleep(0.002)
+        record_event(lake, "nnue@2", event, {})
+    record_event(lake, "nnue@4", "started", {"folder": "x"})
+    lake.write("model_metrics", [{"model_id": "nnue@4", "epoch": e, "step": 10 * (e + 1),
+                                  "train_loss": 0.5 / (e + 1), "val_loss": 0.6 / (e + 1)}
+                                 for e in range(2)])
+    rows = {r["model_id"]: r for r in list_models(lake, "nnue").to_pylist()}
+    assert [rows[m]["status"] for m in ("nnue@1", "nnue@2", "nnue@3", "nnue@4")] == [
+        "exported", "retired", "exported", "started"]
+    assert (rows["nnue@4"]["epochs"], rows["nnue@4"]["val_loss"]) == (2, 0.3)
+    assert rows["nnue@4"]["name"] is None
+    with pytest.raises(ModelNotFoundError):
+        resolve_model(lake, "nnue@4")
+    with pytest.raises(ValueError, match="unknown event 'shipped'"):
+        record_event(lake, "nnue@1", "shipped", {})
+    status = connect(lake).sql("select kind, count(*) from model_status group by all "
+                               "order by kind").fetchall()
+    assert status == [("nnue", 4), ("volatility", 1)]
+
+
+def test_models_command_lists_and_resolves(lake: Lake, capsys: pytest.CaptureFixture[str]
+                                           ) -> None:
+    promote(lake, "nnue@3")
+    assert cli_main(["models", "--kind", "nnue", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("model_id,kind,version,name,status")
+    assert [line.split(",")[:5] for line in lines[1:]] == [
+        ["nnue@1", "nnue", "1", "nnue-tiny", "exported"],
+        ["nnue@2", "nnue", "2", "nnue-tiny", "exported"],
+        ["nnue@3", "nnue", "3", "nnue-tiny", "promoted"]]
+    assert cli_main(["models", "--show", "nnue@best"]) == 0
+    assert capsys.readouterr().out.startswith("nnue@3 nnue-tiny status=promoted")
+    assert cli_main(["models", "--show", "nnue@7"]) == 2
+    assert "chesslab models: error: no model 'nnue@7'" in capsys.readouterr().err

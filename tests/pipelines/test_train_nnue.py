@@ -1,0 +1,266 @@
+"""NNUE training end to end (issue 9, paper 002): a warehouse built by ingesting real games
+(tests/fixtures/label_engines/selfplay.pgn: Stockfish self-play and Morphy's Opera game) and
+labelling every position with real Stockfish at depth 4, then the tiny preset on the CPU.
+
+The exported integer net's batch evaluation is checked against the engine side's
+one-position reference (engines/nnue/reference.py).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import chess
+import lightning as L
+import pytest
+import torch
+
+from engines.nnue.features import halfkp_batch
+from engines.nnue.reference import evaluate_quantised, halfkp_reference
+from flows.cli import main as cli_main
+from pipelines.ingest import IngestConfig, ingest_paths
+from pipelines.label import LabelConfig, label_positions
+from pipelines.train import NnueConfig, TrainConfigError, preset, resolve_model, train
+from pipelines.train.dataset import DatasetError, SplitQuery, stream_batches
+from pipelines.train.nnue import (
+    QUERY,
+    drop_checks,
+    evaluate_quantised_batch,
+    load_npz,
+    nnue_loss,
+    split_parameters,
+)
+from pipelines.train.registry import ModelNotFoundError
+from warehouse import Lake, connect
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+GAMES = FIXTURES / "label_engines" / "selfplay.pgn"
+DEPTH = 4
+OPERA = "Paul Morphy"  # White in the Opera game, 1-0
+
+
+@pytest.fixture(scope="module")
+def labelled_lake(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Lake:
+    """selfplay.pgn ingested and every position labelled by Stockfish at depth 4."""
+    lake = Lake(tmp_path_factory.mktemp("nnue") / "home")
+    ingest_paths(lake, [GAMES], IngestConfig.tiny())
+    summary = label_positions(lake, LabelConfig.tiny(depths=(DEPTH,), limit=None,
+                                                     batch_size=200, workers=2))
+    assert summary.errors == 0 and summary.labels > 800
+    return lake
+
+
+@pytest.fixture
+def lake(labelled_lake: Lake, tmp_path: Path) -> Lake:
+    """A private copy of the labelled warehouse (training writes into it)."""
+    shutil.copytree(labelled_lake.home, tmp_path / "home")
+    return Lake(tmp_path / "home")
+
+
+def split_rows(lake: Lake, validation: bool, epoch: int = 0) -> list[dict[str, Any]]:
+    config = preset(NnueConfig, "tiny")
+    engine_id = connect(lake).sql("select engine_id from labels limit 1").fetchall()[0][0]
+    split = SplitQuery(str(lake.home), QUERY, split_parameters(config, engine_id, DEPTH),
+                       validation)
+    return [row for batch in stream_batches(split, epoch, 100)
+            for row in drop_checks(batch).to_pylist()]
+
+
+def test_splits_are_by_game_and_cover_the_view(lake: Lake) -> None:
+    """Validation positions never come from a training position's game; both splits together
+    are the view's rows minus positions in check; each epoch shuffles the same rows."""
+    train_rows, val_rows = split_rows(lake, False), split_rows(lake, True)
+    train_keys = {r["split_key"] for r in train_rows}
+    val_keys = {r["split_key"] for r in val_rows}
+    assert train_keys and val_keys and not train_keys & val_keys
+    assert any(k.startswith("125c4489336f196c:") for k in val_keys)
+    view = connect(lake).sql(
+        "select position_key, fen, in_check from nnue_examples").fetchall()
+    not_in_check = {key for key, fen, _ in view if not chess.Board(fen).is_check()}
+    assert {r["position_key"] for r in train_rows + val_rows} == not_in_check
+    assert len(train_rows) + len(val_rows) == len(not_in_check)
+    assert any(check is None for _, _, check in view)   # game ends: checked on the board
+    assert sum(bool(check) for _, _, check in view) > 10  # in check from the move's SAN
+    reshuffled = split_rows(lake, False, epoch=1)
+    assert [r["position_key"] for r in reshuffled] != [r["position_key"] for r in train_rows]
+    assert sorted(r["position_key"] for r in reshuffled) == sorted(
+        r["position_key"] for r in train_rows)
+
+
+def test_examples_have_side_to_move_scores_and_results(lake: Lake) -> None:
+    """No mate scores; the Opera game (1-0) gives White to move 1 and Black to move 0;
+    the score is the label's side-to-move score."""
+    con = connect(lake)
+    rows = con.sql(
+        "select e.side_to_move, e.result, e.score_cp, l.score_cp as label_cp, l.score_mate "
+        "from nnue_examples e join labels l using (position_key, engine_id, depth) "
+        "join games g using (game_id) where g.white = $white", params={"white": OPERA}).fetchall()
+    assert len(rows) > 20
+    assert {(side, result) for side, result, *_ in rows} == {("w", 1.0), ("b", 0.0)}
+    assert all(cp == label and mate is None for _, _, cp, label, mate in rows)
+    by_result = dict(con.sql("select g.result, list(distinct e.side_to_move || ':' || "
+                             "coalesce(e.result::varchar, 'null')) from nnue_examples e "
+                             "join games g using (game_id) group by all").fetchall())
+    assert sorted(by_result["0-1"]) == ["b:1.0", "w:0.0"]   # a self-play game Black won
+    assert sorted(by_result["*"]) == ["b:null", "w:null"]   # unfinished: no result
+    mates = con.sql("select count(*) from labels where score_mate is not null").fetchall()[0][0]
+    examples = con.sql("select count(*) from nnue_examples").fetchall()[0][0]
+    labels = con.sql("select count(*) from labels").fetchall()[0][0]
+    assert mates > 0 and examples == labels - mates
+
+
+def test_loss_is_paper_002_mse_and_blends_the_result() -> None:
+    """Paper 002: MSE of sigmoid(cp/410); lambda blends in the game result (nnue-pytorch)."""
+    y = torch.tensor([0.5, -0.25])                # 300 cp and -150 cp
+    score = torch.tensor([100.0, -150.0])
+    result = torch.tensor([1.0, float("nan")])
+    pure = nnue_loss(y, score, result, NnueConfig())
+    expected = ((torch.sigmoid(torch.tensor(300 / 410)) - torch.sigmoid(torch.tensor(100 / 410)))
+                ** 2 / 2)
+    assert pure.item() == pytest.approx(expected.item(), rel=1e-6)
+    blended = nnue_loss(y, score, result, NnueConfig(eval_lambda=0.0))
+    assert blended.item() == pytest.approx(
+        ((torch.sigmoid(torch.tensor(300 / 410)) - 1) ** 2 / 2).item(), rel=1e-6)
+
+
+def test_config_rejects_bad_values() -> None:
+    with pytest.raises(TrainConfigError, match="eval_lambda.*1.5"):
+        NnueConfig(eval_lambda=1.5)
+    with pytest.raises(TrainConfigError, match="optimizer.*'rmsprop'"):
+        NnueConfig(optimizer="rmsprop")
+    with pytest.raises(TrainConfigError, match="preset.*'huge'"):
+        preset(NnueConfig, "huge")
+
+
+def test_no_labels_is_a_one_line_error(home: Path) -> None:
+    with pytest.raises(DatasetError, match="no nnue_examples rows for engine any"):
+        train(Lake(home), "nnue", preset(NnueConfig, "tiny"))
+
+
+def test_train_export_register_end_to_end(lake: Lake, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`chesslab train nnue --preset tiny`: loss falls, one metrics row per epoch, registry
+    rows, nnue@1 = nnue@latest, the exported file follows the contract and its integer
+    evaluation matches the float model."""
+    monkeypatch.setenv("CHESSLAB_HOME", str(lake.home))
+    assert cli_main(["train", "nnue", "--preset", "tiny", "--no-prefect"]) == 0
+    assert "nnue@1 (nnue-tiny)" in capsys.readouterr().out
+    con = connect(lake)
+    metrics = con.sql("select epoch, step, train_loss, val_loss, positions_per_s, learning_rate "
+                      "from model_metrics where model_id = 'nnue@1' order by epoch").fetchall()
+    assert [m[0] for m in metrics] == [0, 1, 2, 3]
+    assert metrics[-1][2] < 0.7 * metrics[0][2]
+    assert all(m[1] > 0 and m[3] > 0 and m[4] > 0 and m[5] == 3e-3 for m in metrics)
+    assert [m[1] for m in metrics] == sorted({m[1] for m in metrics})
+    model = resolve_model(lake, "nnue@1")
+    assert resolve_model(lake, "nnue@latest") == model
+    assert (model.name, model.status, model.config["epochs"]) == ("nnue-tiny", "exported", 4)
+    dataset = con.sql("select * from model_datasets").to_arrow_table().to_pylist()[0]
+    view_rows = con.sql("select count(*) from nnue_examples where in_check is not true"
+                        ).fetchall()[0][0]
+    assert dataset["train_rows"] + dataset["validation_rows"] == view_rows
+    assert dataset["label_depths"] == [DEPTH] and len(dataset["position_keys_hash"]) == 16
+    assert json.loads(dataset["table_versions"]).keys() == {"positions", "labels", "moves",
+                                                            "games"}
+    events = [e for e, in con.sql("select event from model_events order by recorded_at"
+                                  ).fetchall()]
+    assert events == ["started", "trained", "exported"]
+    check_export(lake, model.artifact_path, model.artifact_sha256)
+
+
+def check_export(lake: Lake, path: Path, sha256: str) -> None:
+    import hashlib
+
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256
+    net = load_npz(path)
+    meta = json.loads(str(net["meta"]))
+    assert meta["sizes"] == [41024, 256, 32, 32, 1] and meta["output_cp"] == 600
+    assert {k: (v.dtype.name, v.shape) for k, v in net.items() if k != "meta"} == {
+        "ft_weight": ("int16", (41024, 256)), "ft_bias": ("int16", (256,)),
+        "l1_weight": ("int8", (32, 512)), "l1_bias": ("int32", (32,)),
+        "l2_weight": ("int8", (32, 32)), "l2_bias": ("int32", (32,)),
+        "out_weight": ("int16", (1, 32)), "out_bias": ("int32", (1,))}
+    fens = [r["fen"] for r in split_rows(lake, True)[:12]]
+    batch = evaluate_quantised_batch(net, halfkp_batch(fens))
+    assert batch.tolist() == [evaluate_quantised(net, *halfkp_reference(chess.Board(f)))
+                              for f in fens]
+    payload = json.loads(connect(lake).sql(
+        "select payload from model_events where event = 'exported'").fetchall()[0][0])
+    check = payload["cross_check"]
+    assert check["positions"] > 100 and payload["sha256"] == sha256
+    assert check["reference_positions"] == 100
+    assert check["quantised_vs_reference_max_cp"] == 0
+    # The output layer's resolution is 600/64 ~ 9 cp per weight unit, so a net whose
+    # weights are still near their initial scale keeps a few cp of rounding error.
+    assert check["float_vs_quantised_mean_cp"] < 10
+    assert check["float_vs_quantised_max_cp"] < 40
+
+
+class StopAtEpoch(L.Callback):
+    """Stops the run like a kill when an epoch starts (after the previous checkpoint)."""
+
+    def __init__(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def on_train_epoch_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        if trainer.current_epoch == self.epoch:
+            raise InterruptedError(f"stopped at epoch {self.epoch}")
+
+
+def test_resume_after_interruption(lake: Lake) -> None:
+    """Rerunning the same config continues the unfinished version from its last checkpoint:
+    the epochs go on where they stopped and the version is the same."""
+    config = preset(NnueConfig, "tiny", epochs=3)
+    with pytest.raises(InterruptedError):
+        train(lake, "nnue", config, callbacks=[StopAtEpoch(1)])
+    con = connect(lake)
+    assert con.sql("select epoch from model_metrics").fetchall() == [(0,)]
+    assert con.sql("select model_id, status from model_status").fetchall() == [
+        ("nnue@1", "started")]
+    with pytest.raises(ModelNotFoundError, match="no model 'nnue@latest'"):
+        resolve_model(lake, "nnue@latest")
+    first_epoch = con.sql("select recorded_at from model_metrics").fetchall()[0][0]
+    model = train(lake, "nnue", config)
+    con = connect(lake)
+    assert model.model_id == "nnue@1"
+    rows = con.sql("select epoch, recorded_at from model_metrics order by epoch").fetchall()
+    assert [r[0] for r in rows] == [0, 1, 2] and rows[0][1] == first_epoch
+    events = [e for e, in con.sql("select event from model_events order by recorded_at"
+                                  ).fetchall()]
+    assert events == ["started", "trained", "exported"]
+    other = train(lake, "nnue", preset(NnueConfig, "tiny", epochs=1))
+    assert other.model_id == "nnue@2"
+
+
+@pytest.mark.slow
+def test_kill_and_rerun_the_command_resumes(lake: Lake) -> None:
+    """SIGKILL `chesslab train nnue` once its first checkpoint exists; the same command then
+    finishes the same version: every epoch's metrics, one 'started' event, loadable net."""
+    command = [sys.executable, "-m", "flows.cli", "--home", str(lake.home), "train", "nnue",
+               "--preset", "tiny", "--epochs", "6", "--no-prefect"]
+    checkpoint = lake.home / "models" / "nnue" / "1" / "last.ckpt"
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        while not checkpoint.exists() and process.poll() is None:
+            time.sleep(0.05)
+    finally:
+        process.kill()
+        process.wait()
+    assert checkpoint.exists() and process.returncode == -signal.SIGKILL
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("nnue@1 (nnue-tiny)")
+    con = connect(lake)
+    assert [e for e, in con.sql("select distinct epoch from model_metrics order by 1"
+                                ).fetchall()] == list(range(6))
+    assert con.sql("select count(*) from model_events where event = 'started'"
+                   ).fetchall() == [(1,)]
+    load_npz(resolve_model(lake, "nnue@1").artifact_path)

@@ -1,0 +1,11 @@
+-- Label engines and depths the NNUE data set can use, with their example counts, the engine
+-- with the most examples first (its deepest depth is the default).
+with examples as (select * from nnue_examples),
+counts as (
+    select engine_id, depth, count(*) as positions
+    from examples
+    group by all
+)
+select engine_id, depth, positions
+from counts
+order by sum(positions) over (partition by engine_id) desc, engine_id, depth desc

@@ -1,0 +1,56 @@
+-- depends: positions, labels, moves, games
+-- NNUE training examples (paper 002): one row per labelled position, engine and depth with a
+-- centipawn score from the side to move's view (mate scores left out). game_id is the lowest
+-- game the position was played in (null for EPD/FEN-only positions): the split unit. result
+-- is that game's result from the side to move's view (1, 0.5, 0; null when unknown).
+-- in_check comes from the SAN of the move that reached the position ('+' or '#'); null when
+-- no recorded move reached it (a game's start or end, EPD), where the reader checks the board.
+with positions as (select * from positions),
+labels as (select * from labels),
+moves as (select * from moves),
+games as (select * from games),
+first_game as (
+    select position_key, min(game_id) as game_id
+    from moves
+    group by position_key
+),
+checks as (
+    select after.position_key, bool_or(m.san like '%+' or m.san like '%#') as in_check
+    from moves m
+    join moves after on after.game_id = m.game_id and after.ply = m.ply + 1
+    group by after.position_key
+),
+examples as (
+    select
+        l.position_key,
+        p.fen,
+        split_part(p.fen, ' ', 2) as side_to_move,
+        l.engine_id,
+        l.depth,
+        l.score_cp,
+        f.game_id,
+        g.result as game_result,
+        c.in_check
+    from labels l
+    join positions p using (position_key)
+    left join first_game f using (position_key)
+    left join games g using (game_id)
+    left join checks c using (position_key)
+    where l.score_cp is not null and l.score_mate is null
+)
+select
+    position_key,
+    fen,
+    side_to_move,
+    engine_id,
+    depth,
+    score_cp,
+    case
+        when game_result = '1/2-1/2' then 0.5
+        when game_result = '1-0' then (case when side_to_move = 'w' then 1.0 else 0.0 end)
+        when game_result = '0-1' then (case when side_to_move = 'b' then 1.0 else 0.0 end)
+    end as result,
+    game_id,
+    coalesce(game_id, 'position:' || position_key::varchar) as split_key,
+    in_check
+from examples
