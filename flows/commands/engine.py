@@ -31,4 +31,17 @@ def run_engine(args: argparse.Namespace) -> int:
     from engines.uci import serve
 
     program = load_program(args.engine)
+    resolve_learned_lmr(args)
     return serve(program.spec(config_from_args(program.options, args)))
+
+
+def resolve_learned_lmr(args: argparse.Namespace) -> None:
+    """``--lmr lmr@N``: the model registry gives the engine its bench-normalised formula."""
+    from pipelines.lmr.deploy import is_learned
+
+    if is_learned(getattr(args, "lmr", None)) and not getattr(args, "lmr_formula", ""):
+        from pipelines.lmr.deploy import learned_formula
+        from warehouse import Lake
+
+        model, formula = learned_formula(Lake(), args.lmr)
+        args.lmr, args.lmr_formula = model, str(formula)

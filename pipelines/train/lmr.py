@@ -1,0 +1,351 @@
+"""``chesslab train lmr``: paper 003's late-move-reduction regression (Table 6.1) with
+scikit-learn, registered as a model version like the Lightning kinds (same folders, models,
+model_datasets, model_metrics and model_events tables), then deployed: the chosen formula is
+scaled until the engine's bench counts the default formula's nodes (Figure 6.1's method).
+
+Every formula is fitted through the origin (``LinearRegression(fit_intercept=False)``: the
+paper's table has no constant term and negative R^2, which only a fit without intercept scored
+against the mean can give). Terms: log d and log m of the node's depth and move number,
+|alpha - S| (alpha and the node's static evaluation, cp) and md (the non-pawn material
+difference |white - black|, cp).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.linear_model import LinearRegression
+
+from engines.alphabeta.bench import BenchConfig, run_bench
+from engines.alphabeta.formula import TERMS, LmrFormula
+from pipelines.lmr.config import LABEL_RULES
+from pipelines.train.registry import ModelVersion, now, record_event, record_model, resolve_model
+from pipelines.train.trainer import Run, open_run, sha256
+from warehouse import Lake, connect
+from warehouse.catalog import named_query, query
+
+log = logging.getLogger(__name__)
+
+KIND = "lmr"
+ARTIFACT = "lmr.json"   # its "formula" is what pipelines.lmr.deploy reads
+ALL_TERMS = (*TERMS, "|alpha-S|", "md")
+
+#: Paper 003, Table 6.1 (p.36), every row: the terms, the fitted coefficients, R^2.
+PAPER_TABLE_6_1: tuple[tuple[tuple[str, ...], tuple[float, ...], float], ...] = (
+    (("logd*logm",), (1.0915,), 0.3588),
+    (("logd",), (2.0351,), 0.4157),
+    (("logm",), (1.8865,), 0.0105),
+    (("|alpha-S|",), (0.000110438,), -1.6759),
+    (("md",), (0.000981318,), -1.7541),
+    (("logd*logm", "logd"), (0.3761, 1.3697), 0.4352),
+    (("logd*logm", "logm"), (3.1016, -3.8611), 0.6274),
+    (("logd*logm", "logd", "logm"), (2.3988, 2.1270, -4.6450), 0.8005),
+    (("logd*logm", "|alpha-S|"), (1.0867, 8.4988e-06), 0.3595),
+    (("logd*logm", "md"), (1.0897, 7.0620e-05), 0.3591),
+    (("logd*logm", "|alpha-S|", "md"), (1.0856, 7.9740e-06, 5.6869e-05), 0.3597),
+    (("|alpha-S|", "md"), (0.0001, 0.0008), -1.6441),
+    (("logd*logm", "logd", "logm", "|alpha-S|", "md"), (2.39, 2.14, -4.64, -3.78e-6, -2.5e-5),
+     0.8007),
+)
+#: The paper's chosen formula (Eq. 6.1) and its bench scale (Eq. 6.2).
+PAPER_CHOICE = "logd*logm + logd + logm"
+PAPER_SCALE = 0.40596
+
+
+def formula_name(terms: Sequence[str]) -> str:
+    return " + ".join(terms)
+
+
+class LmrTrainError(ValueError):
+    """Bad ``train lmr`` input: names the option, run or model and the bad value."""
+
+
+@dataclass(frozen=True)
+class LmrConfig:
+    """``chesslab train lmr``: fit every Table 6.1 formula to the lmr_examples labels with
+    scikit-learn, register a model version, scale the chosen formula to the default formula's
+    bench node count and record the scale."""
+
+    name: str | None = field(default=None, metadata={
+        "help": "a label for the model (default: lmr)"})
+    label: str = field(default="table", metadata={
+        "help": "label rule: table (Table 5.1's text) or code (Listing A.3, one more)",
+        "choices": LABEL_RULES})
+    data_run: str | None = field(default=None, metadata={
+        "help": "fit one lmr-data run (lmr-...; default: every labelled decision)"})
+    deploy: str = field(default=PAPER_CHOICE, metadata={
+        "help": "the formula that becomes the engine's reduction (terms in log d, log m only)"})
+    min_rows: int = field(default=20, metadata={"help": "refuse to fit fewer examples"})
+    eval: str = field(default="hce", metadata={"help": "evaluation of the bench and engine"})
+    bench_depth: int = field(default=8, metadata={"help": "bench search depth (chesslab bench: 8)"})
+    bench_positions: int = field(default=24, metadata={"help": "bench positions (1..24)"})
+    bench_hash: int = field(default=16, metadata={"help": "bench transposition table, MiB"})
+    tolerance: float = field(default=0.005, metadata={
+        "help": "stop the scale search within this relative node difference (must be < 0.01)"})
+    max_steps: int = field(default=30, metadata={
+        "help": "bench runs of the scale search (the sweep's ten included)"})
+
+    def __post_init__(self) -> None:
+        if self.label not in LABEL_RULES:
+            raise LmrTrainError(f"label: must be one of {', '.join(LABEL_RULES)}, "
+                                f"got {self.label!r}")
+        names = [formula_name(terms) for terms, _, _ in PAPER_TABLE_6_1]
+        if self.deploy not in names or not set(self.deploy.split(" + ")) <= set(TERMS):
+            raise LmrTrainError(f"deploy: must be a Table 6.1 formula in log d and log m "
+                                f"({'; '.join(n for n in names if set(n.split(' + ')) <= set(TERMS))}),"
+                                f" got {self.deploy!r}")
+        if not 0 < self.tolerance < 0.01 or self.min_rows < 1 or self.max_steps < len(SWEEP):
+            raise LmrTrainError(f"tolerance must be in (0, 0.01), min_rows >= 1, max_steps >= 10;"
+                                f" got {self.tolerance!r}, {self.min_rows!r}, {self.max_steps!r}")
+        self.bench_config()
+
+    def bench_config(self) -> BenchConfig:
+        return BenchConfig(depth=self.bench_depth, eval=self.eval, hash_mb=self.bench_hash,
+                           positions=self.bench_positions)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":"))
+
+    def run_identity(self) -> str:
+        return self.to_json()
+
+    @classmethod
+    def tiny(cls, **overrides: Any) -> LmrConfig:
+        """A shallow bench over six positions: the preset the tests run."""
+        values: dict[str, Any] = dict(min_rows=5, bench_depth=5, bench_positions=6,
+                                      bench_hash=1)
+        values.update(overrides)
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One formula fitted: its coefficients and in-sample R^2, next to the paper's."""
+
+    terms: tuple[str, ...]
+    coefficients: tuple[float, ...]
+    r2: float
+    paper_coefficients: tuple[float, ...]
+    paper_r2: float
+
+    @property
+    def formula(self) -> str:
+        return formula_name(self.terms)
+
+
+@dataclass(frozen=True)
+class Normalisation:
+    """Figure 6.1: the scale whose bench node count is nearest the default formula's."""
+
+    scale: float
+    nodes: int
+    default_nodes: int
+    curve: tuple[tuple[float, int], ...]    # every (scale, nodes) benched, in order
+
+    @property
+    def ratio(self) -> float:
+        return self.nodes / self.default_nodes
+
+
+# --------------------------------------------------------------------------------------------
+# Data and fits
+# --------------------------------------------------------------------------------------------
+
+def load_examples(lake: Lake, config: LmrConfig) -> list[dict[str, Any]]:
+    rows = query(connect(lake), named_query("lmr_dataset"),
+                 {"data_run": config.data_run}).to_pylist()
+    if len(rows) < config.min_rows:
+        where = f"lmr-data run {config.data_run!r}" if config.data_run else "lmr_examples"
+        raise LmrTrainError(f"train lmr: {len(rows)} usable examples in {where}, need "
+                            f"{config.min_rows} (run chesslab lmr-data first)")
+    return rows
+
+
+def term_columns(rows: Sequence[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Every regression term, one value per example."""
+    depth = np.log(np.array([r["depth"] for r in rows], dtype=np.float64))
+    move = np.log(np.array([r["move_no"] for r in rows], dtype=np.float64))
+    alpha = np.array([r["alpha"] for r in rows], dtype=np.float64)
+    static = np.array([r["stat_eval"] for r in rows], dtype=np.float64)
+    white = np.array([r["np_material_w"] for r in rows], dtype=np.float64)
+    black = np.array([r["np_material_b"] for r in rows], dtype=np.float64)
+    return {"logd*logm": depth * move, "logd": depth, "logm": move,
+            "|alpha-S|": np.abs(alpha - static), "md": np.abs(white - black)}
+
+
+def fit_formula(columns: dict[str, np.ndarray], target: np.ndarray,
+                terms: Sequence[str]) -> tuple[tuple[float, ...], float]:
+    """Least squares through the origin; R^2 as sklearn scores it (against the mean)."""
+    features = np.column_stack([columns[t] for t in terms])
+    model = LinearRegression(fit_intercept=False).fit(features, target)
+    return tuple(float(c) for c in model.coef_), float(model.score(features, target))
+
+
+def fit_table(rows: Sequence[dict[str, Any]], label: str) -> list[Fit]:
+    """Every Table 6.1 formula fitted to the examples' ``label_<label>``."""
+    columns = term_columns(rows)
+    target = np.array([r[f"label_{label}"] for r in rows], dtype=np.float64)
+    fits = []
+    for terms, paper_coefficients, paper_r2 in PAPER_TABLE_6_1:
+        coefficients, r2 = fit_formula(columns, target, terms)
+        fits.append(Fit(terms, coefficients, r2, paper_coefficients, paper_r2))
+    return fits
+
+
+def fit_rows(model: str, fits: Sequence[Fit], label: str, rows: int) -> list[dict[str, Any]]:
+    """The ``lmr_fits`` rows."""
+    fitted_at = now()
+    return [{"model_id": model, "formula": f.formula, "terms": list(f.terms),
+             "coefficients": list(f.coefficients), "r2": f.r2,
+             "paper_coefficients": list(f.paper_coefficients), "paper_r2": f.paper_r2,
+             "label": label, "rows": rows, "fitted_at": fitted_at} for f in fits]
+
+
+def format_table(fits: Sequence[Fit]) -> str:
+    """The fitted table side by side with Table 6.1."""
+    def coefs(values: Sequence[float]) -> str:
+        return ", ".join(f"{v:.4g}" for v in values)
+    width = max(len(f.formula) for f in fits)
+    lines = [f"{'formula':<{width}}  {'R2':>8} {'paper':>8}  coefficients | paper's"]
+    lines += [f"{f.formula:<{width}}  {f.r2:8.4f} {f.paper_r2:8.4f}  {coefs(f.coefficients)} | "
+              f"{coefs(f.paper_coefficients)}" for f in fits]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Deployment: the bench normalisation of Figure 6.1
+# --------------------------------------------------------------------------------------------
+
+def deployed_formula(fits: Sequence[Fit], name: str) -> LmrFormula:
+    fit = next(f for f in fits if f.formula == name)
+    return LmrFormula.of(dict(zip(fit.terms, fit.coefficients, strict=True)))
+
+
+#: The scales benched first, Figure 6.1's sweep: where the node count crosses the default's,
+#: the scale is bisected (the count falls as the scale grows, but flattens out: reductions are
+#: capped at depth - 2 and every reduced move that fails high is searched again).
+SWEEP = tuple(0.0625 * 2 ** k for k in range(10))
+
+
+def normalise(formula: LmrFormula, bench: BenchConfig, tolerance: float,
+              max_steps: int) -> Normalisation:
+    """The scale whose ``formula.scaled(scale)`` bench count is within ``tolerance`` of the
+    default formula's: the sweep until the count drops below the default, then bisection
+    between the last two sweep points; the nearest scale seen when that never happens or the
+    steps run out."""
+    target = run_bench(bench).nodes
+    curve: list[tuple[float, int]] = []
+
+    def nodes(scale: float) -> int:
+        curve.append((scale, run_bench(bench, formula.scaled(scale)).nodes))
+        return curve[-1][1]
+
+    low = high = None
+    for scale in SWEEP:
+        if nodes(scale) <= target:
+            high = scale
+            break
+        low = scale
+    if high is not None and low is not None:
+        while abs(curve[-1][1] / target - 1) > tolerance and len(curve) < max_steps:
+            middle = (low + high) / 2
+            if nodes(middle) > target:
+                low = middle
+            else:
+                high = middle
+    scale, found = min(curve, key=lambda point: abs(point[1] - target))
+    return Normalisation(scale, found, target, tuple(curve))
+
+
+# --------------------------------------------------------------------------------------------
+# The model version
+# --------------------------------------------------------------------------------------------
+
+def dataset_record(rows: Sequence[dict[str, Any]], config: LmrConfig) -> dict[str, Any]:
+    keys = sorted(f"{r['run_id']}:{r['seq']}" for r in rows)
+    engines = sorted({r["label_engine"] for r in rows})
+    return {"view": "lmr_examples", "query": "lmr_dataset",
+            "parameters": json.dumps({"data_run": config.data_run, "label": config.label}),
+            "label_engine_id": ";".join(engines),
+            "label_depths": sorted({int(r["depth_full"]) for r in rows}),
+            "table_versions": "{}", "train_rows": len(rows), "validation_rows": 0,
+            "position_keys_hash": hashlib.sha256("\n".join(keys).encode()).hexdigest()}
+
+
+def metrics_row(model: str, fits: Sequence[Fit], rows: int, seconds: float) -> dict[str, Any]:
+    """One ``model_metrics`` row (epoch 0): every formula's R^2 in ``extra``; train_loss is
+    the unexplained share (1 - R^2) of the best formula."""
+    best = max(fits, key=lambda f: f.r2)
+    return {"model_id": model, "epoch": 0, "step": 0, "train_loss": 1.0 - best.r2,
+            "val_loss": None, "positions_per_s": rows / max(seconds, 1e-9),
+            "learning_rate": 0.0, "extra": json.dumps({f.formula: f.r2 for f in fits}),
+            "recorded_at": now()}
+
+
+def engine_spec(model: str, formula: LmrFormula, config: LmrConfig) -> str:
+    """The spec that plays the model (``lmr=`` last: a ``,`` after ``@N`` reads as a ladder)."""
+    return f"alphabeta:eval={config.eval},lmr_formula={formula},lmr={model}"
+
+
+def export(run: Run, fits: Sequence[Fit], formula: LmrFormula, normal: Normalisation,
+           config: LmrConfig) -> Path:
+    path = run.folder / ARTIFACT
+    path.write_text(json.dumps({
+        "model_id": run.model_id, "label": config.label, "deploy": config.deploy,
+        "fitted": str(formula), "scale": normal.scale, "formula": str(formula.scaled(
+            normal.scale)), "fits": [dataclasses.asdict(f) for f in fits]}, indent=2) + "\n")
+    return path
+
+
+def train_lmr(lake: Lake, config: LmrConfig,
+              progress: Callable[[str], None] | None = None) -> tuple[ModelVersion, list[Fit]]:
+    """Fit, record, normalise and register ``lmr@N`` (a killed run resumes its version)."""
+    say = progress or log.info
+    run = open_run(lake, KIND, config)  # type: ignore[arg-type]
+    rows = load_examples(lake, config)
+    if not run.resumed:
+        lake.write("model_datasets", [{"model_id": run.model_id,
+                                       **dataset_record(rows, config), "recorded_at": now()}])
+        record_event(lake, run.model_id, "started", {"folder": str(run.folder)})
+    started = time.perf_counter()
+    fits = fit_table(rows, config.label)
+    lake.write("lmr_fits", fit_rows(run.model_id, fits, config.label, len(rows)))
+    lake.write("model_metrics", [metrics_row(run.model_id, fits, len(rows),
+                                             time.perf_counter() - started)])
+    record_event(lake, run.model_id, "trained", {"rows": len(rows), "label": config.label})
+    say(f"{run.model_id}: {len(rows)} examples, label {config.label}\n{format_table(fits)}")
+    formula = deployed_formula(fits, config.deploy)
+    normal = normalise(formula, config.bench_config(), config.tolerance, config.max_steps)
+    say(f"{run.model_id}: scale {normal.scale:.5f} (paper {PAPER_SCALE}): bench "
+        f"{normal.nodes} nodes vs default {normal.default_nodes} ({normal.ratio:.4f})"
+        + ("" if abs(normal.ratio - 1) <= 0.01 else " -- NOT within 1%: no scale of this "
+           "formula reaches the default's count on this bench"))
+    return register(lake, run, config, fits, formula, normal), fits
+
+
+def register(lake: Lake, run: Run, config: LmrConfig, fits: Sequence[Fit],
+             formula: LmrFormula, normal: Normalisation) -> ModelVersion:
+    """Export, models row (last but the events: a version without it is unfinished), events."""
+    path = export(run, fits, formula, normal, config)
+    digest = sha256(path)
+    scaled = formula.scaled(normal.scale)
+    spec = engine_spec(run.model_id, scaled, config)
+    record_model(lake, KIND, run.version, config.name or KIND,
+                 json.dumps({**json.loads(config.to_json()), "engine_spec": spec}), path, digest)
+    record_event(lake, run.model_id, "exported", {"path": str(path), "sha256": digest})
+    bench = config.bench_config()
+    record_event(lake, run.model_id, "deployed", {
+        "scale": normal.scale, "formula": str(scaled), "engine_spec": spec,
+        "bench_nodes": normal.nodes, "default_bench_nodes": normal.default_nodes,
+        "ratio": normal.ratio, "within_1_percent": abs(normal.ratio - 1) <= 0.01,
+        "bench": dataclasses.asdict(bench), "curve": [list(p) for p in normal.curve],
+        "paper_scale": PAPER_SCALE})
+    return resolve_model(lake, run.model_id)
