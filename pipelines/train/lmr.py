@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -229,40 +230,63 @@ def deployed_formula(fits: Sequence[Fit], name: str) -> LmrFormula:
     return LmrFormula.of(dict(zip(fit.terms, fit.coefficients, strict=True)))
 
 
-#: The scales benched first, Figure 6.1's sweep: where the node count crosses the default's,
-#: the scale is bisected (the count falls as the scale grows, but flattens out: reductions are
-#: capped at depth - 2 and every reduced move that fails high is searched again).
+#: The scales benched first, Figure 6.1's sweep, until the node count drops below the
+#: default's. The count is a step function of the scale (the table changes only where some
+#: scale * value(d, m) crosses an integer) and not monotone inside a sweep step, so the search
+#: then runs over the distinct tables between the two sweep points: bisection, then the tables
+#: next to the crossing, outwards, until one is within the tolerance.
 SWEEP = tuple(0.0625 * 2 ** k for k in range(10))
+#: Node depths a bench of depth D reaches (check extensions add a ply now and then).
+EXTENSION_MARGIN = 2
+
+
+def distinct_scales(formula: LmrFormula, low: float, high: float, max_depth: int) -> list[float]:
+    """One scale per distinct reduction table (over depths <= max_depth) from low to high,
+    both included: the midpoints between the scales where a table entry changes."""
+    steps = set()
+    for depth in range(1, min(max_depth, 63) + 1):
+        for move in range(1, 64):
+            value = formula.value(depth, move)
+            if value > 0:
+                steps.update(k / value for k in range(math.ceil(low * value),
+                                                      math.floor(high * value) + 1)
+                             if low < k / value < high)
+    edges = [low, *sorted(steps), high]
+    return [low, *((a + b) / 2 for a, b in zip(edges[1:-2], edges[2:-1], strict=True)), high]
 
 
 def normalise(formula: LmrFormula, bench: BenchConfig, tolerance: float,
               max_steps: int) -> Normalisation:
     """The scale whose ``formula.scaled(scale)`` bench count is within ``tolerance`` of the
-    default formula's: the sweep until the count drops below the default, then bisection
-    between the last two sweep points; the nearest scale seen when that never happens or the
-    steps run out."""
+    default formula's (see :data:`SWEEP`); the nearest scale benched when none is found."""
     target = run_bench(bench).nodes
-    curve: list[tuple[float, int]] = []
+    curve: dict[float, int] = {}
 
     def nodes(scale: float) -> int:
-        curve.append((scale, run_bench(bench, formula.scaled(scale)).nodes))
-        return curve[-1][1]
+        if scale not in curve:
+            curve[scale] = run_bench(bench, formula.scaled(scale)).nodes
+        return curve[scale]
 
-    low = high = None
-    for scale in SWEEP:
-        if nodes(scale) <= target:
-            high = scale
+    def close_enough() -> bool:
+        return min(abs(n / target - 1) for n in curve.values()) <= tolerance
+
+    low = 0.0
+    for high in SWEEP:
+        if nodes(high) <= target:
             break
-        low = scale
-    if high is not None and low is not None:
-        while abs(curve[-1][1] / target - 1) > tolerance and len(curve) < max_steps:
-            middle = (low + high) / 2
-            if nodes(middle) > target:
-                low = middle
-            else:
-                high = middle
-    scale, found = min(curve, key=lambda point: abs(point[1] - target))
-    return Normalisation(scale, found, target, tuple(curve))
+        low = high
+    if 0 < low < high and not close_enough():
+        scales = distinct_scales(formula, low, high, bench.depth + EXTENSION_MARGIN)
+        below, above = 0, len(scales) - 1
+        while above - below > 1 and len(curve) < max_steps and not close_enough():
+            middle = (below + above) // 2
+            below, above = (middle, above) if nodes(scales[middle]) > target else (below, middle)
+        for offset in range(1, len(scales)):
+            for index in (below - offset, above + offset):
+                if len(curve) < max_steps and not close_enough() and 0 <= index < len(scales):
+                    nodes(scales[index])
+    scale, found = min(curve.items(), key=lambda point: abs(point[1] - target))
+    return Normalisation(scale, found, target, tuple(curve.items()))
 
 
 # --------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from engines.alphabeta.formula import LmrFormula, LmrFormulaError
 from engines.alphabeta.program import AlphaBetaOptions, alphabeta_spec
 from engines.registry import own_identity, parse_engine
 from flows.cli import main
+from pipelines.evaluate import EvaluateConfig, evaluate_model
 from pipelines.lmr import LmrDataConfig, LmrDataError, largest_safe_reduction, run_lmr_data
 from pipelines.lmr.deploy import learned_formula, resolve_learned_specs
 from pipelines.lmr.label import in_paper_range
@@ -26,6 +27,7 @@ from pipelines.train.lmr import (PAPER_TABLE_6_1, SWEEP, LmrConfig, LmrTrainErro
                                  load_examples, normalise, term_columns, train_lmr)
 from warehouse import Lake, connect
 
+OPENINGS = str(Path(__file__).parents[1] / "fixtures" / "openings" / "two_positions.epd")
 TINY = dict(games=2, nodes=2000, log_rate=0.02, max_plies=14, random_plies=4, hash_mb=1,
             label_chunk=16, paper_range=False)
 
@@ -263,3 +265,27 @@ def test_bench_cli_takes_a_learned_formula(lmr_home: Path, trained: Any,
     deployed = json.loads(connect(Lake(lmr_home)).execute(
         "select payload from model_events where event = 'deployed'").fetchone()[0])
     assert f"Nodes searched  : {deployed['bench_nodes']}" in out and "lmr: lmr@1" in out
+
+
+# --- the evaluation -------------------------------------------------------------------------
+
+def test_sprt_non_regression_is_recorded_against_the_model(lmr_home: Path, trained: Any) -> None:
+    """``evaluate lmr@latest --sprt -1.75,0.25`` (fishtest's non-regression bounds): the
+    candidate is the engine with the learned formula (its identity in the engines table has
+    the formula), the match is against the default formula, the figures are lmr@1's
+    ``evaluated`` event."""
+    config = EvaluateConfig.tiny(model="lmr@latest", against="alphabeta:eval=hce",
+                                 sprt=(-1.75, 0.25), ladder="", max_games=4, openings=OPENINGS)
+    evaluation = evaluate_model(config, lmr_home)
+    assert (evaluation.model_id, evaluation.candidate, evaluation.games) == ("lmr@1", "lmr@1", 4)
+    assert evaluation.wins + evaluation.draws + evaluation.losses == 4
+    con = connect(Lake(lmr_home))
+    payload = json.loads(con.execute(
+        "select payload from model_events where model_id = 'lmr@1' and event = 'evaluated'"
+    ).fetchone()[0])
+    assert payload["sprt_elo"] == [-1.75, 0.25] and payload["games"] == 4
+    assert payload["sprt_decision"] == evaluation.sprt_decision
+    formula = str(learned_formula(Lake(lmr_home), "lmr@1")[1])
+    options = [json.loads(o) for (o,) in con.execute("select options from engines").fetchall()]
+    assert sorted(o.get("LMR") for o in options) == ["lmr@1", "standard"]
+    assert [o["LMRFormula"] for o in options if o.get("LMR") == "lmr@1"] == [formula]
