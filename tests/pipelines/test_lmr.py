@@ -289,3 +289,20 @@ def test_sprt_non_regression_is_recorded_against_the_model(lmr_home: Path, train
     options = [json.loads(o) for (o,) in con.execute("select options from engines").fetchall()]
     assert sorted(o.get("LMR") for o in options) == ["lmr@1", "standard"]
     assert [o["LMRFormula"] for o in options if o.get("LMR") == "lmr@1"] == [formula]
+
+
+def test_cli_lmr_data_then_train_lmr_prints_the_table(home: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """``chesslab lmr-data`` then ``chesslab train lmr --preset tiny``: the summary line, the
+    Table 6.1 comparison with the paper's R^2 column, the model version; a bad label rule is
+    a one-line error with a non-zero exit."""
+    args = ["lmr-data", "--games", "1", "--nodes", "2000", "--log-rate", "0.05",
+            "--max-plies", "12", "--hash-mb", "1", "--no-paper-range", "--no-prefect"]
+    assert main(args) == 0
+    assert "1 games played" in capsys.readouterr().out
+    assert main(["train", "lmr", "--preset", "tiny", "--min-rows", "3"]) == 0
+    captured = capsys.readouterr()
+    assert "lmr@1 (lmr): " in captured.out
+    assert "logd*logm + logd + logm" in captured.err and "0.8005" in captured.err
+    assert main(["train", "lmr", "--label", "stockfish"]) != 0
+    assert "'stockfish'" in capsys.readouterr().err
