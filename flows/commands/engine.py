@@ -37,9 +37,10 @@ def run_engine(args: argparse.Namespace) -> int:
 
 def resolve_learned_lmr(args: argparse.Namespace) -> None:
     """``--lmr lmr@N``: the model registry gives the engine its bench-normalised formula."""
-    from pipelines.lmr.deploy import is_learned
+    from engines.identity import MODEL_VERSION   # light: a GUI's engine start stays fast
 
-    if is_learned(getattr(args, "lmr", None)) and not getattr(args, "lmr_formula", ""):
+    if MODEL_VERSION.match(str(getattr(args, "lmr", "") or "")) \
+            and not getattr(args, "lmr_formula", ""):
         from pipelines.lmr.deploy import learned_formula
         from warehouse import Lake
 
