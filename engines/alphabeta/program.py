@@ -93,7 +93,9 @@ def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
     )
     return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
                       uci_options, make_searcher, flush_search_log,
-                      identity_excludes=("SearchLogRate",))
+                      # lmr@N pins its formula (a model version never changes), so the
+                      # identity of every other alphabeta engine stays what it was
+                      identity_excludes=("SearchLogRate", "LMRFormula"))
 
 
 def make_searcher(values: Mapping[str, Any]) -> Searcher:
