@@ -95,7 +95,7 @@ def part_label(decisions: list[dict[str, Any]]) -> None:
     engine = AlphaBeta(SearchConfig())
     started, nodes = time.perf_counter(), 0
     for decision in decisions:
-        research_scores(engine, decision["fen"], decision["depth"] - 1)
+        research_scores(engine, decision["fen"], decision["depth"] - 1, 10**9)
         nodes += engine._searcher.nodes
     seconds = time.perf_counter() - started
     print(f"(c) {len(decisions)} decisions re-searched: {len(decisions) / seconds:.1f} per s, "

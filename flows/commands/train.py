@@ -33,7 +33,7 @@ def register(subparsers: Any) -> None:
 
 def register_lmr(kinds: Any) -> None:
     """``chesslab train lmr``: a scikit-learn fit, run in this process (seconds, no Prefect)."""
-    from pipelines.train.lmr import LmrConfig
+    from pipelines.lmr.config import LmrConfig
 
     parser = kinds.add_parser("lmr", help=(LmrConfig.__doc__ or "").splitlines()[0],
                               description=LmrConfig.__doc__)
@@ -52,7 +52,8 @@ def only_given(parser: argparse.ArgumentParser, config_cls: type) -> None:
 def run_train_lmr(args: argparse.Namespace) -> int:
     import sys
 
-    from pipelines.train.lmr import LmrConfig, train_lmr
+    from pipelines.lmr.config import LmrConfig
+    from pipelines.train.lmr import train_lmr
     from warehouse import Lake
 
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(LmrConfig)

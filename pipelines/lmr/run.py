@@ -77,8 +77,8 @@ class LmrDataSummary:
 def data_run_id(config: LmrDataConfig) -> str:
     """A hash of what makes the run's decisions what they are (not the number of games)."""
     values = asdict(config)
-    values.pop("games")
-    values.pop("label_chunk")
+    for name in ("games", "label_chunk", "label_max_nodes"):   # more labels, same decisions
+        values.pop(name)
     return "lmr-" + hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -149,14 +149,12 @@ def label_engine(config: LmrDataConfig) -> AlphaBeta:
     return AlphaBeta(SearchConfig(eval=config.eval, lmr="default", hash_mb=config.hash_mb))
 
 
-def research_scores(engine: AlphaBeta, fen: str, full: int) -> list[int | None]:
+def research_scores(engine: AlphaBeta, fen: str, full: int, max_nodes: int) -> list[int | None]:
     """The child's re-search at depths 1..full from a fresh table, from the node's point of
-    view (negated); None where a depth found a mate."""
+    view (negated); None where a depth found a mate. Shorter than ``full`` when the search
+    reached ``max_nodes`` first."""
     engine.new_game()
-    results = list(engine.iterate(chess.Board(fen), max_depth=full))
-    if len(results) != full:
-        raise LmrDataError(f"lmr-data: re-search of {fen!r} stopped at depth {len(results)} "
-                           f"of {full}")
+    results = list(engine.iterate(chess.Board(fen), max_depth=full, max_nodes=max_nodes))
     return [-r.score_cp if r.score_cp is not None else None for r in results]
 
 
@@ -167,16 +165,19 @@ def example(decision: dict[str, Any], scores: list[int | None], data_run: str,
     reduced = decision["depth_new"]
     alpha = decision["alpha"]
     mate = any(s is None for s in scores)
+    capped = len(scores) < full
+    unlabelled = mate or capped
     values = [s if s is not None else 0 for s in scores]
     return {
         **{k: decision[k] for k in ("run_id", "seq", "fen", "depth", "move_no", "alpha",
                                     "value", "stat_eval", "np_material_w", "np_material_b")},
         "data_run": data_run, "game": int(decision["run_id"].rsplit("-g", 1)[1]),
         "depth_full": full, "depth_reduced": reduced, "scores": scores, "mate": mate,
-        "fail_low_reduced": None if mate else values[reduced - 1] <= alpha,
-        "fail_low_full": None if mate else deepest_fail_high(values[-1:], alpha) == 0,
-        "label_table": None if mate else largest_safe_reduction(values, alpha, "table"),
-        "label_code": None if mate else largest_safe_reduction(values, alpha, "code"),
+        "capped": capped,
+        "fail_low_reduced": None if unlabelled else values[reduced - 1] <= alpha,
+        "fail_low_full": None if unlabelled else deepest_fail_high(values[-1:], alpha) == 0,
+        "label_table": None if unlabelled else largest_safe_reduction(values, alpha, "table"),
+        "label_code": None if unlabelled else largest_safe_reduction(values, alpha, "code"),
         "label_engine": engine, "labelled_at": datetime.now(UTC)}
 
 
@@ -185,8 +186,8 @@ def label_decisions(lake: Lake, plan: LmrDataPlan, decisions: list[dict[str, Any
     config = plan.config
     engine = label_engine(config)
     name = f"alphabeta:eval={config.eval},lmr=default,hash={config.hash_mb}"
-    rows = [example(d, research_scores(engine, d["fen"], d["depth"] - 1), plan.data_run, name)
-            for d in decisions]
+    rows = [example(d, research_scores(engine, d["fen"], d["depth"] - 1, config.label_max_nodes),
+                    plan.data_run, name) for d in decisions]
     if rows:
         lake.write("lmr_examples", rows)
     return len(rows)

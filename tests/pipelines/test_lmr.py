@@ -23,6 +23,7 @@ from pipelines.evaluate import EvaluateConfig, evaluate_model
 from pipelines.lmr import LmrDataConfig, LmrDataError, largest_safe_reduction, run_lmr_data
 from pipelines.lmr.deploy import learned_formula, resolve_learned_specs
 from pipelines.lmr.label import in_paper_range
+from pipelines.lmr.run import example, research_scores
 from pipelines.train.lmr import (PAPER_TABLE_6_1, SWEEP, LmrConfig, LmrTrainError, fit_table,
                                  load_examples, normalise, term_columns, train_lmr)
 from warehouse import Lake, connect
@@ -86,8 +87,8 @@ def test_every_label_is_the_largest_reduction_whose_re_search_fails_low(
     for row in examples:
         full, alpha, scores = row["depth_full"], row["alpha"], row["scores"]
         assert len(scores) == full == row["depth"] - 1
-        if row["mate"]:
-            assert row["label_table"] is None
+        if row["mate"] or row["capped"]:
+            assert row["label_table"] is None and row["fail_low_full"] is None
             continue
         for depth in (full, row["depth_reduced"]):
             engine.new_game()
@@ -102,6 +103,20 @@ def test_every_label_is_the_largest_reduction_whose_re_search_fails_low(
         assert row["fail_low_reduced"] == (scores[row["depth_reduced"] - 1] <= alpha)
         checked += 1
     assert checked >= 5
+
+
+def test_a_re_search_over_its_node_budget_gets_no_label() -> None:
+    """A re-search that cannot reach the full depth within label_max_nodes is kept as capped,
+    without a label (a depth-12 search of a middlegame does not fit in 300 nodes)."""
+    fen = "r1bq1rk1/ppp1nppp/4n3/3p3Q/3P4/1BP1B3/PP1N2PP/R4RK1 w - - 1 16"
+    scores = research_scores(AlphaBeta(SearchConfig(hash_mb=1)), fen, 12, 300)
+    assert 1 <= len(scores) < 12
+    decision = {"run_id": "lmr-x-g00000", "seq": 0, "fen": fen, "depth": 13, "move_no": 5,
+                "depth_new": 10, "alpha": 0, "value": -5, "stat_eval": 10, "np_material_w": 3000,
+                "np_material_b": 3000}
+    row = example(decision, scores, "lmr-x", "alphabeta")
+    assert row["capped"] and not row["mate"] and row["game"] == 0
+    assert row["label_table"] is row["label_code"] is row["fail_low_full"] is None
 
 
 def test_lmr_data_resumes(lmr_home: Path, examples: list[dict[str, Any]]) -> None:

@@ -27,7 +27,8 @@ LMR_EXAMPLES = Table(
         ("np_material_w", pa.int32()),
         ("np_material_b", pa.int32()),
         ("scores", pa.list_(pa.int32())),  # re-search score at depth i+1, node's point of view
-        ("mate", pa.bool_()),              # some re-search found a mate: no label (as A.3)
+        ("mate", pa.bool_()),              # a re-search found a mate: no label (as A.3)
+        ("capped", pa.bool_()),            # stopped at label_max_nodes short of full: no label
         ("fail_low_reduced", pa.bool_()),  # the re-search at depth_reduced fails low again
         ("fail_low_full", pa.bool_()),     # the re-search at depth_full fails low (A.3's ok)
         ("label_table", pa.int32()),       # largest safe reduction, Table 5.1's definition

@@ -5,6 +5,6 @@
 select run_id, seq, depth, move_no, alpha, stat_eval, np_material_w, np_material_b,
     depth_full, label_table, label_code, label_engine
 from lmr_examples
-where not mate and value <= alpha and fail_low_reduced and fail_low_full
+where not mate and not capped and value <= alpha and fail_low_reduced and fail_low_full
     and ($data_run is null or data_run = $data_run)
 order by run_id, seq
