@@ -59,7 +59,9 @@ class BenchConfig:
 
     depth: int = field(default=8, metadata={"help": "search depth per position"})
     eval: str = field(default="hce", metadata={"help": "evaluation: hce or hce-simple"})
-    lmr: str = field(default="default", metadata={"help": "late-move reductions: default or none"})
+    lmr: str = field(default="default", metadata={
+        "help": "late-move reductions: default, none, or lmr@N (a learned formula, resolved "
+                "by chesslab bench)"})
     hash_mb: int = field(default=16, metadata={"help": "transposition table, MiB"})
     positions: int = field(default=len(BENCH_FENS), metadata={"help": "positions to search"})
 

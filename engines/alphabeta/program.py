@@ -5,7 +5,7 @@ alphabeta``, ``python -m engines.uci alphabeta``).
 Importing this module stays cheap: the compiled search loads when the first searcher is built.
 
 >>> [option.name for option in PROGRAM.spec(AlphaBetaOptions.tiny()).options]
-['Hash', 'Eval', 'LMR', 'Model', 'EvalFile', 'SearchLogRate']
+['Hash', 'Eval', 'LMR', 'LMRFormula', 'Model', 'EvalFile', 'SearchLogRate']
 """
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.identity import EngineIdentityError, check_model_version
+from engines.alphabeta.formula import LmrFormula
+from engines.identity import MODEL_VERSION, EngineIdentityError, check_model_version
 from engines.uci import AUTHOR, EngineSpec, Program, Searcher, UciError, UciOption
 
 log = logging.getLogger(__name__)
@@ -41,18 +42,20 @@ class AlphaBetaOptions:
         "help": "the chesslab NNUE v1 .npz file of --eval nnue (UCI option EvalFile); the "
                 "engine's identity names the net by --model, not by this path"})
     lmr: str = field(default="default", metadata={
-        "help": "late-move reductions: default (log d * log m / 1.95) or none", "choices": LMRS})
+        "help": "late-move reductions: default (log d * log m / 1.95), none, or a learned "
+                "formula lmr@N (chesslab resolves it to --lmr-formula)"})
     hash: int = field(default=16, metadata={"help": "transposition table size in MB"})
     model: str = field(default="", metadata={
         "help": "model version the evaluation loads, KIND@VERSION (e.g. nnue@3)"})
     search_log_rate: float = field(default=0.0, metadata={
         "help": "fraction of LMR decisions written to the search_log table (0 = off)"})
+    lmr_formula: str = field(default="", metadata={
+        "help": "the coefficients of --lmr lmr@N: logd*logm=A;logd=B;logm=C (bench-normalised)"})
 
     def __post_init__(self) -> None:
         if self.eval not in EVALS:
             raise ValueError(f"--eval must be one of {', '.join(EVALS)}, got {self.eval!r}")
-        if self.lmr not in LMRS:
-            raise ValueError(f"--lmr must be one of {', '.join(LMRS)}, got {self.lmr!r}")
+        check_lmr(self.lmr, self.lmr_formula)
         if not 1 <= self.hash <= 65536:
             raise ValueError(f"--hash must be 1..65536 MB, got {self.hash!r}")
         if self.model:
@@ -70,20 +73,39 @@ class AlphaBetaOptions:
         return cls(hash=4)
 
 
+def check_lmr(lmr: str, formula: str) -> None:
+    """A built-in reduction, or a learned one (``lmr@N``) with its formula's coefficients."""
+    if lmr in LMRS:
+        if formula:
+            raise ValueError(f"--lmr-formula {formula!r} goes with --lmr lmr@N, not {lmr!r}")
+        return
+    if not MODEL_VERSION.match(lmr):
+        raise ValueError(f"--lmr must be one of {', '.join(LMRS)} or a model lmr@N, got {lmr!r}")
+    if not formula:
+        raise ValueError(f"--lmr {lmr} needs --lmr-formula (chesslab engine, tournament and "
+                         "evaluate resolve it from the model registry)")
+    LmrFormula.parse(formula)
+
+
 def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
     """The engine the front end runs; the command-line options become the UCI defaults."""
     options = options or AlphaBetaOptions()
     uci_options = (
         UciOption("Hash", "spin", options.hash, 1, 65536),
         UciOption("Eval", "combo", options.eval, choices=EVALS),
-        UciOption("LMR", "combo", UCI_LMRS[options.lmr], choices=tuple(UCI_LMRS.values())),
+        UciOption("LMR", "combo", UCI_LMRS.get(options.lmr, options.lmr),
+                  choices=(*UCI_LMRS.values(), *(() if options.lmr in LMRS else (options.lmr,)))),
+        UciOption("LMRFormula", "string", options.lmr_formula),
         UciOption("Model", "string", options.model),
         UciOption("EvalFile", "string", options.nnue),
         UciOption("SearchLogRate", "string", str(options.search_log_rate)),
     )
     return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
                       uci_options, make_searcher, flush_search_log,
-                      identity_excludes=("SearchLogRate", "EvalFile"))
+                      # lmr@N pins its formula and --model names the net (a model version
+                      # never changes), so the identity of every other alphabeta engine stays
+                      # what it was
+                      identity_excludes=("SearchLogRate", "LMRFormula", "EvalFile"))
 
 
 def make_searcher(values: Mapping[str, Any]) -> Searcher:
@@ -102,7 +124,7 @@ def make_searcher(values: Mapping[str, Any]) -> Searcher:
     if values["Eval"] == "nnue" and not values["EvalFile"]:
         raise UciError(f"evaluation 'nnue' needs the EvalFile option (model "
                        f"{values['Model'] or 'none'!r}): a chesslab NNUE v1 .npz file")
-    lmr = {uci: name for name, uci in UCI_LMRS.items()}[values["LMR"]]
+    lmr = lmr_of(values["LMR"], values["LMRFormula"])
     config = SearchConfig(eval=values["Eval"], lmr=lmr, hash_mb=values["Hash"],
                           search_log_rate=rate, nnue_path=values["EvalFile"] or None)
     return AlphaBeta(config)
@@ -115,6 +137,18 @@ def check_network_file(path: str) -> None:
     from engines.nnue.netfile import load_arrays
 
     load_arrays(path)
+
+
+def lmr_of(uci_value: str, formula: str) -> str | LmrFormula:
+    """The search's reduction for the UCI values of LMR and LMRFormula."""
+    builtin = {uci: name for name, uci in UCI_LMRS.items()}
+    if uci_value in builtin:
+        return builtin[uci_value]
+    try:
+        check_lmr(uci_value, formula)
+        return LmrFormula.parse(formula)
+    except ValueError as exc:
+        raise UciError(str(exc)) from None
 
 
 def flush_search_log(searcher: Searcher) -> None:

@@ -6,8 +6,9 @@ promotions and check evasions, move ordering (TT move, SEE/MVV-LVA captures, two
 history), reverse futility and null-move pruning, check extension, mate-distance scores and draw detection
 (repetition against the game history and the search path, 50-move rule, insufficient
 material). Late-move reductions come from a pluggable reduction(d, m, state): the paper 003
-default r = floor(log d * log m / 1.95) and "none" run in C, a Python callable is called
-back with the GIL. The search runs without the GIL so ``stop()`` works from another thread.
+default r = floor(log d * log m / 1.95) and "none" run in C, so does any object with a
+``table()`` of 64 x 64 reductions (a learned formula), a Python callable is called back with
+the GIL. The search runs without the GIL so ``stop()`` works from another thread.
 """
 from libc.math cimport floor, log
 from libc.stdlib cimport free, malloc, realloc
@@ -142,7 +143,10 @@ cdef class Searcher:
                 raise ValueError("eval 'nnue' needs a network")
             self.eval_kind = EVAL_NNUE
             self.nnue = AccumulatorStack(network)
-        if callable(lmr):
+        table = lmr.table() if hasattr(lmr, "table") else None   # a formula of d and m
+        if table is not None:
+            self.lmr_kind = LMR_DEFAULT
+        elif callable(lmr):
             self.lmr_kind = LMR_CALLABLE
             self.lmr_callable = lmr
         else:
@@ -157,7 +161,7 @@ cdef class Searcher:
         self.rng = seed * 0x9E3779B97F4A7C15ULL + 1
         for d in range(64):
             for m in range(64):
-                self.lmr_table[d][m] = default_reduction(d, m)
+                self.lmr_table[d][m] = table[d][m] if table is not None else default_reduction(d, m)
         self.clear()
 
     def __dealloc__(self):

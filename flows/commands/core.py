@@ -32,9 +32,18 @@ def run_perft(args: argparse.Namespace) -> int:
 
 
 def run_bench_command(args: argparse.Namespace) -> int:
-    config = config_from_args(BenchConfig, args)
-    result = run_bench(config)
-    print(f"positions: {config.positions}  depth: {config.depth}  eval: {config.eval}")
+    from pipelines.lmr.deploy import is_learned
+
+    formula = None
+    if is_learned(args.lmr):      # lmr@N: the learned formula, bench-normalised
+        from pipelines.lmr.deploy import learned_formula
+        from warehouse import Lake
+
+        args.lmr, formula = learned_formula(Lake(), args.lmr)
+    config = config_from_args(BenchConfig, args, lmr="default" if formula else args.lmr)
+    result = run_bench(config, formula)
+    print(f"positions: {config.positions}  depth: {config.depth}  eval: {config.eval}  "
+          f"lmr: {args.lmr}")
     print(f"Total time (ms) : {result.seconds * 1000:.0f}")
     print(f"Nodes searched  : {result.nodes}")
     print(f"Nodes/second    : {result.nps:.0f}")

@@ -31,4 +31,18 @@ def run_engine(args: argparse.Namespace) -> int:
     from engines.uci import serve
 
     program = load_program(args.engine)
+    resolve_learned_lmr(args)
     return serve(program.spec(config_from_args(program.options, args)))
+
+
+def resolve_learned_lmr(args: argparse.Namespace) -> None:
+    """``--lmr lmr@N``: the model registry gives the engine its bench-normalised formula."""
+    from engines.identity import MODEL_VERSION   # light: a GUI's engine start stays fast
+
+    if MODEL_VERSION.match(str(getattr(args, "lmr", "") or "")) \
+            and not getattr(args, "lmr_formula", ""):
+        from pipelines.lmr.deploy import learned_formula
+        from warehouse import Lake
+
+        model, formula = learned_formula(Lake(), args.lmr)
+        args.lmr, args.lmr_formula = model, str(formula)

@@ -26,7 +26,11 @@ def register(subparsers: Any) -> None:
 
 
 def run_tournament_command(args: argparse.Namespace) -> int:
-    config = config_from_args(TournamentConfig, args, engines=tuple(args.engines))
+    from pipelines.lmr.deploy import resolve_learned_specs
+    from warehouse import Lake
+
+    engines = resolve_learned_specs(Lake(), tuple(args.engines))   # alphabeta:lmr=lmr@N
+    config = config_from_args(TournamentConfig, args, engines=engines)
     if not args.verbose:   # xboard engines chat a lot; python-chess warns on every line
         logging.getLogger("chess.engine").setLevel(logging.ERROR)
     from flows.evaluate import evaluate

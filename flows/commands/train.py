@@ -15,7 +15,7 @@ UNSET = object()  # an option not given: the preset's value (or the field's defa
 
 def register(subparsers: Any) -> None:
     train = subparsers.add_parser(
-        "train", help="train a model (nnue), export it and register it",
+        "train", help="train a model (nnue, lmr), export it and register it",
         description="Rerunning the same command after a kill resumes the unfinished version "
                     "from its last checkpoint.")
     kinds = train.add_subparsers(dest="kind", metavar="KIND", required=True)
@@ -28,11 +28,40 @@ def register(subparsers: Any) -> None:
         parser.add_argument("--no-prefect", action="store_true",
                             help="train in this process without Prefect")
         parser.set_defaults(run=run_train, config_cls=config_cls)
+    register_lmr(kinds)
+
+
+def register_lmr(kinds: Any) -> None:
+    """``chesslab train lmr``: a scikit-learn fit, run in this process (seconds, no Prefect)."""
+    from pipelines.lmr.config import LmrConfig
+
+    parser = kinds.add_parser("lmr", help=(LmrConfig.__doc__ or "").splitlines()[0],
+                              description=LmrConfig.__doc__)
+    parser.add_argument("--preset", default="full", choices=("tiny", "full"),
+                        help="tiny: a shallow six-position bench (default: full)")
+    add_config_arguments(parser, LmrConfig)
+    only_given(parser, LmrConfig)
+    parser.set_defaults(run=run_train_lmr)
 
 
 def only_given(parser: argparse.ArgumentParser, config_cls: type) -> None:
     """Options not given stay unset, so the preset's values win over the dataclass defaults."""
     parser.set_defaults(**{f.name: UNSET for f in dataclasses.fields(config_cls)})
+
+
+def run_train_lmr(args: argparse.Namespace) -> int:
+    import sys
+
+    from pipelines.lmr.config import LmrConfig
+    from pipelines.train.lmr import train_lmr
+    from warehouse import Lake
+
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(LmrConfig)
+             if getattr(args, f.name, UNSET) is not UNSET}
+    config = LmrConfig.tiny(**given) if args.preset == "tiny" else LmrConfig(**given)
+    model, _ = train_lmr(Lake(), config, progress=lambda line: print(line, file=sys.stderr))
+    print(f"{model.model_id} ({model.name}): {model.artifact_path} sha256 {model.artifact_sha256}")
+    return 0
 
 
 def run_train(args: argparse.Namespace) -> int:

@@ -1,0 +1,44 @@
+"""``chesslab lmr-data``: self-play games that log late-move-reduction decisions, each decision
+then labelled with the largest safe reduction by re-searching it (paper 003 part II data)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from flows.options import add_config_arguments, config_from_args
+from pipelines.lmr.config import LmrDataConfig
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "lmr-data", help="log LMR decisions in self-play and label them by re-search",
+        description="The alpha-beta engine plays --games games against itself with about "
+                    "--log-rate of its LMR decisions written to search_log; every decision is "
+                    "then re-searched at depths 1..full and its largest safe reduction (both "
+                    "of paper 003's rules) written to lmr_examples. Running the same command "
+                    "again plays only the missing games and labels only what is unlabelled.")
+    add_config_arguments(parser, LmrDataConfig)
+    parser.add_argument("--no-prefect", action="store_true",
+                        help="run in this process without Prefect")
+    parser.set_defaults(run=run_lmr_data_command)
+
+
+def run_lmr_data_command(args: argparse.Namespace) -> int:
+    config = config_from_args(LmrDataConfig, args)
+    if args.no_prefect:
+        from pipelines.lmr import run_lmr_data
+
+        summary = run_lmr_data(config, progress=lambda line: print(line, file=sys.stderr))
+    else:
+        from flows.runtime import configure_prefect, run_flow
+
+        configure_prefect()
+        from flows.lmr_data import lmr_data
+
+        summary = run_flow(lmr_data, config=config)
+    print(summary)
+    return 0
+
+
+__all__ = ["register"]

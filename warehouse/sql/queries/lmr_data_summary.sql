@@ -1,0 +1,21 @@
+-- depends: search_log, lmr_examples
+-- One lmr-data run next to paper 003's figures: the share of logged decisions that failed
+-- low, and over the kept examples (fail low at the reduced and at the full depth) the mean
+-- labels and full depth.
+with logged as (
+    select avg(case when value <= alpha then 1.0 else 0.0 end) as fail_low_share
+    from search_log
+    where starts_with(run_id, $prefix)
+),
+examples as (
+    select * from lmr_examples where data_run = $data_run
+),
+kept as (
+    select * from examples where value <= alpha and fail_low_reduced and fail_low_full
+)
+select (select count(*) from examples) as examples,
+    (select fail_low_share from logged) as fail_low_share,
+    (select count(*) from kept) as kept,
+    (select avg(label_table) from kept) as mean_label_table,
+    (select avg(label_code) from kept) as mean_label_code,
+    (select avg(depth_full) from kept) as mean_full_depth
