@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import os
 import shutil
 import signal
@@ -39,11 +40,21 @@ OWN_GROUP: dict[str, Any] = {"process_group": 0}
 
 
 def orphan_safe(command: Sequence[str]) -> list[str]:
-    """``command`` run so that it gets SIGKILL when the starting thread ends.
+    """``command`` run so that it gets SIGKILL when the starting thread ends. A program that
+    cannot be run raises here, as ``Popen`` itself would (FileNotFoundError, PermissionError),
+    rather than as a child that exits 127.
 
-    >>> orphan_safe(["stockfish"])[-2:]
-    ['--', 'stockfish']
+    >>> orphan_safe(["true"])[-2:]
+    ['--', 'true']
+    >>> orphan_safe(["/no/such/engine"])
+    Traceback (most recent call last):
+    FileNotFoundError: [Errno 2] No such file or directory: '/no/such/engine'
     """
+    program = shutil.which(command[0]) if command else None
+    if program is None:
+        name = command[0] if command else ""
+        code = errno.EACCES if name and os.path.exists(name) else errno.ENOENT
+        raise OSError(code, os.strerror(code), name)
     if SETPRIV is None:
         return list(command)
     return [SETPRIV, "--pdeathsig", "KILL", "--", *command]

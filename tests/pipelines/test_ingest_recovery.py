@@ -102,13 +102,12 @@ def test_same_game_in_two_files_is_stored_once(lake: Lake) -> None:
 def test_games_of_an_uncommitted_source_are_written_again(lake: Lake) -> None:
     """A killed ingest leaves games without their file's sources row (and maybe without their
     positions): those games are no duplicates, so the rerun writes every row again and loses
-    nothing."""
+    nothing. (The kill is simulated by deleting the sources and positions rows in Delta
+    commits: the games stay, committed, as a killed run leaves them.)"""
     config = IngestConfig.tiny()
     ingest_paths(lake, [PGN / "quirks.pgn"], config)
-    for part in lake.parts("sources"):
-        part.unlink()
-    for part in lake.parts("positions"):
-        part.unlink()
+    for name in ("sources", "positions"):
+        lake.delta(name).delete()  # type: ignore[union-attr]
     [again] = ingest_paths(lake, [PGN / "quirks.pgn"], config)
     assert (again.games, again.duplicates) == (5, 0)
     assert again.new_positions == parquet_rows(lake, "positions") > 0
