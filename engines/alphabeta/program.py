@@ -5,7 +5,7 @@ alphabeta``, ``python -m engines.uci alphabeta``).
 Importing this module stays cheap: the compiled search loads when the first searcher is built.
 
 >>> [option.name for option in PROGRAM.spec(AlphaBetaOptions.tiny()).options]
-['Hash', 'Eval', 'LMR', 'Model', 'SearchLogRate']
+['Hash', 'Eval', 'LMR', 'Model', 'SearchLogRate', 'Volatility', 'VolatilityThreshold']
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import Any
 
 from engines.identity import EngineIdentityError, check_model_version
 from engines.uci import AUTHOR, EngineSpec, Program, Searcher, UciError, UciOption
+from engines.volatility import options as volatility_options
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,12 @@ class AlphaBetaOptions:
         "help": "model version the evaluation loads, KIND@VERSION (e.g. nnue@3)"})
     search_log_rate: float = field(default=0.0, metadata={
         "help": "fraction of LMR decisions written to the search_log table (0 = off)"})
+    volatility: str = field(default="", metadata={
+        "help": "paper 003's early stop: volatility@N (or an artifact path) stops one ply "
+                "early under go depth (algorithm 2) and banks time under a clock when the net "
+                "says stable; random:RATE is the random chooser; empty = off"})
+    volatility_threshold: str = field(default="", metadata={
+        "help": "stability threshold (default: the model's, chosen at training)"})
 
     def __post_init__(self) -> None:
         if self.eval not in EVALS:
@@ -55,6 +62,7 @@ class AlphaBetaOptions:
             raise ValueError("--eval nnue needs --model KIND@VERSION (e.g. nnue@3)")
         if not 0.0 <= self.search_log_rate <= 1.0:
             raise ValueError(f"--search-log-rate must be in [0, 1], got {self.search_log_rate!r}")
+        volatility_options.check_volatility(self.volatility)
 
     @classmethod
     def tiny(cls) -> AlphaBetaOptions:
@@ -71,10 +79,12 @@ def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
         UciOption("LMR", "combo", UCI_LMRS[options.lmr], choices=tuple(UCI_LMRS.values())),
         UciOption("Model", "string", options.model),
         UciOption("SearchLogRate", "string", str(options.search_log_rate)),
+        *volatility_options.uci_options(options.volatility, options.volatility_threshold),
     )
     return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
                       uci_options, make_searcher, flush_search_log,
-                      identity_excludes=("SearchLogRate",))
+                      identity_excludes=("SearchLogRate",),
+                      make_policy=volatility_options.make_policy)
 
 
 def make_searcher(values: Mapping[str, Any]) -> Searcher:

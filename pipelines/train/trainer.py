@@ -143,6 +143,7 @@ class EpochMetrics(L.Callback):
             "val_loss": self.val_sum / self.val_n if self.val_n else None,
             "positions_per_s": self.train_n / max(self.train_s, 1e-9),
             "learning_rate": trainer.optimizers[0].param_groups[0]["lr"],
+            "extra": json.dumps(module.epoch_extra()) if hasattr(module, "epoch_extra") else None,
             "recorded_at": now()}])
 
 
