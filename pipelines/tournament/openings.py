@@ -39,22 +39,29 @@ def load_openings(config: TournamentConfig) -> list[Opening]:
     """The openings in the order rounds use them (round r plays opening r mod n)."""
     if not config.openings:
         return [Opening()]
-    path = Path(config.openings)
+    openings = read_openings(config.openings, config.opening_plies, config.rounds, config.seed)
+    if config.opening_order == "random":
+        random.Random(config.seed).shuffle(openings)
+    return openings
+
+
+def read_openings(file: str, plies: int, count: int, seed: int) -> list[Opening]:
+    """The openings of an .epd, .pgn (first ``plies`` plies) or Polyglot .bin file (``count``
+    book walks of ``plies`` plies, seeded by ``seed``), in file order."""
+    path = Path(file)
     if not path.is_file():
         raise TournamentError(f"opening file {str(path)!r} not found")
     suffix = path.suffix.lower()
     if suffix == ".epd":
         openings = read_epd(path)
     elif suffix == ".pgn":
-        openings = read_pgn(path, config.opening_plies)
+        openings = read_pgn(path, plies)
     elif suffix == ".bin":
-        openings = walk_book(path, config.opening_plies, config.rounds, config.seed)
+        openings = walk_book(path, plies, count, seed)
     else:
         raise TournamentError(f"opening file {str(path)!r}: use .epd, .pgn or .bin")
     if not openings:
         raise TournamentError(f"opening file {str(path)!r} holds no opening")
-    if config.opening_order == "random":
-        random.Random(config.seed).shuffle(openings)
     return openings
 
 

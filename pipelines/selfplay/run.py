@@ -1,0 +1,350 @@
+"""Self-play runs: a plan of missing batches, a unit that plays one batch into a PGN file, a
+unit that ingests it, and a summary.
+
+A run is named by its config (engine, limits, seed, start variety, caps; not the number of
+games) and lives in ``<home>/selfplay/<run-id>/``. Game ``g`` is seeded by ``(seed, g)``;
+games are played in batches, each written to ``batch-<first>-<last>.pgn`` through a temporary
+file and a rename, then ingested by ``pipelines.ingest`` like any PGN file (a source is keyed
+by its SHA-256, so a batch already ingested adds nothing). A killed run leaves whole batch
+files only; the next run ingests those not ingested yet and plays only the missing games.
+
+Batches are played by a pool of ``workers`` processes started by a fork server (the engine
+searches are CPU-bound; forking a process that runs threads is unsafe); batches are ingested
+one at a time in the calling process, so positions are deduped against the warehouse without
+a race.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+import re
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pyarrow.compute as pc
+
+from pipelines.ingest import IngestConfig, IngestSummary, ingest_file
+from pipelines.ingest.sources import sha256_of, source_for
+from pipelines.selfplay.config import SelfplayConfig, SelfplayError
+from pipelines.selfplay.game import play_game, to_pgn
+from pipelines.selfplay.players import open_mover, resolve_engine
+from pipelines.tournament.openings import Opening, file_digest, read_openings
+from warehouse import Lake
+
+log = logging.getLogger(__name__)
+
+BATCH_FILE = re.compile(r"^batch-(\d+)-(\d+)\.pgn$")
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Games ``first`` to ``last`` (inclusive) of a run: one PGN file, one ingested source."""
+
+    first: int
+    last: int
+
+    @property
+    def file_name(self) -> str:
+        return f"batch-{self.first:06d}-{self.last:06d}.pgn"
+
+    @property
+    def games(self) -> range:
+        return range(self.first, self.last + 1)
+
+
+@dataclass(frozen=True)
+class SelfplayPlan:
+    """What a run will do: the batches to play and the batch files still to ingest."""
+
+    config: SelfplayConfig
+    run_id: str
+    folder: str
+    player: str
+    openings: tuple[Opening, ...]
+    batches: tuple[Batch, ...]
+    to_ingest: tuple[str, ...]
+    games_done: int
+
+    def tags(self, batch: Batch) -> dict[str, str]:
+        """The PGN tags that say how a batch's games were made (kept in ``games.tags``)."""
+        c = self.config
+        tags = {"SelfplayRun": self.run_id, "SelfplayBatch": batch.file_name[:-4],
+                "SelfplayEngine": c.engine, "SelfplayLimit": c.limit_text(),
+                "SelfplaySeed": str(c.seed), "SelfplayRandomPlies": str(c.random_plies),
+                "SelfplayMaxPlies": str(c.max_plies)}
+        if c.openings:
+            tags["SelfplayOpenings"] = Path(c.openings).name
+        return tags
+
+
+@dataclass
+class BatchResult:
+    """A played batch: its file, games, plies, why its games ended, and the play time."""
+
+    path: str
+    games: int = 0
+    plies: int = 0
+    terminations: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+@dataclass
+class SelfplaySummary:
+    """What a run did; ``positions_per_s`` counts plies played (each one a search) per second
+    of wall time."""
+
+    run_id: str
+    folder: str
+    games_in_run: int = 0
+    games: int = 0
+    plies: int = 0
+    new_positions: int = 0
+    batches_played: int = 0
+    batches_ingested: int = 0
+    terminations: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def positions_per_s(self) -> float:
+        return self.plies / self.seconds if self.seconds > 0 else 0.0
+
+    def __str__(self) -> str:
+        ends = ", ".join(f"{k} {v}" for k, v in sorted(self.terminations.items())) or "-"
+        return (f"selfplay run {self.run_id}: {self.games} games played now "
+                f"({self.games_in_run} in the run), {self.plies} plies, {self.new_positions} "
+                f"new positions, {self.batches_ingested} batches ingested; ended by: {ends}; "
+                f"{self.positions_per_s:.1f} positions/s")
+
+
+# --------------------------------------------------------------------------------------------
+# Plan
+# --------------------------------------------------------------------------------------------
+
+def run_id(config: SelfplayConfig) -> str:
+    """A hash of what makes the run's games what they are (not the number of games)."""
+    c = config
+    text = json.dumps([resolve_engine(c.engine).engine_id, c.nodes, c.depth, c.random_plies,
+                       file_digest(c.openings), c.opening_plies, c.max_plies, c.batch_games,
+                       c.seed])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def batch_files(folder: Path) -> dict[Batch, Path]:
+    """The whole batch files of a run folder (temporary files are hidden and never match)."""
+    found = {}
+    for path in sorted(folder.glob("batch-*.pgn")) if folder.is_dir() else []:
+        match = BATCH_FILE.match(path.name)
+        if match:
+            found[Batch(int(match[1]), int(match[2]))] = path
+    return found
+
+
+def missing_batches(games: int, batch_games: int, done: set[int]) -> list[Batch]:
+    """Batches of the games in ``range(games)`` not in ``done``: runs of consecutive games
+    within each block of ``batch_games``.
+
+    >>> missing_batches(7, 3, {1, 6})
+    [Batch(first=0, last=0), Batch(first=2, last=2), Batch(first=3, last=5)]
+    """
+    batches: list[Batch] = []
+    for start in range(0, games, batch_games):
+        todo = [g for g in range(start, min(start + batch_games, games)) if g not in done]
+        for game in todo:
+            if batches and batches[-1].last == game - 1 and batches[-1].first >= start:
+                batches[-1] = Batch(batches[-1].first, game)
+            else:
+                batches.append(Batch(game, game))
+    return batches
+
+
+def ingested_sources(lake: Lake) -> set[str]:
+    ids = lake.read("sources", columns=["source_id"]).column("source_id")
+    return set(pc.unique(ids).to_pylist()) if len(ids) else set()
+
+
+def plan_selfplay(lake: Lake, config: SelfplayConfig) -> SelfplayPlan:
+    """The missing batches and the batch files not ingested yet; the run's folder is created,
+    with a ``run.json`` describing the run. SelfplayError on a bad engine spec, an engine that
+    cannot start (tried once when games are missing) or a bad opening file."""
+    spec = resolve_engine(config.engine)
+    rid = run_id(config)
+    folder = lake.home / "selfplay" / rid
+    existing = batch_files(folder)
+    done = {game for batch in existing for game in batch.games}
+    batches = tuple(missing_batches(config.games, config.batch_games, done))
+    openings = tuple(load_openings(config))
+    if batches:
+        open_mover(config.engine, config.nodes, config.depth).close()
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomically(folder / "run.json", json.dumps(
+        {"run_id": rid, "config": asdict(config), "engine": spec.describe()}, indent=2) + "\n")
+    ingested = ingested_sources(lake)
+    to_ingest = tuple(str(p) for p in existing.values() if sha256_of(p) not in ingested)
+    return SelfplayPlan(config, rid, str(folder), spec.name, openings, batches, to_ingest,
+                        len(done))
+
+
+def load_openings(config: SelfplayConfig) -> list[Opening]:
+    if not config.openings:
+        return [Opening()]
+    try:
+        return read_openings(config.openings, config.opening_plies, config.games, config.seed)
+    except ValueError as exc:
+        raise SelfplayError(str(exc)) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Units
+# --------------------------------------------------------------------------------------------
+
+def play_batch(plan: SelfplayPlan, batch: Batch) -> BatchResult:
+    """Play a batch's games and write them, whole, to its PGN file in the run folder."""
+    config = plan.config
+    started = time.perf_counter()
+    result = BatchResult(str(Path(plan.folder) / batch.file_name))
+    mover = open_mover(config.engine, config.nodes, config.depth)
+    texts = []
+    ends: Counter[str] = Counter()
+    try:
+        for index in batch.games:
+            opening = plan.openings[index % len(plan.openings)]
+            game = play_game(mover, index, opening, config.random_plies, config.seed,
+                             config.max_plies)
+            texts.append(to_pgn(game, plan.player, plan.tags(batch)))
+            result.plies += game.plies
+            ends[game.reason] += 1
+    finally:
+        mover.close()
+    write_atomically(Path(result.path), "\n\n".join(texts) + "\n")
+    result.games, result.terminations = len(texts), dict(ends)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` under a hidden temporary name, then rename: readers see all or nothing."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def ingest_batch(lake: Lake, path: str) -> IngestSummary:
+    """Ingest one batch file in this process (skipped when its SHA-256 is already a source)."""
+    source = source_for(Path(path))
+    assert source is not None, path
+    return ingest_file(lake, source, IngestConfig(workers=1))
+
+
+# --------------------------------------------------------------------------------------------
+# Summary
+# --------------------------------------------------------------------------------------------
+
+def summarize(plan: SelfplayPlan, played: Sequence[BatchResult],
+              ingested: Sequence[IngestSummary], seconds: float) -> SelfplaySummary:
+    ends: Counter[str] = Counter()
+    for result in played:
+        ends.update(result.terminations)
+    return SelfplaySummary(
+        plan.run_id, plan.folder,
+        games_in_run=plan.games_done + sum(r.games for r in played),
+        games=sum(r.games for r in played), plies=sum(r.plies for r in played),
+        new_positions=sum(s.new_positions for s in ingested), batches_played=len(played),
+        batches_ingested=sum(1 for s in ingested if not s.skipped),
+        terminations=dict(ends), seconds=seconds)
+
+
+# --------------------------------------------------------------------------------------------
+# Running a plan in this process (the Prefect flow runs the same units as tasks)
+# --------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def run_lock(lake: Lake, plan: SelfplayPlan) -> Iterator[None]:
+    """One process at a time per run and home: a second one would play the same batches."""
+    folder = lake.home / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"selfplay-{plan.run_id}.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SelfplayError(f"selfplay run {plan.run_id} is already running on "
+                                f"{lake.home}") from None
+        yield
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes from a fork server, which imports the engine once for all of them."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["pipelines.selfplay.run"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+def played_batches(plan: SelfplayPlan) -> Iterator[BatchResult]:
+    """Play the plan's batches, in this process for one worker or one batch, else on a pool;
+    results come as batches finish. Leaving early cancels the batches not started."""
+    workers = min(plan.config.workers, len(plan.batches))
+    if workers <= 1:
+        yield from (play_batch(plan, batch) for batch in plan.batches)
+        return
+    pool = process_pool(workers)
+    try:
+        futures = [pool.submit(play_batch, plan, batch) for batch in plan.batches]
+        yield from (future.result() for future in as_completed(futures))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+_SHARED: dict[int, ProcessPoolExecutor] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def play_in_pool(plan: SelfplayPlan, batch: Batch) -> BatchResult:
+    """Play a batch on a process pool shared by the calling threads (a thread task runner's
+    tasks would otherwise contend for one interpreter); ``close_pool`` ends it."""
+    with _SHARED_LOCK:
+        if plan.config.workers not in _SHARED:
+            _SHARED[plan.config.workers] = process_pool(plan.config.workers)
+        pool = _SHARED[plan.config.workers]
+    return pool.submit(play_batch, plan, batch).result()
+
+
+def close_pool() -> None:
+    """Stop the shared pools' processes (batches not started are cancelled)."""
+    with _SHARED_LOCK:
+        for pool in _SHARED.values():
+            pool.shutdown(wait=False, cancel_futures=True)
+        _SHARED.clear()
+
+
+def run_selfplay(config: SelfplayConfig, home: str | os.PathLike[str] | None = None,
+                 progress: Progress | None = None) -> SelfplaySummary:
+    """Play and ingest every game of the run that the warehouse of ``home`` lacks."""
+    started = time.perf_counter()
+    lake = Lake(home)
+    plan = plan_selfplay(lake, config)
+    say = progress or log.info
+    say(f"selfplay run {plan.run_id}: {plan.games_done} games done, "
+        f"{sum(len(b.games) for b in plan.batches)} to play in {len(plan.batches)} batches")
+    played: list[BatchResult] = []
+    with run_lock(lake, plan):
+        ingested = [ingest_batch(lake, path) for path in plan.to_ingest]
+        for result in played_batches(plan):
+            played.append(result)
+            ingested.append(ingest_batch(lake, result.path))
+            say(f"selfplay: {sum(r.games for r in played)} games, "
+                f"{sum(r.plies for r in played)} plies ({Path(result.path).name} ingested)")
+    return summarize(plan, played, ingested, time.perf_counter() - started)

@@ -1,0 +1,168 @@
+"""Evaluating a model (issue 9, item 5): an SPRT match against a baseline and a gauntlet on
+the Stockfish ladder, recorded as tournaments, then the model's events."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flows.cli import main
+from pipelines.evaluate import EvaluateConfig, EvaluateError, evaluate_model, plan_evaluation
+from warehouse import Lake, connect
+
+OPENINGS = str(Path(__file__).parents[1] / "fixtures" / "openings" / "two_positions.epd")
+STOCKFISH = "stockfish?Threads=1&Hash=16#sf"
+
+
+def test_strong_spec_passes_the_sprt_and_is_rated_on_the_ladder(home: Path,
+                                                                  stockfish_path: str) -> None:
+    """Full Stockfish against the alpha-beta engine at 1000 nodes: it wins every game, the
+    SPRT(0,200) accepts H1; the gauntlet against the 1350 and 1500 rungs is rated with both
+    rungs anchored at their UCI_Elo; both tournaments and their ratings are in the warehouse;
+    a bare spec leaves no model event; running it again plays nothing."""
+    config = EvaluateConfig.tiny(spec=STOCKFISH, openings=OPENINGS)
+    evaluation = evaluate_model(config, home)
+    assert (evaluation.candidate, evaluation.against) == ("sf", "alphabeta:eval=hce-simple,hash=1")
+    assert evaluation.sprt_decision == "H1" and evaluation.passed
+    assert evaluation.sprt_llr >= evaluation.sprt_bounds[1] == pytest.approx(1.386, abs=1e-3)
+    assert (evaluation.wins, evaluation.draws, evaluation.losses) == (evaluation.games, 0, 0)
+    assert evaluation.games >= 6 and evaluation.games % 2 == 0
+    assert evaluation.elo is None and evaluation.los > 0.99   # a perfect score: Elo infinite
+    assert evaluation.ladder_games == 4 and evaluation.ladder_elo is not None
+    assert evaluation.ladder_plus and evaluation.ladder_plus > 0
+    con = connect(Lake(home))
+    events = con.execute("select event from tournaments order by event").fetchall()
+    assert events == [(f"chesslab evaluate {STOCKFISH}: SPRT",),
+                      (f"chesslab evaluate {STOCKFISH}: ladder",)]
+    ladder = dict(con.execute("select player, elo from ratings where tournament_id = ?",
+                              [evaluation.ladder_tournament]).fetchall())
+    assert (ladder["stockfish@1350"], ladder["stockfish@1500"]) == (1350, 1500)
+    assert ladder["sf"] == pytest.approx(evaluation.ladder_elo)
+    sprt = con.execute("select decision from sprt_results where tournament_id = ?",
+                       [evaluation.match_tournament]).fetchall()
+    assert ("H1",) in sprt
+    played = con.execute("select count(*) from tournament_games").fetchone()
+    again = evaluate_model(config, home)
+    assert again.games == evaluation.games and again.ladder_elo == evaluation.ladder_elo
+    assert con.execute("select count(*) from tournament_games").fetchone() == played
+
+
+def test_weak_spec_is_rejected(home: Path, stockfish_path: str) -> None:
+    """The alpha-beta engine at 1000 nodes against full Stockfish loses: the SPRT accepts H0
+    and nothing would be promoted; without a ladder no gauntlet is played."""
+    config = EvaluateConfig.tiny(spec="alphabeta:eval=hce-simple,hash=1", against=STOCKFISH,
+                                 openings=OPENINGS, ladder="")
+    evaluation = evaluate_model(config, home)
+    assert evaluation.sprt_decision == "H0" and not evaluation.passed
+    assert evaluation.wins == 0 and evaluation.losses >= 4
+    assert evaluation.ladder_tournament is None and evaluation.ladder_elo is None
+    payload = evaluation.payload()
+    assert payload["passed"] is False and payload["sprt_decision"] == "H0"
+    assert json.loads(json.dumps(payload))["sprt_elo"] == [0.0, 200.0]
+
+
+def register(lake: Lake, version: int, engine_spec: str) -> None:
+    """A registry row as training writes it, whose deploy spec is an engine that plays today
+    (the model's own artifact is not needed to play it)."""
+    from pipelines.train.registry import record_model
+
+    artifact = lake.home / f"nnue-{version}.npz"
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    artifact.write_bytes(b"weights")
+    record_model(lake, "nnue", version, f"nnue-test-{version}",
+                 json.dumps({"engine_spec": engine_spec}), artifact, f"{version:064x}")
+
+
+def test_a_model_that_passes_is_promoted_and_becomes_best(home: Path, stockfish_path: str,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """`chesslab evaluate nnue@1`: its evaluated event holds the Elo, interval, ladder rating
+    and SPRT verdict; it passes and is promoted, so nnue@best is nnue@1. nnue@2 (nnue@latest)
+    fails its SPRT: evaluated, not promoted, and nnue@best stays nnue@1."""
+    from pipelines.train.registry import resolve_model
+
+    lake = Lake(home)
+    register(lake, 1, "stockfish?Threads=1&Hash=16")
+    register(lake, 2, "alphabeta:eval=hce-simple,hash=1")
+    base = ["--home", str(home), "evaluate", "--no-prefect", "--nodes", "1000",
+            "--sprt", "0,200", "--sprt-alpha", "0.2", "--sprt-beta", "0.2", "--max-games", "8",
+            "--openings", OPENINGS, "--concurrency", "2", "--max-plies", "160"]
+    assert main([*base, "nnue@1", "--against", "alphabeta:eval=hce-simple,hash=1",
+                 "--ladder", "1350", "--ladder-rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "nnue@1 vs alphabeta:eval=hce-simple,hash=1: +" in out and "nnue@1 promoted" in out
+    assert resolve_model(lake, "nnue@best").model_id == "nnue@1"
+    assert main([*base, "nnue@latest", "--against", STOCKFISH, "--ladder", ""]) == 0
+    assert "promoted" not in capsys.readouterr().out
+    assert resolve_model(lake, "nnue@best").model_id == "nnue@1"
+
+    con = connect(lake)
+    events = con.execute("select model_id, event, payload from model_events "
+                         "order by recorded_at").fetchall()
+    assert [(m, e) for m, e, _ in events] == [("nnue@1", "evaluated"), ("nnue@1", "promoted"),
+                                              ("nnue@2", "evaluated")]
+    first, second = json.loads(events[0][2]), json.loads(events[2][2])
+    assert (first["model_id"], first["candidate"], first["sprt_decision"], first["passed"]) == (
+        "nnue@1", "nnue@1", "H1", True)
+    assert first["wins"] == first["games"] >= 6 and first["losses"] == 0
+    assert first["sprt_elo"] == [0.0, 200.0] and first["sprt_llr"] >= first["sprt_bounds"][1]
+    assert first["ladder_games"] == 2 and first["ladder_elo"] > 1350
+    assert first["ladder_plus"] > 0 and first["ladder_minus"] > 0
+    assert {"elo", "elo_lower", "elo_upper", "los", "match_tournament",
+            "ladder_tournament"} <= set(first)
+    assert (second["sprt_decision"], second["passed"], second["wins"]) == ("H0", False, 0)
+    assert second["elo"] is None and second["ladder_tournament"] is None
+    assert json.loads(events[1][2])["sprt_tournament"] == first["match_tournament"]
+    status = dict(con.execute("select model_id, status from model_status").fetchall())
+    assert status == {"nnue@1": "promoted", "nnue@2": "evaluated"}
+
+
+def test_unknown_model_and_undeployable_kind(home: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A model not in the registry is a one-line error naming it; an nnue model without a
+    deploy override maps to the alpha-beta engine with its NNUE."""
+    from pipelines.evaluate import model_engine_spec
+
+    assert main(["--home", str(home), "evaluate", "nnue@7", "--no-prefect", "--nodes", "100",
+                 "--ladder", ""]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("chesslab evaluate: error: no model 'nnue@7'") and "\n" not in err
+    assert model_engine_spec("nnue", "nnue@7", {}) == "alphabeta:eval=nnue,model=nnue@7"
+    with pytest.raises(EvaluateError, match="no engine plays models of kind 'lmr'"):
+        model_engine_spec("lmr", "lmr@1", {})
+
+
+def test_bad_input_is_a_one_line_error(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No candidate, both a model and a spec, bad SPRT bounds, no limit, an unknown engine:
+    exit 2 with one line naming what is wrong."""
+    base = ["--home", str(home), "evaluate", "--no-prefect", "--ladder", ""]
+    cases = [
+        ([*base, "--nodes", "100"], "give a MODEL (KIND@VERSION) or --spec SPEC, not neither"),
+        ([*base, "nnue@1", "--spec", "stockfish", "--nodes", "100"], "not both"),
+        ([*base, "--spec", "stockfish", "--sprt", "5,0", "--nodes", "100"],
+         "--sprt wants elo0,elo1 with elo1 > elo0, got '5,0'"),
+        ([*base, "--spec", "stockfish"], "give a limit"),
+        ([*base, "--spec", "nosuch", "--nodes", "100"], "unknown engine 'nosuch'"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("chesslab evaluate: error:") and message in err, err
+        assert len(err.splitlines()) == 1
+    with pytest.raises(EvaluateError, match="nosuch"):
+        plan_evaluation(Lake(home), EvaluateConfig.tiny(spec="stockfish", against="nosuch"))
+
+
+def test_prefect_flow_gives_the_plain_runners_figures(home: Path, stockfish_path: str,
+                                                      prefect_harness: None) -> None:
+    """The `evaluate-model` flow runs the same plan, tournaments and summary as tasks: the
+    weak spec's SPRT match ends in H0 with the same counts as in this process."""
+    from flows.evaluate_model import evaluate_model_flow
+    from flows.runtime import run_flow
+
+    config = EvaluateConfig.tiny(spec="alphabeta:eval=hce-simple,hash=1", against=STOCKFISH,
+                                 openings=OPENINGS, ladder="")
+    evaluation = run_flow(evaluate_model_flow, workers=1, config=config, home=str(home))
+    assert evaluation.sprt_decision == "H0" and evaluation.wins == 0
+    assert evaluation == evaluate_model(config, home)
