@@ -521,10 +521,11 @@ class UciEngine:
         if self._searcher is None:
             front = {option.name for option in FRONT_END_OPTIONS}
             values = {name: value for name, value in self.values.items() if name not in front}
-            self._searcher = self.spec.make_searcher(values)
-            if self.spec.make_policy is not None:
+            searcher = self.spec.make_searcher(values)
+            if self.spec.make_policy is not None:  # a policy that fails leaves no searcher
                 policy = self.spec.make_policy(values) or self._default_policy
                 self.time_manager = dataclasses.replace(self.time_manager, policy=policy)
+            self._searcher = searcher
         return self._searcher
 
     def _finish_search(self) -> None:

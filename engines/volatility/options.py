@@ -25,9 +25,17 @@ def uci_options(volatility: str, threshold: str) -> tuple[UciOption, UciOption]:
 
 
 def check_volatility(value: str) -> str:
-    """``value`` when it can name a stop rule (the model itself is loaded later)."""
+    """``value`` when it names a stop rule: a valid ``random:RATE`` or a model whose artifact
+    exists (it is loaded when the searcher is built). UciError quoting it otherwise."""
     if value.startswith(RANDOM_PREFIX):
         random_rate(value)
+    elif value:
+        from engines.volatility.model import VolatilityModelError, artifact_path
+
+        try:
+            artifact_path(value)
+        except VolatilityModelError as exc:
+            raise UciError(str(exc)) from None
     return value
 
 

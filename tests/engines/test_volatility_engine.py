@@ -204,7 +204,7 @@ def test_stockfish_volatility_clock_variant(always: dict[str, str], stockfish_pa
                           output=out)
         front.handle("isready")      # Stockfish starts here, before the clock runs
         front.handle("position startpos moves e2e4")
-        front.handle("go wtime 2000 btime 2000 winc 20 binc 20")
+        front.handle("go wtime 20000 btime 20000 winc 100 binc 100")
         deadline = time.monotonic() + 30
         while "bestmove" not in out.getvalue() and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -221,3 +221,19 @@ def test_volatility_is_part_of_the_identity(always: dict[str, str]) -> None:
     assert net.options["Volatility"] == always["stable"] and net.engine_id != plain.engine_id
     with pytest.raises(ValueError, match="random:x"):
         own_identity(parse_engine("alphabeta:volatility=random:x"))
+
+
+def test_missing_model_is_a_one_line_start_error(tmp_path: Path) -> None:
+    """A model that is not there stops the program at start (exit 2), never a silent plain
+    search."""
+    import os
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "engines.uci", "alphabeta", "--volatility",
+                           "volatility@9"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "CHESSLAB_HOME": str(tmp_path)})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"engines.uci: error: volatility model 'volatility@9': no artifact "
+        f"'{tmp_path}/models/volatility/9/volatility.npz' (train it with chesslab train "
+        f"volatility, or set CHESSLAB_HOME)"]

@@ -179,3 +179,38 @@ def test_train_conv(lake: Lake) -> None:
     assert payload["torch_vs_numpy_max_gap"] < 1e-5
     assert load_model(str(model.artifact_path)).arch == "conv"
     assert 0 <= payload["roc_auc"] <= 1
+
+
+def test_paper_match_and_clock_sprt_are_recorded_against_the_model(
+        lake: Lake, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The paper's match at a tiny depth (fixed depth vs net chooser vs random chooser with
+    the net's validation stop rate) and the clock variant's SPRT against the plain time
+    manager, both as ``evaluated`` events of the model. The engines resolve volatility@N
+    under $CHESSLAB_HOME, as ``chesslab --home`` sets it."""
+    from pipelines.evaluate import EvaluateConfig, evaluate_model
+    from pipelines.train.volatility_match import MatchConfig, paper_match
+
+    monkeypatch.setenv("CHESSLAB_HOME", str(lake.home))
+
+    model = train(lake, "volatility", preset(VolatilityConfig, "tiny", epochs=1))
+    openings = str(ROOT / "tests" / "fixtures" / "openings" / "two_positions.epd")
+    payload = paper_match(lake, model.model_id, MatchConfig(
+        depth=3, rounds=1, openings=openings, max_plies=30, engine="alphabeta:hash=1"))
+    rate = connect(lake).sql("select flagged_share from volatility_evaluations").fetchall()[0][0]
+    assert payload["random_stop_rate"] == pytest.approx(rate)
+    players = connect(lake).sql("select distinct white from tournament_games where white in "
+                                "('fixed-depth', 'net-chooser', 'random-chooser') order by 1"
+                                ).fetchall()
+    assert players == [("fixed-depth",), ("net-chooser",), ("random-chooser",)]
+    for result in payload["challengers"]:
+        assert result["wins"] + result["draws"] + result["losses"] == 2
+    evaluation = evaluate_model(EvaluateConfig.tiny(
+        model=model.model_id, against="alphabeta:hash=1", nodes=None, tc="1+0.05", max_games=2,
+        ladder="", max_plies=30), lake.home)
+    assert evaluation.games == 2 and evaluation.candidate.endswith(model.model_id)
+    events = connect(lake).sql(
+        "select payload from model_events where event = 'evaluated' order by recorded_at"
+    ).fetchall()
+    assert len(events) == 2
+    assert json.loads(events[0][0])["tournament_id"] == payload["tournament_id"]
+    assert json.loads(events[1][0])["sprt_elo"] == [0.0, 200.0]
