@@ -25,7 +25,7 @@ class VolatilityConfig(TrainConfig):
     engine_id: str | None = field(default=None, metadata={
         "help": "label engine id (default: the engine with the most positions at 5, 6, 7)"})
     target_fpr: float = field(default=0.005, metadata={
-        "help": "false-positive rate the deployed threshold is chosen at (the paper's 0.5 %)"})
+        "help": "false-positive rate the deployed threshold is chosen at (the paper: 0.005)"})
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -92,6 +92,9 @@ def test_config_rejects_bad_values() -> None:
         VolatilityConfig(beta=-1)
     assert preset(VolatilityConfig, "tiny").epochs == 4     # nnue-only preset keys ignored
     assert VolatilityConfig(arch="conv").hidden == 100 and VolatilityConfig().hidden == 50
+    with pytest.raises(SystemExit) as exit_info:   # every help text formats (no stray %)
+        cli_main(["train", "volatility", "--help"])
+    assert exit_info.value.code == 0
 
 
 def test_no_labels_is_a_one_line_error(home: Path) -> None:
