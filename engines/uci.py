@@ -9,8 +9,9 @@ otherwise ignored.
 
 Programs are found, not listed: every ``engines/<name>/program.py`` that defines a
 :class:`Program` called ``PROGRAM`` is an engine (``alphabeta`` today; ``mcts`` and ``puct``
-join by adding their folders). Run one: ``python -m engines.uci alphabeta --eval hce-simple``
-(or ``chesslab engine alphabeta ...``). ``python -m engines.uci package.module:function`` runs
+join by adding their folders; ``engines/stockfish_volatility`` is ``stockfish-volatility``).
+Run one: ``python -m engines.uci alphabeta --eval hce-simple`` (or ``chesslab engine
+alphabeta ...``). ``python -m engines.uci package.module:function`` runs
 any :class:`EngineSpec` that ``function(argv)`` returns. Starting is cheap: the searcher (and
 its compiled core) is imported and built on the first ``isready``, ``ucinewgame`` or ``go``.
 
@@ -46,7 +47,13 @@ from typing import Any, NoReturn, Protocol, TextIO
 
 import chess
 
-from engines.timeman import GoLimits, TimeConfig, TimeManagementError, TimeManager
+from engines.timeman import (
+    GoLimits,
+    IterationPolicy,
+    TimeConfig,
+    TimeManagementError,
+    TimeManager,
+)
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +178,8 @@ class EngineSpec:
     ``identity_excludes`` names options that never change a move (logging), left out of the
     engine's identity. By convention an option ``Eval`` names the evaluation and ``Model``
     the model version (``KIND@VERSION``) it loads; the identity records both.
+    ``make_policy(values)``, when given, is the iteration policy for the option values (the
+    volatility net's early stop), replacing the time manager's default.
     """
 
     name: str
@@ -179,6 +188,7 @@ class EngineSpec:
     make_searcher: Callable[[Mapping[str, Any]], Searcher]
     flush: Callable[[Searcher], None] | None = None
     identity_excludes: tuple[str, ...] = ()
+    make_policy: Callable[[Mapping[str, Any]], IterationPolicy | None] | None = None
 
     def all_options(self) -> tuple[UciOption, ...]:
         return (*self.options, *FRONT_END_OPTIONS)
@@ -372,6 +382,7 @@ class UciEngine:
         self.spec = spec
         self.output = output if output is not None else sys.stdout
         self.time_manager = time_manager or TimeManager()
+        self._default_policy = self.time_manager.policy
         self.board = chess.Board()
         self.options = {o.name.lower(): o for o in spec.all_options()}
         self.values: dict[str, Any] = {o.name: o.default for o in spec.all_options()
@@ -514,7 +525,11 @@ class UciEngine:
         if self._searcher is None:
             front = {option.name for option in FRONT_END_OPTIONS}
             values = {name: value for name, value in self.values.items() if name not in front}
-            self._searcher = self.spec.make_searcher(values)
+            searcher = self.spec.make_searcher(values)
+            if self.spec.make_policy is not None:  # a policy that fails leaves no searcher
+                policy = self.spec.make_policy(values) or self._default_policy
+                self.time_manager = dataclasses.replace(self.time_manager, policy=policy)
+            self._searcher = searcher
         return self._searcher
 
     def _finish_search(self) -> None:
@@ -593,7 +608,7 @@ def program_names() -> list[str]:
     """
     import engines
 
-    return sorted({path.parent.name for folder in engines.__path__
+    return sorted({path.parent.name.replace("_", "-") for folder in engines.__path__
                    for path in Path(folder).glob(f"*/{PROGRAM_MODULE}.py")})
 
 
@@ -603,8 +618,8 @@ def load_program(name: str) -> Program:
     if name not in names:
         raise UciError(f"unknown engine {name!r}: expected one of {', '.join(names)} "
                        f"or module:function")
-    program = getattr(importlib.import_module(f"engines.{name}.{PROGRAM_MODULE}"), "PROGRAM",
-                      None)
+    module = f"engines.{name.replace('-', '_')}.{PROGRAM_MODULE}"
+    program = getattr(importlib.import_module(module), "PROGRAM", None)
     if not isinstance(program, Program):
         raise UciError(f"engines/{name}/{PROGRAM_MODULE}.py defines no PROGRAM")
     return program

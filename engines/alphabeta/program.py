@@ -5,7 +5,8 @@ alphabeta``, ``python -m engines.uci alphabeta``).
 Importing this module stays cheap: the compiled search loads when the first searcher is built.
 
 >>> [option.name for option in PROGRAM.spec(AlphaBetaOptions.tiny()).options]
-['Hash', 'Eval', 'LMR', 'LMRFormula', 'Model', 'EvalFile', 'SearchLogRate']
+['Hash', 'Eval', 'LMR', 'LMRFormula', 'Model', 'EvalFile', 'SearchLogRate', 'Volatility',
+ 'VolatilityThreshold']
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any
 from engines.alphabeta.formula import LmrFormula
 from engines.identity import MODEL_VERSION, EngineIdentityError, check_model_version
 from engines.uci import AUTHOR, EngineSpec, Program, Searcher, UciError, UciOption
+from engines.volatility import options as volatility_options
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,12 @@ class AlphaBetaOptions:
         "help": "fraction of LMR decisions written to the search_log table (0 = off)"})
     lmr_formula: str = field(default="", metadata={
         "help": "the coefficients of --lmr lmr@N: logd*logm=A;logd=B;logm=C (bench-normalised)"})
+    volatility: str = field(default="", metadata={
+        "help": "paper 003's early stop: volatility@N (or an artifact path) stops one ply "
+                "early under go depth (algorithm 2) and banks time under a clock when the net "
+                "says stable; random:RATE is the random chooser; empty = off"})
+    volatility_threshold: str = field(default="", metadata={
+        "help": "stability threshold (default: the model's, chosen at training)"})
 
     def __post_init__(self) -> None:
         if self.eval not in EVALS:
@@ -66,6 +74,7 @@ class AlphaBetaOptions:
             check_network_file(self.nnue)
         if not 0.0 <= self.search_log_rate <= 1.0:
             raise ValueError(f"--search-log-rate must be in [0, 1], got {self.search_log_rate!r}")
+        volatility_options.check_volatility(self.volatility)
 
     @classmethod
     def tiny(cls) -> AlphaBetaOptions:
@@ -99,13 +108,14 @@ def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
         UciOption("Model", "string", options.model),
         UciOption("EvalFile", "string", options.nnue),
         UciOption("SearchLogRate", "string", str(options.search_log_rate)),
+        *volatility_options.uci_options(options.volatility, options.volatility_threshold),
     )
     return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
                       uci_options, make_searcher, flush_search_log,
                       # lmr@N pins its formula and --model names the net (a model version
-                      # never changes), so the identity of every other alphabeta engine stays
-                      # what it was
-                      identity_excludes=("SearchLogRate", "LMRFormula", "EvalFile"))
+                      # never changes), so neither file nor formula is part of the identity
+                      identity_excludes=("SearchLogRate", "LMRFormula", "EvalFile"),
+                      make_policy=volatility_options.make_policy)
 
 
 def make_searcher(values: Mapping[str, Any]) -> Searcher:

@@ -8,14 +8,15 @@ from typing import Any
 
 from flows.options import add_config_arguments
 from pipelines.train.config import PRESETS, NnueConfig, TrainConfig, preset
+from pipelines.train.volatility_config import VolatilityConfig
 
-CONFIGS: dict[str, type[TrainConfig]] = {"nnue": NnueConfig}
+CONFIGS: dict[str, type[TrainConfig]] = {"nnue": NnueConfig, "volatility": VolatilityConfig}
 UNSET = object()  # an option not given: the preset's value (or the field's default) applies
 
 
 def register(subparsers: Any) -> None:
     train = subparsers.add_parser(
-        "train", help="train a model (nnue, lmr), export it and register it",
+        "train", help="train a model (nnue, volatility, lmr), export it and register it",
         description="Rerunning the same command after a kill resumes the unfinished version "
                     "from its last checkpoint.")
     kinds = train.add_subparsers(dest="kind", metavar="KIND", required=True)

@@ -10,7 +10,8 @@ from warehouse import Lake
 
 # The engine that deploys each model kind; ``model=`` goes last (a ``,`` after ``@N`` would
 # read as a ladder of rungs).
-DEPLOY_SPECS = {"nnue": "alphabeta:eval=nnue,model={model_id}"}
+DEPLOY_SPECS = {"nnue": "alphabeta:eval=nnue,model={model_id}",
+                "volatility": "alphabeta:volatility={model_id}"}
 
 
 def model_engine_spec(kind: str, model_id: str, config: dict[str, Any]) -> str:

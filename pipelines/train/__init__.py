@@ -10,13 +10,15 @@ from typing import Any
 
 from pipelines.train.config import PRESETS, NnueConfig, TrainConfig, TrainConfigError, preset
 from pipelines.train.registry import ModelNotFoundError, ModelVersion, resolve_model
+from pipelines.train.volatility_config import VolatilityConfig
 
 
 def model_kinds() -> dict[str, Any]:
     """Every trainable kind by name (imported on demand: torch is slow to import)."""
     from pipelines.train.nnue import NnueKind
+    from pipelines.train.volatility import VolatilityKind
 
-    return {"nnue": NnueKind()}
+    return {"nnue": NnueKind(), "volatility": VolatilityKind()}
 
 
 def train(lake: Any, kind: str, config: TrainConfig, callbacks: Any = ()) -> ModelVersion:
@@ -29,7 +31,7 @@ def train(lake: Any, kind: str, config: TrainConfig, callbacks: Any = ()) -> Mod
     return train_model(lake, kinds[kind], config, callbacks)
 
 
-CONFIGS: dict[str, type[TrainConfig]] = {"nnue": NnueConfig}
+CONFIGS: dict[str, type[TrainConfig]] = {"nnue": NnueConfig, "volatility": VolatilityConfig}
 
 __all__ = ["CONFIGS", "PRESETS", "ModelNotFoundError", "ModelVersion", "NnueConfig",
-           "TrainConfig", "TrainConfigError", "model_kinds", "preset", "resolve_model", "train"]
+           "TrainConfig", "TrainConfigError", "VolatilityConfig", "model_kinds", "preset", "resolve_model", "train"]

@@ -119,5 +119,6 @@ def preset(config_cls: type[C], preset_name: str, /, **overrides: Any) -> C:
     if preset_name not in PRESETS:
         raise TrainConfigError(
             f"preset: must be one of {', '.join(PRESETS)}, got {preset_name!r}")
-    values = {**PRESETS[preset_name], **overrides}
+    known = {f.name for f in dataclasses.fields(config_cls)}
+    values = {**{k: v for k, v in PRESETS[preset_name].items() if k in known}, **overrides}
     return config_cls(**values)

@@ -389,8 +389,8 @@ def test_uci_entry_lists_programs_in_help_and_errors() -> None:
                          input="quit\n", timeout=60, check=False)
     assert bad.returncode == 2
     assert bad.stderr.splitlines() == [
-        "engines.uci: error: unknown engine 'nosuch': expected one of alphabeta or "
-        "module:function"]
+        "engines.uci: error: unknown engine 'nosuch': expected one of alphabeta, "
+        "stockfish-volatility or module:function"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -655,7 +655,8 @@ def test_chesslab_engine_lists_discovered_programs() -> None:
         [sys.executable, "-m", "flows.cli", "engine", "nosuch"], input="quit\n", cwd=ROOT,
         capture_output=True, text=True, timeout=60, check=False)
     assert answer.returncode == 2
-    assert "invalid choice: 'nosuch' (choose from 'alphabeta')" in answer.stderr
+    assert "invalid choice: 'nosuch' (choose from 'alphabeta', 'stockfish-volatility')" \
+        in answer.stderr
 
 
 def test_chesslab_engine_rejects_bad_options() -> None:

@@ -1,0 +1,132 @@
+"""The exported volatility net (``volatility.npz``) evaluated with numpy: what the engines
+load. Two architectures, paper 003 chapter 3:
+
+- ``dense``: 774 -> Dense(w, ReLU) -> Dense(w, ReLU) -> 1 (sigmoid); the paper's w = 50;
+- ``conv``: the 12x8x8 planes through 2 x [3x3 conv(w) + batch norm (folded into the conv at
+  export) + ReLU], flattened to Dense(w); the 6 side inputs through 2 x Dense(w); both
+  concatenated -> Dense(w, ReLU) -> 1 (sigmoid); the paper's w = 100.
+
+The network multiplies ``delta_value`` by ``meta["delta_scale"]`` (centipawns to pawns) itself,
+so the inputs stay the paper's raw ones. A model is named by a path, or ``volatility@N``,
+resolved (without the warehouse) to ``<home>/models/volatility/N/volatility.npz``, where the
+trainer writes it; ``home`` is ``$CHESSLAB_HOME`` or ``./chesslab_home``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import chess
+import numpy as np
+
+from engines.volatility.features import BOARD_INPUTS, DELTA_AT, features
+
+ARTIFACT = "volatility.npz"
+FORMAT = "chesslab-volatility"
+ARCHS = ("dense", "conv")
+MODEL_NAME = re.compile(r"^volatility@(?P<version>[1-9][0-9]*)$")
+
+
+class VolatilityModelError(ValueError):
+    """A model that cannot be found or loaded; the message names the model or file."""
+
+
+def artifact_path(model: str, home: str | os.PathLike[str] | None = None) -> Path:
+    """The artifact file of ``volatility@N`` (or ``model`` itself when it is a path)."""
+    match = MODEL_NAME.match(model.strip())
+    if match is None:
+        path = Path(model)
+        if path.is_file():
+            return path
+        raise VolatilityModelError(
+            f"volatility model {model!r}: not volatility@N nor an existing file")
+    root = Path(home or os.environ.get("CHESSLAB_HOME", "chesslab_home"))
+    path = root / "models" / "volatility" / match["version"] / ARTIFACT
+    if not path.is_file():
+        raise VolatilityModelError(f"volatility model {model!r}: no artifact {str(path)!r} "
+                                   "(train it with chesslab train volatility, or set "
+                                   "CHESSLAB_HOME)")
+    return path
+
+
+@dataclass(frozen=True)
+class VolatilityModel:
+    """A loaded net: ``predict(x)`` is the probability that each position is stable."""
+
+    meta: dict[str, object]
+    arrays: dict[str, np.ndarray]
+
+    @property
+    def arch(self) -> str:
+        return str(self.meta["arch"])
+
+    @property
+    def threshold(self) -> float:
+        """The threshold chosen at training (Table 4.1's row at the target FPR)."""
+        return float(self.meta["threshold"])  # type: ignore[arg-type]
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """(n, 774) inputs -> (n,) probabilities of "stable"."""
+        x = np.asarray(x, dtype=np.float64).copy()
+        x[:, DELTA_AT] *= float(self.meta["delta_scale"])  # type: ignore[arg-type]
+        logits = _dense_logits(self.arrays, x) if self.arch == "dense" \
+            else _conv_logits(self.arrays, x)
+        return 1.0 / (1.0 + np.exp(-logits))
+
+    def stability(self, board: chess.Board, delta_value: int, pv_changed: bool) -> float:
+        """The :data:`engines.timeman.StabilityPredictor` of this net."""
+        return float(self.predict(features([board.fen()], [delta_value], [pv_changed]))[0])
+
+    def predict_positions(self, fens: Sequence[str], delta_values: Sequence[float],
+                          pv_changed: Sequence[bool]) -> np.ndarray:
+        return self.predict(features(fens, delta_values, pv_changed))
+
+
+def load_model(model: str, home: str | os.PathLike[str] | None = None) -> VolatilityModel:
+    """The net of ``volatility@N`` or of an artifact path."""
+    path = artifact_path(model, home)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files}
+        meta = json.loads(str(arrays.pop("meta")))
+    except (OSError, ValueError, KeyError) as exc:
+        raise VolatilityModelError(f"volatility model {model!r} ({path}): cannot load: "
+                                   f"{exc}") from None
+    if meta.get("format") != FORMAT or meta.get("arch") not in ARCHS:
+        raise VolatilityModelError(f"volatility model {model!r} ({path}): not a "
+                                   f"{FORMAT} file (meta {meta!r})")
+    return VolatilityModel(meta, arrays)
+
+
+def _affine(arrays: dict[str, np.ndarray], name: str, x: np.ndarray) -> np.ndarray:
+    return x @ arrays[f"{name}.weight"].T + arrays[f"{name}.bias"]
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0.0)
+
+
+def _dense_logits(arrays: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
+    hidden = _relu(_affine(arrays, "hidden1", _relu(_affine(arrays, "hidden0", x))))
+    return _affine(arrays, "out", hidden)[:, 0]
+
+
+def _conv(arrays: dict[str, np.ndarray], name: str, planes: np.ndarray) -> np.ndarray:
+    """3x3 convolution, padding 1, (n, c, 8, 8) -> (n, f, 8, 8)."""
+    padded = np.pad(planes, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    out = np.einsum("ncijkl,fckl->nfij", windows, arrays[f"{name}.weight"], optimize=True)
+    return out + arrays[f"{name}.bias"][None, :, None, None]
+
+
+def _conv_logits(arrays: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
+    planes = x[:, :BOARD_INPUTS].reshape(len(x), 12, 8, 8)
+    board = _relu(_conv(arrays, "conv1", _relu(_conv(arrays, "conv0", planes))))
+    board = _relu(_affine(arrays, "board_fc", board.reshape(len(x), -1)))
+    side = _relu(_affine(arrays, "side1", _relu(_affine(arrays, "side0", x[:, BOARD_INPUTS:]))))
+    joined = _relu(_affine(arrays, "head", np.concatenate([board, side], axis=1)))
+    return _affine(arrays, "out", joined)[:, 0]
