@@ -274,9 +274,10 @@ class MonteCarlo:
                         score_mate=None if mate is None else mate_moves(mate), pv=raw["pv"],
                         visits=raw["visits"], win_rate=raw["win_rate"])
 
-    def search(self, board: chess.Board, iterations: int) -> MctsResult:
+    def search(self, board: chess.Board, iterations: int, multipv: int = 1) -> MctsResult:
         """The last report of a search of ``iterations`` iterations."""
-        results = list(self.iterate(board, max_depth=64, max_nodes=iterations))
+        results = list(self.iterate(board, max_depth=64, max_nodes=iterations,
+                                    multipv=multipv))
         if not results:
             raise ValueError(f"no legal move to search in {board.fen()!r}")
         return results[-1]

@@ -275,7 +275,7 @@ cdef class Tree:
             m = self.mate_in_one(p, ml)
             if m:
                 return m
-        if self.s.hp != HP_NONE and self.uniform() >= self.s.epsilon:
+        if self.s.hp != HP_NONE and self.s.epsilon < 1.0 and self.uniform() >= self.s.epsilon:
             return self.greedy_move(p, ml)
         return ml.moves[self.next_random() % <u64>ml.n]
 
@@ -384,6 +384,8 @@ cdef class Tree:
             node = &self.nodes[current]
             if node.status != ONGOING or node.n_expanded < node.n_children:
                 break
+            if self.s.solver and node.proven and current != 0:
+                break      # its value is known: a proven node is a leaf
             current = self.best_child(current, pos.side)
             make_move(pos, self.nodes[current].move)
             ply[0] += 1
@@ -399,6 +401,8 @@ cdef class Tree:
         cdef MoveList ml
         cdef int i, child
         if node.status != ONGOING or node.n_expanded >= node.n_children:
+            return leaf
+        if self.s.solver and node.proven and leaf != 0:
             return leaf
         if node.first_child < 0:
             if self.n_nodes + node.n_children > self.max_nodes:
@@ -424,6 +428,8 @@ cdef class Tree:
         self.nodes[child].status = self.status(pos, ml.n, ply[0])
         if self.s.k_bias != 0.0:
             self.nodes[child].bias = -evaluate(pos, EVAL_PESTO)
+        if self.s.solver:
+            self.mark_proven(child, pos, &ml)
         return child
 
     cdef void update(self, int node, double value) noexcept nogil:
@@ -435,40 +441,52 @@ cdef class Tree:
 
     # -- the solver (algorithm 4.1 with explicit proven flags) ---------------------------
 
-    cdef void prove(self, int node) noexcept nogil:
-        """``node``'s side to move is checkmated: mark it and propagate the proof up.
+    cdef void mark_proven(self, int node, const Position* pos,
+                          const MoveList* ml) noexcept nogil:
+        """A new node is proven when its side to move is mated (distance 0) or, with the
+        solver's look-ahead, has a mate in one (distance 1): both distances are exact."""
+        cdef Node* child = &self.nodes[node]
+        if child.status == MATED:
+            child.proven = -1 if pos.side == WHITE else 1
+            child.mate_plies = 0
+        elif child.status == ONGOING and self.mate_in_one(pos, ml):
+            child.proven = 1 if pos.side == WHITE else -1
+            child.mate_plies = 1
 
-        A node lost for its side to move makes its parent a win (mate distance one more,
-        the shortest kept). A winning node makes its parent lost only when the parent is
-        fully expanded and every child is a proven win for the same side; the parent gets
-        the longest of those mates plus one."""
-        cdef int winner = 1 if self.side_to_move_at(node) == BLACK else -1
-        cdef int parent, grand, i, longest
-        self.nodes[node].proven = winner
-        self.nodes[node].mate_plies = 0
+    cdef void propagate(self, int node) noexcept nogil:
+        """Algorithm 4.1 with explicit proven flags: carry ``node``'s proof to the root.
+
+        A node lost for its side to move makes its parent a win (distance + 1; the
+        shortest win is kept). A won node makes its parent lost only when the parent is
+        fully expanded and every child is a proven win for the same side; the parent's
+        distance is the longest of those plus one."""
+        cdef int winner = self.nodes[node].proven, parent, i, longest
+        cdef bint lost = (self.side_to_move_at(node) == WHITE) != (winner == 1)
         while True:
             parent = self.nodes[node].parent
             if parent < 0:
                 return
-            if self.nodes[parent].proven == winner and \
-                    self.nodes[parent].mate_plies <= self.nodes[node].mate_plies + 1:
-                return
-            self.nodes[parent].proven = winner
-            self.nodes[parent].mate_plies = self.nodes[node].mate_plies + 1
-            grand = self.nodes[parent].parent
-            if grand < 0 or self.nodes[grand].n_expanded < self.nodes[grand].n_children:
-                return
-            longest = -1
-            for i in range(self.nodes[grand].first_child,
-                           self.nodes[grand].first_child + self.nodes[grand].n_children):
-                if self.nodes[i].proven != winner:
+            if lost:
+                longest = self.nodes[node].mate_plies
+                if self.nodes[parent].proven == winner and \
+                        self.nodes[parent].mate_plies <= longest + 1:
                     return
-                longest = max(longest, self.nodes[i].mate_plies)
-            if self.nodes[grand].proven == winner and self.nodes[grand].mate_plies == longest + 1:
-                return
-            self.nodes[grand].proven = winner
-            self.nodes[grand].mate_plies = longest + 1
-            node = grand
+            else:
+                if self.nodes[parent].n_expanded < self.nodes[parent].n_children:
+                    return
+                longest = -1
+                for i in range(self.nodes[parent].first_child,
+                               self.nodes[parent].first_child + self.nodes[parent].n_children):
+                    if self.nodes[i].proven != winner:
+                        return
+                    longest = max(longest, self.nodes[i].mate_plies)
+                if self.nodes[parent].proven == winner and \
+                        self.nodes[parent].mate_plies == longest + 1:
+                    return
+            self.nodes[parent].proven = winner
+            self.nodes[parent].mate_plies = longest + 1
+            node = parent
+            lost = not lost
 
     cdef int side_to_move_at(self, int node) noexcept nogil:
         cdef int depth = 0
@@ -520,8 +538,8 @@ cdef class Tree:
             if child < 0:
                 break
             value = self.simulate(child, &pos, ply)
-            if self.s.solver and self.nodes[child].status == MATED:
-                self.prove(child)
+            if self.s.solver and self.nodes[child].proven:
+                self.propagate(child)
             self.update(child, value)
             done += 1
         self.iterations += done
@@ -604,10 +622,14 @@ def cp_from_win_rate(double rate):
     return int(round(max(-1500.0, min(1500.0, -400.0 * log10(1.0 / rate - 1.0)))))
 
 
-def playout_batch(config, long games, fen=None):
+def playout_batch(config, long games, fen=None, probe=None):
     """``games`` playouts from ``fen`` (start position when None) with the playout rules
-    and modifications of ``config``: counts of results and plies."""
-    cdef Tree tree = Tree(config)
+    and modifications of ``config``: counts of results and plies. The tablebase cut-off
+    uses ``probe`` or, when None, the Gaviota tables."""
+    if probe is None and config.tb_pieces:
+        from engines.mcts import gaviota_prober
+        probe = gaviota_prober()
+    cdef Tree tree = Tree(config, probe)
     cdef long g, white = 0, black = 0, draws = 0
     cdef double value
     board = chess.Board(fen) if fen else chess.Board()
