@@ -23,10 +23,14 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 import chess
 
 from engines.alphabeta.evaluation cimport EVAL_PESTO, evaluate
-from engines.core.position cimport (BLACK, MAX_MOVES, WHITE, MoveList, Move, Position,
-                                    fen_of, from_chess_move, generate_moves, gives_check,
-                                    in_check, insufficient_material, make_move, popcount,
-                                    repetition_key, see, set_from_board, to_chess_move, u64)
+from engines.core.position cimport (BISHOP, BLACK, FLAG_CASTLE, FLAG_DOUBLE, FLAG_EP, KING,
+                                    KNIGHT, MAX_MOVES, PAWN, QUEEN, ROOK, WHITE, MoveList,
+                                    Move, Position, attackers_to, bishop_attacks, fen_of,
+                                    from_chess_move, generate_moves, gives_check, in_check,
+                                    insufficient_material, king_attacks, king_square,
+                                    knight_attacks, lsb, make_move, pawn_attacks, popcount,
+                                    repetition_key, rook_attacks, see, set_from_board,
+                                    to_chess_move, u64)
 
 cdef enum:
     ONGOING = 0
@@ -77,6 +81,170 @@ cdef inline double monotonic() noexcept nogil:
 
 cdef inline double white_result(int winner_side) noexcept nogil:
     return 1.0 if winner_side == WHITE else 0.0
+
+
+# -- uniform random moves without the full legal move list ------------------------------
+# A random playout needs one legal move per ply, not all of them: pick a pseudo-legal move at
+# random, play it on a copy and keep it if the mover's king is safe, else drop it and pick
+# again among the rest. That is a uniform choice among the legal moves (the thesis' rule)
+# at the cost of one make and one attack test per ply instead of a legal generator run.
+
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil
+
+# Local copies of the core's leaper tables: cimported functions are called through pointers,
+# too slow for the innermost loop.
+cdef u64 KNIGHTS[64]
+cdef u64 KINGS[64]
+cdef u64 PAWNS[2][64]
+
+
+cdef void init_leapers():
+    cdef int sq
+    for sq in range(64):
+        KNIGHTS[sq] = knight_attacks(sq)
+        KINGS[sq] = king_attacks(sq)
+        PAWNS[WHITE][sq] = pawn_attacks(WHITE, sq)
+        PAWNS[BLACK][sq] = pawn_attacks(BLACK, sq)
+
+
+init_leapers()
+
+
+cdef inline int first_square(u64 b) noexcept nogil:
+    return __builtin_ctzll(b)
+
+
+cdef inline void push(MoveList* ml, int frm, int to, int flags) noexcept nogil:
+    ml.moves[ml.n] = frm | (to << 6) | flags
+    ml.n += 1
+
+
+cdef inline void push_targets(MoveList* ml, int frm, u64 targets) noexcept nogil:
+    while targets:
+        push(ml, frm, first_square(targets), 0)
+        targets &= targets - 1
+
+
+cdef inline void push_pawn(MoveList* ml, int frm, int to, int flags) noexcept nogil:
+    if to >= 56 or to < 8:
+        push(ml, frm, to, QUEEN << 12)
+        push(ml, frm, to, ROOK << 12)
+        push(ml, frm, to, BISHOP << 12)
+        push(ml, frm, to, KNIGHT << 12)
+    else:
+        push(ml, frm, to, flags)
+
+
+cdef inline bint attacked(const Position* p, int sq, int by) noexcept nogil:
+    return (attackers_to(p, sq, p.all) & p.occ[by]) != 0
+
+
+cdef void castling_moves(const Position* p, MoveList* ml) noexcept nogil:
+    """Castling that is legal (king not in check, passing and landing squares safe)."""
+    cdef int base = 0 if p.side == WHITE else 56, them = p.side ^ 1
+    cdef int right = 1 if p.side == WHITE else 4
+    if attacked(p, base + 4, them):
+        return
+    if (p.castling & right and not (p.all & ((<u64>3) << (base + 5)))
+            and not attacked(p, base + 5, them) and not attacked(p, base + 6, them)):
+        push(ml, base + 4, base + 6, FLAG_CASTLE)
+    if (p.castling & (right << 1) and not (p.all & ((<u64>7) << (base + 1)))
+            and not attacked(p, base + 3, them) and not attacked(p, base + 2, them)):
+        push(ml, base + 4, base + 2, FLAG_CASTLE)
+
+
+cdef int pseudo_legal_moves(const Position* p, MoveList* ml) noexcept nogil:
+    """Moves that obey piece movement but may leave the king in check (castling is
+    checked in full); the same encoding as the core's generator."""
+    cdef int us = p.side, them = p.side ^ 1, sq, to, fwd = 8 if p.side == WHITE else -8
+    cdef u64 own = p.occ[us], enemy = p.occ[them], b, targets
+    ml.n = 0
+    b = p.bb[us][KNIGHT]
+    while b:
+        sq = first_square(b)
+        b &= b - 1
+        push_targets(ml, sq, KNIGHTS[sq] & ~own)
+    b = p.bb[us][BISHOP] | p.bb[us][QUEEN]
+    while b:
+        sq = first_square(b)
+        b &= b - 1
+        targets = bishop_attacks(sq, p.all)
+        if p.bb[us][QUEEN] & ((<u64>1) << sq):
+            targets |= rook_attacks(sq, p.all)
+        push_targets(ml, sq, targets & ~own)
+    b = p.bb[us][ROOK]
+    while b:
+        sq = first_square(b)
+        b &= b - 1
+        push_targets(ml, sq, rook_attacks(sq, p.all) & ~own)
+    sq = first_square(p.bb[us][KING])
+    push_targets(ml, sq, KINGS[sq] & ~own)
+    b = p.bb[us][PAWN]
+    while b:
+        sq = first_square(b)
+        b &= b - 1
+        to = sq + fwd
+        if not (p.all & ((<u64>1) << to)):
+            push_pawn(ml, sq, to, 0)
+            if (us == WHITE and sq < 16) or (us == BLACK and sq >= 48):
+                if not (p.all & ((<u64>1) << (to + fwd))):
+                    push(ml, sq, to + fwd, FLAG_DOUBLE)
+        targets = PAWNS[us][sq] & enemy
+        while targets:
+            push_pawn(ml, sq, first_square(targets), 0)
+            targets &= targets - 1
+        if p.ep >= 0 and PAWNS[us][sq] & ((<u64>1) << p.ep):
+            push(ml, sq, p.ep, FLAG_EP)
+    if p.castling:
+        castling_moves(p, ml)
+    return ml.n
+
+
+cdef inline bint leaves_king_safe(const Position* after, int mover) noexcept nogil:
+    """The mover's king is not attacked by the side now to move."""
+    cdef int them = mover ^ 1, king = first_square(after.bb[mover][KING])
+    if (KNIGHTS[king] & after.bb[them][KNIGHT]) or (PAWNS[mover][king] & after.bb[them][PAWN]) \
+            or (KINGS[king] & after.bb[them][KING]):
+        return False
+    if bishop_attacks(king, after.all) & (after.bb[them][BISHOP] | after.bb[them][QUEEN]):
+        return False
+    return not (rook_attacks(king, after.all) & (after.bb[them][ROOK] | after.bb[them][QUEEN]))
+
+
+cdef inline bint play_random_legal(Position* p, u64 random) noexcept nogil:
+    """Play a uniformly random legal move; False (nothing played) when there is none."""
+    cdef MoveList ml
+    cdef Position before = p[0]
+    cdef int n = pseudo_legal_moves(p, &ml), i
+    while n > 0:
+        i = random % <u64>n
+        make_move(p, ml.moves[i])
+        if leaves_king_safe(p, before.side):
+            return True
+        p[0] = before
+        n -= 1
+        ml.moves[i] = ml.moves[n]
+        random = random * 6364136223846793005ULL + 1442695040888963407ULL
+        random ^= random >> 29
+    return False
+
+
+def legal_moves_by_filter(fen):
+    """The legal moves (UCI, sorted) the playout's pseudo-legal filter accepts, for tests
+    against the core's generator."""
+    cdef Position p, child
+    cdef MoveList ml
+    cdef int i
+    set_from_board(&p, chess.Board(fen))
+    pseudo_legal_moves(&p, &ml)
+    moves = []
+    for i in range(ml.n):
+        child = p
+        make_move(&child, ml.moves[i])
+        if leaves_king_safe(&child, p.side):
+            moves.append(to_chess_move(ml.moves[i]).uci())
+    return sorted(moves)
 
 
 cdef class Tree:
@@ -297,6 +465,38 @@ cdef class Tree:
             return 0.5
         return white_result(p.side if wdl > 0 else p.side ^ 1)
 
+    cdef int draw_state(self, const Position* p, int ply) noexcept nogil:
+        """DRAWN or ONGOING without a move list: mate is tested first only where it can
+        coincide with a draw (the fifty-move rule; a mate position cannot have occurred
+        before, and insufficient material cannot mate)."""
+        cdef MoveList ml
+        if self.s.fifty and p.halfmove >= 100:
+            return self.status(p, generate_moves(p, &ml, False), ply)
+        return self.status(p, 1, ply)
+
+    cdef double random_playout(self, Position pos, int ply) noexcept nogil:
+        """Algorithm 7.4 with uniform random moves (no modification that needs the whole
+        move list): the same rules and results as :meth:`playout`, faster."""
+        cdef int start = ply, state
+        cdef double value
+        while True:
+            state = self.draw_state(&pos, ply)
+            if state != ONGOING:
+                value = 0.5 if state == DRAWN else white_result(pos.side ^ 1)
+                break
+            if ply - start >= self.s.max_playout_plies or ply + 2 >= HISTORY:
+                self.capped += 1
+                value = 0.5
+                break
+            if not play_random_legal(&pos, self.next_random()):
+                value = white_result(pos.side ^ 1) if in_check(&pos) else 0.5
+                break
+            ply += 1
+            self.history[ply] = repetition_key(&pos)
+        self.playouts += 1
+        self.playout_plies += ply - start
+        return value
+
     cdef double playout(self, Position pos, int ply) noexcept nogil:
         """One playout from ``pos`` (``history[ply]`` is its key) to the end of the game."""
         cdef MoveList ml
@@ -304,6 +504,9 @@ cdef class Tree:
         cdef double value
         cdef bint use_tb = (self.s.tb_pieces > 0 and self.has_probe
                             and self.root_pieces >= self.s.tb_root_min_pieces)
+        if not use_tb and not self.s.decisive and (self.s.hp == HP_NONE
+                                                   or self.s.epsilon >= 1.0):
+            return self.random_playout(pos, ply)
         while True:
             generate_moves(&pos, &ml, False)
             state = self.status(&pos, ml.n, ply)

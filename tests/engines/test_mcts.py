@@ -26,7 +26,7 @@ from engines.mcts import (
     mate_moves,
 )
 from engines.mcts.program import MctsOptions, config_from_values, mcts_spec
-from engines.mcts.tree import cp_from_win_rate, playout_batch
+from engines.mcts.tree import cp_from_win_rate, legal_moves_by_filter, playout_batch
 from engines.uci import UciError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,6 +130,25 @@ def playouts(fen: str | None = None, games: int = 400, **switches: object) -> di
     return playout_batch(MctsConfig(seed=11, **switches), games, fen)
 
 
+def test_playout_move_filter_accepts_exactly_the_legal_moves() -> None:
+    """Random playouts pick a pseudo-legal move and keep it when the king is safe: that is
+    uniform over the legal moves only if the filter passes exactly python-chess' legal
+    moves (perft positions with castling, en passant pins and promotions; random games)."""
+    import random
+
+    fens = [line.split(";")[0].strip() for line in
+            (ROOT / "tests" / "fixtures" / "perft.epd").read_text().splitlines() if line.strip()]
+    rng = random.Random(3)
+    for _ in range(30):
+        board = chess.Board()
+        while not board.is_game_over() and board.ply() < 120:
+            fens.append(board.fen())
+            board.push(rng.choice(list(board.legal_moves)))
+    for fen in fens:
+        board = chess.Board(fen)
+        assert legal_moves_by_filter(fen) == sorted(m.uci() for m in board.legal_moves), fen
+
+
 def test_random_playouts_end_by_the_rules() -> None:
     """Algorithm 7.4: every playout ends in mate or a draw; the 2-fold repetition and the
     fifty-move rule shorten them, threefold and no fifty-move rule lengthen them."""
@@ -138,7 +157,7 @@ def test_random_playouts_end_by_the_rules() -> None:
     threefold = playouts(repetition=3)
     no_fifty = playouts(repetition=3, fifty=False, max_playout_plies=5000)
     assert threefold["plies"] > base["plies"] and no_fifty["plies"] > threefold["plies"]
-    assert base["capped"] == 0 and playouts(max_playout_plies=20)["capped"] == 398
+    assert base["capped"] == 0 and playouts(max_playout_plies=20)["capped"] == 400
 
 
 def test_heavy_playouts_and_decisive_moves_change_results() -> None:
