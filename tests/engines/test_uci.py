@@ -388,8 +388,8 @@ def test_uci_entry_lists_programs_in_help_and_errors() -> None:
                          input="quit\n", timeout=60, check=False)
     assert bad.returncode == 2
     assert bad.stderr.splitlines() == [
-        "engines.uci: error: unknown engine 'nosuch': expected one of alphabeta or "
-        "module:function"]
+        f"engines.uci: error: unknown engine 'nosuch': expected one of "
+        f"{', '.join(program_names())} or module:function"]
 
 
 # --------------------------------------------------------------------------------------------
