@@ -59,8 +59,11 @@ class MctsConfig:
     hp: heavy playouts, "none" (uniform random moves), "see" (best static exchange) or
         "eval" (best evaluation after the move, PeSTO, no quiescence).
     epsilon: heavy playouts play a uniform random move with this probability, else the best.
-    tie_break: among equally good greedy moves take the "first" in generator order (the
-        thesis: epsilon 0 is "completely deterministic") or a "random" one.
+    tie_break: among equally good greedy moves take a "random" one (the default) or the
+        "first" in generator order (the thesis' "epsilon 0 is completely deterministic";
+        but this generator lists king moves first, unlike Stockfish's, so "first" turns
+        most quiet playout moves into king moves: the SEE sweep with "first" rated every
+        epsilon below MCC).
     decisive: decisive moves: in playouts, a move that mates at once is always played.
     tb_pieces: tablebase cut-off: a playout ends with the tablebase result as soon as this
         many pieces (kings included) or fewer are left; 0 is off. Only 3 is available here
@@ -83,7 +86,7 @@ class MctsConfig:
 
     hp: str = "none"
     epsilon: float = 1.0
-    tie_break: str = "first"
+    tie_break: str = "random"
     decisive: bool = False
     tb_pieces: int = 0
     tb_root_min_pieces: int = 0
