@@ -50,7 +50,7 @@ def test_reti_draw_discarding_finds_kg7_first() -> None:
     plain = reti_study("combined", 40_000, seed=5)
     assert discard["final_move"] == "h8g7" and discard["iterations_to_move"] is not None
     assert plain["final_move"] != "h8g7" and plain["iterations_to_move"] is None
-    assert discard["playouts"] > 2 * plain["playouts"]
+    assert discard["playouts"] > 1.5 * plain["playouts"]
 
 
 def test_solver_suite_reports_exact_distances(tmp_path: Path) -> None:
