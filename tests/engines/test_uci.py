@@ -389,8 +389,8 @@ def test_uci_entry_lists_programs_in_help_and_errors() -> None:
                          input="quit\n", timeout=60, check=False)
     assert bad.returncode == 2
     assert bad.stderr.splitlines() == [
-        "engines.uci: error: unknown engine 'nosuch': expected one of alphabeta, "
-        "stockfish-volatility or module:function"]
+        f"engines.uci: error: unknown engine 'nosuch': expected one of "
+        f"{', '.join(program_names())} or module:function"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -655,8 +655,8 @@ def test_chesslab_engine_lists_discovered_programs() -> None:
         [sys.executable, "-m", "flows.cli", "engine", "nosuch"], input="quit\n", cwd=ROOT,
         capture_output=True, text=True, timeout=60, check=False)
     assert answer.returncode == 2
-    assert "invalid choice: 'nosuch' (choose from 'alphabeta', 'stockfish-volatility')" \
-        in answer.stderr
+    names = ", ".join(f"'{name}'" for name in program_names())
+    assert f"invalid choice: 'nosuch' (choose from {names})" in answer.stderr
 
 
 def test_chesslab_engine_rejects_bad_options() -> None:
