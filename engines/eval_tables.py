@@ -358,6 +358,7 @@ def pesto_side(board: chess.Board, color: chess.Color) -> tuple[int, int]:
     mg = eg = 0
     for square in chess.SquareSet(board.occupied_co[color]):
         piece_type = board.piece_type_at(square)
+        assert piece_type is not None  # the square is occupied
         index = relative_square(color, square)
         mg += PESTO_MG_VALUES[piece_type] + PESTO_MG_PST[piece_type][index]
         eg += PESTO_EG_VALUES[piece_type] + PESTO_EG_PST[piece_type][index]

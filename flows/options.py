@@ -24,7 +24,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_cls: type,
         flag = f.metadata.get("flag", "--" + f.name.replace("_", "-"))
         kind = _base_type(hints[f.name])
         default = _default(f)
-        help_text = f.metadata.get("help", "")
+        help_text = f.metadata.get("help", "").replace("%", "%%")  # argparse formats help
         if kind is bool:
             parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
                                 default=default, help=help_text)
@@ -35,7 +35,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_cls: type,
 
 def config_from_args(config_cls: type[C], args: argparse.Namespace, **overrides: Any) -> C:
     """Build ``config_cls`` from parsed options (validation runs in its ``__post_init__``)."""
-    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(config_cls)
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(config_cls)  # type: ignore[arg-type]
               if f.init and hasattr(args, f.name)}
     values.update(overrides)
     return config_cls(**values)

@@ -27,6 +27,7 @@ from typing import Any
 
 PR_SET_PDEATHSIG = 1
 
+_prctl: Any
 try:  # resolved once, at import
     _prctl = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
 except (OSError, AttributeError):  # not Linux: children only get their own group

@@ -80,7 +80,7 @@ def load_arrays(path: str | Path) -> NetArrays:
 
 def save_arrays(path: str | Path, arrays: NetArrays) -> None:
     """Write a v1 file (arrays as :data:`ARRAYS` describes) with its ``meta``."""
-    np.savez(path, meta=np.array(json.dumps(META)), **arrays)
+    np.savez(path, meta=np.array(json.dumps(META)), **arrays)  # type: ignore[arg-type]
 
 
 def random_arrays(seed: int) -> NetArrays:

@@ -88,7 +88,7 @@ class StockfishSearcher:
         self.lock = threading.Lock()
 
     def new_game(self) -> None:
-        self.engine.protocol.send_line("ucinewgame")  # type: ignore[attr-defined]
+        self.engine.protocol.send_line("ucinewgame")
 
     def stop(self) -> None:
         with self.lock:

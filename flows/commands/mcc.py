@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
@@ -48,7 +49,8 @@ def run_round_robin(args: argparse.Namespace) -> int:
     logging.getLogger("chess.engine").setLevel(logging.ERROR)
     config = config_from_args(MccConfig, args)
     if args.experiment == "roundrobin":
-        tournament, thesis = mcc.main_round_robin(config), dict(mcc.TABLE_8)
+        thesis: Mapping[str, tuple[float, ...]] = dict(mcc.TABLE_8)
+        tournament = mcc.main_round_robin(config)
     else:
         tournament = mcc.epsilon_round_robin(args.kind, config)
         thesis = mcc.sweep_reference(args.kind)

@@ -205,9 +205,9 @@ def parse_game(raw: RawGame) -> ParsedGame:
             game.bad_tags.append((line_no, line.rstrip("\n")))
     opened = parse_movetext(raw.movetext, game)
     if opened is not None:
-        line = raw.movetext_line + raw.movetext.count("\n", 0, opened)
-        game.problems.append(Problem(line, "unclosed_variation", (
-            f"unclosed ( variation opened on line {line}: the main line stops at ply "
+        opened_line = raw.movetext_line + raw.movetext.count("\n", 0, opened)
+        game.problems.append(Problem(opened_line, "unclosed_variation", (
+            f"unclosed ( variation opened on line {opened_line}: the main line stops at ply "
             f"{len(game.sans)}")))
     return game
 

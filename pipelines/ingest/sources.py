@@ -156,7 +156,7 @@ def check_readable(source: SourceFile) -> None:
         if not stat.S_ISREG(mode):
             raise IngestError(f"cannot ingest {path!r}: not a regular file ({file_kind(mode)})")
         with open_binary(source) as binary:
-            refuse_binary(path, binary.read1(SNIFF_BYTES))
+            refuse_binary(path, binary.read1(SNIFF_BYTES))  # type: ignore[attr-defined]
     except (OSError, EOFError, zstandard.ZstdError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         raise IngestError(f"cannot read {path!r}: {reason}") from None
@@ -246,8 +246,7 @@ def open_binary(source: SourceFile) -> BinaryIO:
     """The decompressed bytes of a source, as a stream."""
     raw = open(source.path, "rb")
     if source.compression == "zst":
-        reader = io.BufferedReader(ZstdReader(raw), buffer_size=READ_BYTES)
-        return reader  # type: ignore[return-value]
+        return io.BufferedReader(ZstdReader(raw), buffer_size=READ_BYTES)
     if source.compression == "gz":
         return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
     if source.compression == "bz2":

@@ -199,7 +199,7 @@ def mate_problems(path: str | Path) -> list[tuple[str, chess.Board, int]]:
             raise MccError(f"{path}:{number}: bad EPD {line!r}: {exc}") from None
         if "dm" not in ops:
             raise MccError(f"{path}:{number}: no dm opcode in {line!r}")
-        problems.append((str(ops.get("id", f"line {number}")), board, int(ops["dm"])))
+        problems.append((str(ops.get("id", f"line {number}")), board, int(str(ops["dm"]))))
     return problems
 
 

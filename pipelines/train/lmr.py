@@ -153,7 +153,7 @@ EXTENSION_MARGIN = 2
 def distinct_scales(formula: LmrFormula, low: float, high: float, max_depth: int) -> list[float]:
     """One scale per distinct reduction table (over depths <= max_depth) from low to high,
     both included: the midpoints between the scales where a table entry changes."""
-    steps = set()
+    steps: set[float] = set()
     for depth in range(1, min(max_depth, 63) + 1):
         for move in range(1, 64):
             value = formula.value(depth, move)

@@ -125,7 +125,7 @@ class NnueBatch:
                          self.result[start:stop])
 
 
-class NnueStream(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
+class NnueStream(torch.utils.data.IterableDataset):
     """One split streamed from DuckDB in record batches; HalfKP computed per record batch and
     cut into training batches. ``set_epoch`` picks the epoch's shuffle."""
 
@@ -224,7 +224,7 @@ def save_npz(arrays: dict[str, np.ndarray], path: Path) -> Path:
     """Write the arrays under a temporary name and rename: never a half-written net."""
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "wb") as handle:
-        np.savez(handle, **arrays)
+        np.savez(handle, **arrays)  # type: ignore[arg-type]
     tmp.replace(path)
     return path
 
@@ -261,6 +261,8 @@ def _affine(net: dict[str, np.ndarray], layer: str, x: np.ndarray) -> np.ndarray
 
 class NnueModule(KindModule):
     """Lightning module of the float model with paper 002's loss."""
+
+    config: NnueConfig
 
     def __init__(self, config: NnueConfig) -> None:
         super().__init__(config)

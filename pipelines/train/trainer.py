@@ -11,7 +11,7 @@ import logging
 import shutil
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -87,7 +87,7 @@ class KindModule(L.LightningModule):
     def after_step(self) -> None:
         """Called after every optimiser step."""
 
-    def epoch_extra(self) -> dict[str, float]:
+    def epoch_extra(self) -> Mapping[str, float | None]:
         """Kind-specific metrics of the validation just finished (model_metrics.extra)."""
         return {}
 
@@ -125,8 +125,9 @@ class EpochMetrics(L.Callback):
     def on_train_epoch_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         self.reset()
         for loader in (trainer.train_dataloader, trainer.val_dataloaders):
-            if hasattr(getattr(loader, "dataset", None), "set_epoch"):
-                loader.dataset.set_epoch(trainer.current_epoch)
+            set_epoch = getattr(getattr(loader, "dataset", None), "set_epoch", None)
+            if set_epoch is not None:
+                set_epoch(trainer.current_epoch)
 
     def on_train_batch_end(self, trainer: L.Trainer, module: L.LightningModule, outputs: Any,
                            batch: Any, batch_idx: int) -> None:

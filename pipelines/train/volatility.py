@@ -143,7 +143,7 @@ def encode(record_batch: pa.RecordBatch) -> VolatilityBatch:
                            np.asarray(columns["position_key"], dtype=np.uint64))
 
 
-class VolatilityStream(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
+class VolatilityStream(torch.utils.data.IterableDataset):
     """One split streamed from DuckDB, encoded per record batch, cut into training batches."""
 
     def __init__(self, split: SplitQuery, batch_size: int, read_batch: int) -> None:

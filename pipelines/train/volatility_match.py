@@ -94,8 +94,9 @@ def paper_match(lake: Lake, model: str, config: MatchConfig = MatchConfig(),
 
 def challenger_result(counts: dict[tuple[str, str], list[int]], name: str) -> ChallengerResult:
     """The challenger's W/D/L against the fixed-depth player and its Elo difference."""
-    key = tuple(sorted((name, BASELINE)))
-    wins, draws, losses = counts.get(key, [0, 0, 0])  # type: ignore[call-overload]
+    first, second = sorted((name, BASELINE))
+    key = (first, second)
+    wins, draws, losses = counts.get(key, [0, 0, 0])
     if key[0] != name:
         wins, losses = losses, wins
     games = wins + draws + losses
