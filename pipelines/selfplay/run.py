@@ -134,7 +134,7 @@ class SelfplaySummary:
 def run_id(config: SelfplayConfig) -> str:
     """A hash of what makes the run's games what they are (not the number of games)."""
     c = config
-    text = json.dumps([resolve_engine(c.engine).engine_id, c.nodes, c.depth, c.random_plies,
+    text = json.dumps([resolve_engine(c.engine).setup_hash, c.nodes, c.depth, c.random_plies,
                        file_digest(c.openings), c.opening_plies, c.max_plies, c.batch_games,
                        c.seed])
     return hashlib.sha256(text.encode()).hexdigest()[:12]

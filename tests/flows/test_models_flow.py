@@ -69,7 +69,7 @@ def test_train_step_on_both_runners(labelled: Lake, home: Path, runner: Any,
                                     capfd: pytest.CaptureFixture[str]) -> None:
     """One unit trains, exports and registers nnue@1; both runners print the same lines."""
     lake = copy_of(labelled, home)
-    config = preset(NnueConfig, "tiny", epochs=2)
+    config = preset(NnueConfig, "tiny", name="nnue-tiny", epochs=2)
     model = runner.run(TRAIN, TrainJob("nnue", config), str(home))
     assert (model.model_id, model.name, model.config["epochs"]) == ("nnue@1", "nnue-tiny", 2)
     assert model.artifact_path.is_file() and model.artifact_path.is_relative_to(home)
