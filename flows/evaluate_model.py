@@ -25,7 +25,7 @@ def evaluate_model(runner: Runner, config: EvaluateConfig,
             if plan.gauntlet else None
         evaluation = summarize(lake, plan, match, gauntlet)
         events = record_evaluation(lake, plan, evaluation)
-        log.info("%s; events: %s", evaluation, ", ".join(events) or "none")
+        log.debug("%s; events: %s", evaluation, ", ".join(events) or "none")
         return evaluation
 
     return runner.compose("evaluate-model", body)
