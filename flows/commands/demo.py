@@ -47,14 +47,13 @@ def run_demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
     from flows.refresh import refresh
 
-    with make_runner(args) as runner:
-        ingested, labelled = refresh(runner, str(SAMPLE), config)
     from flows.commands.ingest import summary_table
 
-    print(f"{summary_table(ingested)}\n\n{labelled}\n")
-    print(summary(lake))
-    if args.games > 0:
-        with make_runner(args) as runner:
+    with make_runner(args) as runner:   # one runner: one temporary Prefect server
+        ingested, labelled = refresh(runner, str(SAMPLE), config)
+        print(f"{summary_table(ingested)}\n\n{labelled}\n")
+        print(summary(lake))
+        if args.games > 0:
             print(models_part(runner, lake, args.games))
     print(f"\ndemo finished in {time.monotonic() - started:.0f} s. Next: chesslab status, "
           f"chesslab models, chesslab models --lineage nnue@latest, chesslab dashboard")

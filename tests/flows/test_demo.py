@@ -16,7 +16,7 @@ from warehouse import Lake, connect
 
 
 def run_demo(home: Path, capsys: pytest.CaptureFixture[str], *options: str) -> str:
-    assert main(["--home", str(home), "demo", "--no-prefect", *options]) == 0
+    assert main(["--home", str(home), "demo", *options]) == 0
     return capsys.readouterr().out
 
 
@@ -46,11 +46,13 @@ def check_demo(home: Path, out: str, positions: int) -> None:
     assert f"nnue@1 against the hand-crafted evaluation, {DEMO_NODES} nodes a move:" in out
 
 
-def test_demo_with_a_few_hundred_positions(home: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_with_a_few_hundred_positions(home: Path, capsys: pytest.CaptureFixture[str],
+                                           prefect_harness: None) -> None:
+    """On Prefect (the default): every step of the demo on one runner; then again without
+    Prefect and without the models part."""
     out = run_demo(home, capsys, "--positions", "300")
     check_demo(home, out, 300)
-    again = run_demo(home, capsys, "--positions", "300", "--games", "0")
+    again = run_demo(home, capsys, "--positions", "300", "--games", "0", "--no-prefect")
     assert "exported net" not in again   # the models part is skipped; nothing labelled again
     # the label limit is per run: 300 more positions at each depth
     assert connect(Lake(home)).execute("select count(*) from labels").fetchone() == (1800,)
@@ -58,5 +60,5 @@ def test_demo_with_a_few_hundred_positions(home: Path,
 
 @pytest.mark.slow
 def test_demo_default(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = run_demo(home, capsys)
+    out = run_demo(home, capsys, "--no-prefect")
     check_demo(home, out, 3000)
