@@ -5,7 +5,7 @@
     against the same engine over UCI pipes (``python -m engines.uci alphabeta``), and Stockfish
     over UCI at the same node limit; rounds alternate the order. The in-process and UCI
     alpha-beta games are checked to be move for move the same.
-(b) ``pool``: a whole ``run_selfplay`` (play, PGN, ingest) on one process against a pool of
+(b) ``pool``: a whole ``selfplay`` step (play, PGN, ingest) on one process against a pool of
     ``--workers`` processes, each in a fresh home.
 
     .venv/bin/python benchmarks/selfplay.py [--games 4] [--nodes 1000] [--rounds 2]
@@ -17,7 +17,9 @@ import argparse
 import tempfile
 import time
 
-from pipelines.selfplay import SelfplayConfig, run_selfplay
+from flows.selfplay import SELFPLAY
+from flows.step import LocalRunner
+from pipelines.selfplay import SelfplayConfig
 from pipelines.selfplay.game import SelfplayGame, play_game
 from pipelines.selfplay.players import open_mover
 from pipelines.tournament.openings import Opening
@@ -65,9 +67,9 @@ def pool(games: int, nodes: int, workers: int) -> None:
         with tempfile.TemporaryDirectory() as home:
             config = SelfplayConfig(engine="alphabeta:eval=hce", games=games, nodes=nodes,
                                     batch_games=max(1, games // (2 * workers)), workers=count)
-            summary = run_selfplay(config, home, progress=lambda line: None)
+            summary = LocalRunner(show_progress=False).run(SELFPLAY, config, home)
         rates[count] = summary.positions_per_s
-        print(f"(b) run_selfplay, {count} worker(s): {summary.games} games, {summary.plies} "
+        print(f"(b) selfplay step, {count} worker(s): {summary.games} games, {summary.plies} "
               f"plies, {summary.new_positions} new positions, {summary.seconds:.1f} s, "
               f"{summary.positions_per_s:.0f} positions/s")
     print(f"    {workers} workers / 1 worker: x{rates[workers] / rates[1]:.2f}")

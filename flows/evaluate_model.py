@@ -1,34 +1,31 @@
-"""The ``evaluate-model`` flow: plan, the SPRT match and the ladder gauntlet as tournament
-tasks, then the summary and the model events. The work is ``pipelines.evaluate``."""
+"""The ``evaluate-model`` composition: the SPRT match and the ladder gauntlet as ``tournament``
+steps, then the summary and the model events. The work is ``pipelines.evaluate``."""
 from __future__ import annotations
 
-from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
+import logging
 
-from flows.evaluate import tournament_task
+from flows.step import Runner
+from flows.tournament import TOURNAMENT
 from pipelines.evaluate import (
-    EvaluateConfig, Evaluation, EvaluationPlan, plan_evaluation, record_evaluation, summarize,
+    EvaluateConfig, Evaluation, plan_evaluation, record_evaluation, summarize,
 )
-from pipelines.tournament import TournamentSummary
 from warehouse import Lake
 
-
-@task(name="evaluation-summary", cache_policy=NO_CACHE)
-def summary_task(home: str, plan: EvaluationPlan, match: TournamentSummary,
-                 gauntlet: TournamentSummary | None) -> Evaluation:
-    lake = Lake(home)
-    evaluation = summarize(lake, plan, match, gauntlet)
-    events = record_evaluation(lake, plan, evaluation)
-    get_run_logger().info("%s; events: %s", evaluation, ", ".join(events) or "none")
-    return evaluation
+log = logging.getLogger(__name__)
 
 
-@flow(name="evaluate-model")
-def evaluate_model_flow(config: EvaluateConfig, home: str | None = None) -> Evaluation:
+def evaluate_model(runner: Runner, config: EvaluateConfig,
+                   home: str | None = None) -> Evaluation:
     """SPRT against the baseline, gauntlet on the ladder, then the model's events."""
-    lake = Lake(home)
-    plan = plan_evaluation(lake, config)
-    match = tournament_task.submit(plan.match, str(lake.home))
-    gauntlet = tournament_task.submit(plan.gauntlet, str(lake.home)) if plan.gauntlet else None
-    return summary_task(str(lake.home), plan, match.result(),
-                        gauntlet.result() if gauntlet else None)
+    def body() -> Evaluation:
+        lake = Lake(home)
+        plan = plan_evaluation(lake, config)
+        match = runner.run(TOURNAMENT, plan.match, str(lake.home))
+        gauntlet = runner.run(TOURNAMENT, plan.gauntlet, str(lake.home)) \
+            if plan.gauntlet else None
+        evaluation = summarize(lake, plan, match, gauntlet)
+        events = record_evaluation(lake, plan, evaluation)
+        log.debug("%s; events: %s", evaluation, ", ".join(events) or "none")
+        return evaluation
+
+    return runner.compose("evaluate-model", body)

@@ -1,51 +1,109 @@
-"""The ``selfplay`` flow: plan the missing batches, play each in a task (on the pipeline's
-process pool), ingest each as it finishes. The work is ``pipelines.selfplay``."""
+"""The ``selfplay`` step: one unit per batch file left to ingest by a killed run, then one
+unit per missing batch, played (on the step's process pool when ``workers`` > 1) and ingested.
+Batches are ingested one at a time in this process, so positions are deduped against the
+warehouse without a race; one run per run id and home at a time (a file lock taken by the
+plan, released when the step ends). The work is ``pipelines.selfplay``."""
 from __future__ import annotations
 
-import time
-
-from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
-from prefect.futures import as_completed
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, ContextManager
 
 from pipelines.ingest import IngestSummary
 from pipelines.selfplay import (
     Batch, BatchResult, SelfplayConfig, SelfplayPlan, SelfplaySummary, ingest_batch,
     plan_selfplay, summarize,
 )
-from pipelines.selfplay.run import close_pool, play_in_pool, run_lock
+from pipelines.selfplay.run import close_pool, play_batch, play_in_pool, run_lock
 from warehouse import Lake
 
-
-@task(name="selfplay-batch", retries=1, retry_delay_seconds=1, cache_policy=NO_CACHE)
-def play_batch_task(plan: SelfplayPlan, batch: Batch) -> BatchResult:
-    """Play one batch into its PGN file (a retry plays it again: the file is written whole)."""
-    return play_in_pool(plan, batch)
+#: Run locks taken by plans, released when the step's pool closes.
+_HELD = contextlib.ExitStack()
+_INGEST = threading.Lock()
 
 
-@task(name="selfplay-ingest", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
-def ingest_batch_task(home: str, path: str) -> IngestSummary:
-    return ingest_batch(Lake(home), path)
+@dataclass(frozen=True)
+class SelfplayUnit:
+    home: str
+    plan: SelfplayPlan
+    batch: Batch | None = None     # None: only ingest ``path``, a batch file already played
+    path: str = ""
 
 
-@flow(name="selfplay")
-def selfplay(config: SelfplayConfig, home: str | None = None) -> SelfplaySummary:
-    """Play and ingest every game of the run that the warehouse lacks."""
-    started = time.perf_counter()
-    lake = Lake(home)
-    plan = plan_selfplay(lake, config)
-    get_run_logger().info("selfplay run %s: %d games done, %d batches to play", plan.run_id,
-                          plan.games_done, len(plan.batches))
-    with run_lock(lake, plan):
-        ingested = [ingest_batch_task(str(lake.home), path) for path in plan.to_ingest]
-        try:
-            futures = [play_batch_task.submit(plan, batch) for batch in plan.batches]
-            played = []
-            for future in as_completed(futures):
-                played.append(future.result())
-                ingested.append(ingest_batch_task(str(lake.home), played[-1].path))
-        finally:
-            close_pool()
-    summary = summarize(plan, played, ingested, time.perf_counter() - started)
-    get_run_logger().info("%s", summary)
-    return summary
+@dataclass(frozen=True)
+class SelfplayResult:
+    played: BatchResult | None
+    ingested: IngestSummary
+
+
+@dataclass(frozen=True)
+class SelfplayStepPlan:
+    home: str
+    plan: SelfplayPlan
+
+
+@contextlib.contextmanager
+def selfplay_pool() -> Iterator[None]:
+    """The batch process pool and the run lock live as long as the step."""
+    try:
+        yield None
+    finally:
+        close_pool()
+        _HELD.close()
+
+
+class SelfplayStep:
+    name = "selfplay"
+    retries = 1      # a retry plays the batch again: its file is written whole
+
+    def concurrency(self, config: SelfplayConfig) -> int:
+        return config.workers
+
+    def open_pool(self, config: SelfplayConfig) -> ContextManager[Any]:
+        return selfplay_pool()
+
+    def plan(self, config: SelfplayConfig, home: str | None) -> SelfplayStepPlan:
+        lake = Lake(home)
+        plan = plan_selfplay(lake, config)
+        _HELD.enter_context(run_lock(lake, plan))
+        return SelfplayStepPlan(str(lake.home), plan)
+
+    def units(self, plan: SelfplayStepPlan) -> list[SelfplayUnit]:
+        p = plan.plan
+        return ([SelfplayUnit(plan.home, p, path=path) for path in p.to_ingest]
+                + [SelfplayUnit(plan.home, p, batch) for batch in p.batches])
+
+    def describe(self, plan: SelfplayStepPlan) -> str:
+        p = plan.plan
+        return (f"selfplay run {p.run_id}: {p.games_done} games done, "
+                f"{sum(len(b.games) for b in p.batches)} to play in {len(p.batches)} batches")
+
+    def run_unit(self, unit: SelfplayUnit, context: Any) -> SelfplayResult:
+        played = None
+        if unit.batch is not None:
+            played = (play_in_pool(unit.plan, unit.batch) if unit.plan.config.workers > 1
+                      else play_batch(unit.plan, unit.batch))
+        with _INGEST:
+            ingested = ingest_batch(Lake(unit.home), played.path if played else unit.path)
+        return SelfplayResult(played, ingested)
+
+    def progress(self, plan: SelfplayStepPlan, results: Sequence[SelfplayResult],
+                 seconds: float) -> str | None:
+        played = [r.played for r in results if r.played is not None]
+        if not played:
+            return None
+        return (f"selfplay: {sum(r.games for r in played)} games, "
+                f"{sum(r.plies for r in played)} plies ({len(played)}/"
+                f"{len(plan.plan.batches)} batches ingested)")
+
+    def summarize(self, plan: SelfplayStepPlan, results: Sequence[SelfplayResult],
+                  seconds: float) -> SelfplaySummary:
+        return summarize(plan.plan, [r.played for r in results if r.played is not None],
+                         [r.ingested for r in results], seconds)
+
+
+SELFPLAY = SelfplayStep()
+
+__all__ = ["SELFPLAY", "SelfplayStep"]

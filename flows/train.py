@@ -1,22 +1,61 @@
-"""The ``train`` flow: one task that trains (or resumes) a model, exports and registers it.
+"""The ``train`` step: one unit that trains (or resumes) a model, exports and registers it.
 The work is ``pipelines.train``; a retry resumes from the last checkpoint."""
 from __future__ import annotations
 
-from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ContextManager
 
 from pipelines.train import ModelVersion, TrainConfig, train
 from warehouse import Lake
 
 
-@task(name="train-model", retries=1, cache_policy=NO_CACHE)
-def train_task(home: str, kind: str, config: TrainConfig) -> ModelVersion:
-    return train(Lake(home), kind, config)
+@dataclass(frozen=True)
+class TrainJob:
+    """What to train: the model kind (``nnue``) and its typed config."""
+
+    kind: str
+    config: TrainConfig
 
 
-@flow(name="train")
-def train_flow(kind: str, config: TrainConfig, home: str | None = None) -> ModelVersion:
-    """Train a model of ``kind`` with ``config`` into the warehouse at ``home``."""
-    model = train_task(str(Lake(home).home), kind, config)
-    get_run_logger().info("trained %s: %s", model.model_id, model.artifact_path)
-    return model
+@dataclass(frozen=True)
+class TrainUnit:
+    home: str
+    job: TrainJob
+
+
+class TrainStep:
+    name = "train"
+    retries = 1
+
+    def concurrency(self, config: TrainJob) -> int:
+        return 1
+
+    def open_pool(self, config: TrainJob) -> ContextManager[Any]:
+        return contextlib.nullcontext()
+
+    def plan(self, config: TrainJob, home: str | None) -> list[TrainUnit]:
+        return [TrainUnit(str(Lake(home).home), config)]
+
+    def units(self, plan: list[TrainUnit]) -> list[TrainUnit]:
+        return plan
+
+    def describe(self, plan: list[TrainUnit]) -> str:
+        job = plan[0].job
+        return f"train: {job.kind} {job.config.name}"
+
+    def run_unit(self, unit: TrainUnit, context: Any) -> ModelVersion:
+        return train(Lake(unit.home), unit.job.kind, unit.job.config)
+
+    def progress(self, plan: list[TrainUnit], results: Sequence[ModelVersion],
+                 seconds: float) -> str:
+        model = results[-1]
+        return f"train: {model.model_id} exported to {model.artifact_path} in {seconds:.0f} s"
+
+    def summarize(self, plan: list[TrainUnit], results: Sequence[ModelVersion],
+                  seconds: float) -> ModelVersion:
+        return results[0]
+
+
+TRAIN = TrainStep()

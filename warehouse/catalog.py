@@ -44,12 +44,15 @@ class ViewOrderError(WarehouseError):
     """The named views' ``-- depends:`` headers name an unknown view or form a cycle."""
 
 
-def connect(home: str | os.PathLike[str] | Lake | None = None) -> duckdb.DuckDBPyConnection:
+def connect(home: str | os.PathLike[str] | Lake | None = None,
+            readable: Sequence[str | os.PathLike[str]] = ()) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the warehouse's views over ``home``'s lake,
-    locked to reading the tables' current files."""
+    locked to reading the tables' current files (and the ``readable`` files: a training
+    run's snapshot)."""
     lake = home if isinstance(home, Lake) else Lake(home)
     con = duckdb.connect(":memory:")
     files = [path for spec in REGISTRY.values() for path in create_table_view(con, lake, spec)]
+    files += [Path(path) for path in readable]
     for name, sql in named_views():
         con.execute(f"create or replace view {name} as {sql}")
     lock_down(con, files)

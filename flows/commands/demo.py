@@ -1,4 +1,7 @@
-"""``chesslab demo``: the whole pipeline on the bundled sample corpus, then a summary."""
+"""``chesslab demo``: the whole pipeline on the bundled sample corpus, then a summary: ingest
+and label (the ``refresh`` composition), a tiny NNUE trained on the labels, exported and
+cross-checked, a few games of the net against the hand-crafted evaluation at fixed nodes,
+rated, and the lineage query from that rating back to the labels and files."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +14,8 @@ from flows.runtime import add_runner_arguments, make_runner
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 DEMO_POSITIONS = 3000
 DEMO_DEPTHS = (5, 6, 7)
+DEMO_GAMES = 2
+DEMO_NODES = 500
 
 
 def register(subparsers: Any) -> None:
@@ -20,6 +25,9 @@ def register(subparsers: Any) -> None:
                     f"{DEMO_POSITIONS} positions with Stockfish at depths 5, 6 and 7.")
     parser.add_argument("--positions", type=int, default=DEMO_POSITIONS,
                         help="positions to label (default: %(default)s)")
+    parser.add_argument("--games", type=int, default=DEMO_GAMES,
+                        help="games of the demo net against the HCE, in pairs (default: "
+                             "%(default)s; 0 skips the models part)")
     parser.add_argument("--workers", type=int, default=None,
                         help="Stockfish processes (default: one per core)")
     add_runner_arguments(parser, cluster=False)
@@ -39,14 +47,16 @@ def run_demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
     from flows.refresh import refresh
 
-    with make_runner(args) as runner:
-        ingested, labelled = refresh(runner, str(SAMPLE), config)
     from flows.commands.ingest import summary_table
 
-    print(f"{summary_table(ingested)}\n\n{labelled}\n")
-    print(summary(lake))
+    with make_runner(args) as runner:   # one runner: one temporary Prefect server
+        ingested, labelled = refresh(runner, str(SAMPLE), config)
+        print(f"{summary_table(ingested)}\n\n{labelled}\n")
+        print(summary(lake))
+        if args.games > 0:
+            print(models_part(runner, lake, args.games))
     print(f"\ndemo finished in {time.monotonic() - started:.0f} s. Next: chesslab status, "
-          f"chesslab sql \"select * from volatility_examples limit 5\", chesslab dashboard")
+          f"chesslab models, chesslab models --lineage nnue@latest, chesslab dashboard")
     return 0
 
 
@@ -63,3 +73,49 @@ def summary(lake: Any) -> str:
              "volatility (paper 003: stable when |V7 - V6| < 18 cp; the paper saw ~23%):",
              render(query(con, named_query("dashboard_volatility")))]
     return "\n".join(parts)
+
+
+def models_part(runner: Any, lake: Any, games: int) -> str:
+    """Train the tiny NNUE on the demo's labels (export and cross-check included), play it
+    against the HCE at fixed nodes, rate the games and show the lineage of the rating."""
+    from flows.commands.models import lineage
+    from flows.evaluate import evaluate
+    from flows.train import TRAIN, TrainJob
+    from pipelines.ratings import format_ratings
+    from pipelines.train import NnueConfig, preset
+    from pipelines.tournament import TournamentConfig
+    from warehouse.render import render
+
+    config = preset(NnueConfig, "tiny", name="nnue-demo", check_positions=1000)
+    model = runner.run(TRAIN, TrainJob("nnue", config), str(lake.home))
+    match = TournamentConfig(
+        engines=(f"alphabeta:eval=nnue,model={model.model_id}", "alphabeta:eval=hce"),
+        rounds=max(1, games // 2), nodes=DEMO_NODES, openings=str(SAMPLE / "suite.epd"),
+        event="chesslab demo: nnue vs hce")
+    result = evaluate(runner, match, str(lake.home))
+    ratings = format_ratings(result.ratings) if result.ratings is not None else "(no games)"
+    return "\n".join([
+        "", f"{model.model_id} ({model.name}): {model.artifact_path}",
+        cross_check_line(lake, model.model_id), "",
+        f"{model.model_id} against the hand-crafted evaluation, {DEMO_NODES} nodes a move:",
+        ratings, "", f"lineage of {model.model_id} (warehouse/sql/queries/lineage.sql):",
+        render(lineage(lake, model.model_id).select(LINEAGE_COLUMNS))])
+
+
+LINEAGE_COLUMNS = ["player", "elo", "games", "model_id", "view", "label_engine_id",
+                   "label_depths", "train_rows", "validation_rows", "source_path", "positions"]
+
+
+def cross_check_line(lake: Any, model_id: str) -> str:
+    """The exported net's cross-check against the float model (its ``exported`` event)."""
+    import json
+
+    from warehouse import connect
+
+    payload = connect(lake).execute(
+        "select payload from model_events where model_id = ? and event = 'exported' "
+        "order by recorded_at desc limit 1", [model_id]).fetchone()
+    check = json.loads(payload[0])["cross_check"] if payload else {}
+    return (f"exported net vs float model on {check.get('positions')} positions: mean "
+            f"{check.get('float_vs_quantised_mean_cp', float('nan')):.2f} cp, max "
+            f"{check.get('float_vs_quantised_max_cp', float('nan')):.2f} cp")

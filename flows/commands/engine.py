@@ -9,6 +9,7 @@ without the ``chesslab`` command line's own start-up).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from engines.uci import load_program, program_names
@@ -32,7 +33,24 @@ def run_engine(args: argparse.Namespace) -> int:
 
     program = load_program(args.engine)
     resolve_learned_lmr(args)
+    resolve_models(args, program.options)
     return serve(program.spec(config_from_args(program.options, args)))
+
+
+def resolve_models(args: argparse.Namespace, options: type) -> None:
+    """Options naming a registry model (``--model nnue@latest``) become the concrete version
+    and the kind's artifact option (``--nnue FILE``); the registry (and the warehouse) is
+    imported only when an option names one."""
+    named = [f.name for f in dataclasses.fields(options)
+             if "@" in str(getattr(args, f.name, "") or "")]
+    if not named:
+        return
+    from pipelines.tournament.models import resolve_model_arguments
+
+    for name in named:
+        argv = resolve_model_arguments([f"--{name}", getattr(args, name)])
+        for option, value in zip(argv[::2], argv[1::2], strict=True):
+            setattr(args, option[2:].replace("-", "_"), value)
 
 
 def resolve_learned_lmr(args: argparse.Namespace) -> None:

@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
+from flows.runtime import add_runner_arguments, make_runner
 from pipelines.evaluate.config import EvaluateConfig
 
 
@@ -19,8 +20,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("model", nargs="?", metavar="MODEL",
                         help="registry model: KIND@VERSION or KIND@latest")
     add_config_arguments(parser, EvaluateConfig, skip=("model",))
-    parser.add_argument("--no-prefect", action="store_true",
-                        help="run in this process without Prefect")
+    add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_evaluate_command)
 
 
@@ -28,17 +28,10 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
     config = config_from_args(EvaluateConfig, args, model=args.model)
     if not args.verbose:   # xboard engines chat a lot; python-chess warns on every line
         logging.getLogger("chess.engine").setLevel(logging.ERROR)
-    if args.no_prefect:
-        from pipelines.evaluate import evaluate_model
+    from flows.evaluate_model import evaluate_model
 
-        evaluation = evaluate_model(config)
-    else:
-        from flows.runtime import configure_prefect, run_flow
-
-        configure_prefect()
-        from flows.evaluate_model import evaluate_model_flow
-
-        evaluation = run_flow(evaluate_model_flow, workers=1, config=config)
+    with make_runner(args) as runner:
+        evaluation = evaluate_model(runner, config)
     print(evaluation)
     if evaluation.model_id and evaluation.passed and config.promote:
         print(f"{evaluation.model_id} promoted")

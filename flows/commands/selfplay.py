@@ -3,10 +3,10 @@ the ingest path into ``games``, ``moves`` and ``positions``."""
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
+from flows.runtime import add_runner_arguments, make_runner
 from pipelines.selfplay.config import SelfplayConfig
 
 
@@ -19,24 +19,16 @@ def register(subparsers: Any) -> None:
                     "written as PGN under <home>/selfplay/<run-id>/ and ingested; running the "
                     "same command again plays only the missing games.")
     add_config_arguments(parser, SelfplayConfig)
-    parser.add_argument("--no-prefect", action="store_true",
-                        help="run in this process without Prefect")
+    add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_selfplay_command)
 
 
 def run_selfplay_command(args: argparse.Namespace) -> int:
     config = config_from_args(SelfplayConfig, args)
-    if args.no_prefect:
-        from pipelines.selfplay import run_selfplay
+    from flows.selfplay import SELFPLAY
 
-        summary = run_selfplay(config, progress=lambda line: print(line, file=sys.stderr))
-    else:
-        from flows.runtime import configure_prefect, run_flow
-
-        configure_prefect()
-        from flows.selfplay import selfplay
-
-        summary = run_flow(selfplay, workers=config.workers, config=config)
+    with make_runner(args) as runner:
+        summary = runner.run(SELFPLAY, config, None)
     print(summary)
     return 0
 

@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 from flows.options import add_config_arguments
+from flows.runtime import add_runner_arguments, make_runner
 from pipelines.train.config import PRESETS, NnueConfig, TrainConfig, preset
 from pipelines.train.volatility_config import VolatilityConfig
 
@@ -26,8 +27,7 @@ def register(subparsers: Any) -> None:
                             help="starting values; options given override them (default: full)")
         add_config_arguments(parser, config_cls)
         only_given(parser, config_cls)
-        parser.add_argument("--no-prefect", action="store_true",
-                            help="train in this process without Prefect")
+        add_runner_arguments(parser, cluster=False)
         parser.set_defaults(run=run_train, config_cls=config_cls)
     register_lmr(kinds)
 
@@ -70,17 +70,9 @@ def run_train(args: argparse.Namespace) -> int:
              if getattr(args, f.name, UNSET) is not UNSET}
     config = preset(args.config_cls, args.preset, **{"name": f"{args.kind}-{args.preset}",
                                                      **given})
-    if args.no_prefect:
-        from pipelines.train import train
-        from warehouse import Lake
+    from flows.train import TRAIN, TrainJob
 
-        model = train(Lake(), args.kind, config)
-    else:
-        from flows.runtime import configure_prefect, run_flow
-
-        configure_prefect()
-        from flows.train import train_flow
-
-        model = run_flow(train_flow, kind=args.kind, config=config)
+    with make_runner(args) as runner:
+        model = runner.run(TRAIN, TrainJob(args.kind, config), None)
     print(f"{model.model_id} ({model.name}): {model.artifact_path} sha256 {model.artifact_sha256}")
     return 0

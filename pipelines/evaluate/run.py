@@ -14,8 +14,6 @@ figures and, when the SPRT accepted H1, a ``promoted`` event (``KIND@best`` move
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -25,10 +23,8 @@ from pipelines.evaluate.models import record_model_event, resolve_candidate
 from pipelines.ratings import RatingsConfig, fit, pair_counts, pair_elo
 from pipelines.ratings.sources import ladder_anchors, record_ratings, tournament_games
 from pipelines.tournament import TournamentConfig, TournamentSummary, resolve_players
-from pipelines.tournament import run_tournament
 from warehouse import Lake
 
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -140,15 +136,6 @@ def plan_evaluation(lake: Lake, config: EvaluateConfig) -> EvaluationPlan:
 
 
 # --------------------------------------------------------------------------------------------
-# Units: the two tournaments (the flow runs them as its tournament tasks)
-# --------------------------------------------------------------------------------------------
-
-def play(tournament: TournamentConfig, home: str | os.PathLike[str],
-         progress: Progress | None = None) -> TournamentSummary:
-    return run_tournament(tournament, home, progress)
-
-
-# --------------------------------------------------------------------------------------------
 # Summary
 # --------------------------------------------------------------------------------------------
 
@@ -204,15 +191,3 @@ def record_evaluation(lake: Lake, plan: EvaluationPlan, evaluation: Evaluation) 
         "sprt_tournament": evaluation.match_tournament, "elo": evaluation.elo,
         "ladder_elo": evaluation.ladder_elo})
     return ["evaluated", "promoted"]
-
-
-def evaluate_model(config: EvaluateConfig, home: str | os.PathLike[str] | None = None,
-                   progress: Progress | None = None) -> Evaluation:
-    """Plan, play both tournaments in this process, summarise and record the events."""
-    lake = Lake(home)
-    plan = plan_evaluation(lake, config)
-    match = play(plan.match, lake.home, progress)
-    gauntlet = play(plan.gauntlet, lake.home, progress) if plan.gauntlet else None
-    evaluation = summarize(lake, plan, match, gauntlet)
-    record_evaluation(lake, plan, evaluation)
-    return evaluation

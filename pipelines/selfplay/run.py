@@ -27,8 +27,8 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -45,7 +45,6 @@ from warehouse import Lake
 log = logging.getLogger(__name__)
 
 BATCH_FILE = re.compile(r"^batch-(\d+)-(\d+)\.pgn$")
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -269,7 +268,7 @@ def summarize(plan: SelfplayPlan, played: Sequence[BatchResult],
 
 
 # --------------------------------------------------------------------------------------------
-# Running a plan in this process (the Prefect flow runs the same units as tasks)
+# What the ``selfplay`` step (flows/selfplay.py) runs the units with
 # --------------------------------------------------------------------------------------------
 
 @contextlib.contextmanager
@@ -293,21 +292,6 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
-def played_batches(plan: SelfplayPlan) -> Iterator[BatchResult]:
-    """Play the plan's batches, in this process for one worker or one batch, else on a pool;
-    results come as batches finish. Leaving early cancels the batches not started."""
-    workers = min(plan.config.workers, len(plan.batches))
-    if workers <= 1:
-        yield from (play_batch(plan, batch) for batch in plan.batches)
-        return
-    pool = process_pool(workers)
-    try:
-        futures = [pool.submit(play_batch, plan, batch) for batch in plan.batches]
-        yield from (future.result() for future in as_completed(futures))
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-
-
 _SHARED: dict[int, ProcessPoolExecutor] = {}
 _SHARED_LOCK = threading.Lock()
 
@@ -328,23 +312,3 @@ def close_pool() -> None:
         for pool in _SHARED.values():
             pool.shutdown(wait=False, cancel_futures=True)
         _SHARED.clear()
-
-
-def run_selfplay(config: SelfplayConfig, home: str | os.PathLike[str] | None = None,
-                 progress: Progress | None = None) -> SelfplaySummary:
-    """Play and ingest every game of the run that the warehouse of ``home`` lacks."""
-    started = time.perf_counter()
-    lake = Lake(home)
-    plan = plan_selfplay(lake, config)
-    say = progress or log.info
-    say(f"selfplay run {plan.run_id}: {plan.games_done} games done, "
-        f"{sum(len(b.games) for b in plan.batches)} to play in {len(plan.batches)} batches")
-    played: list[BatchResult] = []
-    with run_lock(lake, plan):
-        ingested = [ingest_batch(lake, path) for path in plan.to_ingest]
-        for result in played_batches(plan):
-            played.append(result)
-            ingested.append(ingest_batch(lake, result.path))
-            say(f"selfplay: {sum(r.games for r in played)} games, "
-                f"{sum(r.plies for r in played)} plies ({Path(result.path).name} ingested)")
-    return summarize(plan, played, ingested, time.perf_counter() - started)

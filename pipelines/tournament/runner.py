@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engines.registry import EngineSpec, expand_ladder, load_engines_file, parse_engine
+from pipelines.tournament.models import resolve_spec_models
 from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
 from pipelines.sprt.store import record_sprt
 from pipelines.tournament import store
@@ -56,10 +57,14 @@ class TournamentSummary:
         return 0.0 if not self.worker_seconds else 1 - self.engine_seconds / self.worker_seconds
 
 
-def resolve_players(config: TournamentConfig) -> list[EngineSpec]:
+def resolve_players(config: TournamentConfig, lake: Lake | None = None) -> list[EngineSpec]:
+    """The players of the specs; with ``lake``, registry models in own engines' options
+    (``model=nnue@latest``) are resolved to their version and exported file."""
     named = load_engines_file(config.engines_file) if config.engines_file else {}
     players = [parse_engine(spec, named) for text in config.engines
                for spec in expand_ladder(text)]
+    if lake is not None:
+        players = [resolve_spec_models(p, lake.home) for p in players]
     names = [p.name for p in players]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -108,7 +113,7 @@ class Tournament:
         self.lake = lake
         self.progress = progress if progress is not None else (
             print_progress if config.progress else None)
-        self.players = resolve_players(config)
+        self.players = resolve_players(config, lake)
         self.openings = load_openings(config)
         digest = file_digest(config.openings)
         self.id = tournament_id(config, self.players, digest)

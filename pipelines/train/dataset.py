@@ -47,7 +47,8 @@ class SplitQuery:
 
 def stream_batches(split: SplitQuery, epoch: int, read_batch: int) -> Iterator[pa.RecordBatch]:
     """The split's rows for ``epoch`` (shuffled by the epoch) as record batches."""
-    con = connect(Lake(split.home))
+    con = connect(Lake(split.home), readable=[split.parameters["snapshot"]]
+                  if "snapshot" in split.parameters else ())
     try:
         relation = con.sql(named_query(split.query), params=split.params(epoch))
         yield from relation.to_arrow_reader(read_batch)  # fetch_record_batch before DuckDB 2

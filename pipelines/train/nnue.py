@@ -313,7 +313,7 @@ class NnueKind:
         if not snapshot.is_file():
             write_snapshot(lake, "nnue_snapshot", parameters, snapshot, drop_checks,
                            config.read_batch)
-        summary = dataset_summary(con, snapshot)
+        summary = dataset_summary(connect(lake, readable=[snapshot]), snapshot)
         if not summary.get(False) or not summary.get(True):
             raise DatasetError(
                 f"{QUERY}: engine {engine_id} depth {depth} gives {summary.get(False, (0,))[0]} "

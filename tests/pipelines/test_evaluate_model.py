@@ -8,11 +8,19 @@ from pathlib import Path
 import pytest
 
 from flows.cli import main
-from pipelines.evaluate import EvaluateConfig, EvaluateError, evaluate_model, plan_evaluation
+from flows.evaluate_model import evaluate_model as evaluate_on
+from flows.step import LocalRunner
+from pipelines.evaluate import EvaluateConfig, EvaluateError, Evaluation, plan_evaluation
 from warehouse import Lake, connect
 
 OPENINGS = str(Path(__file__).parents[1] / "fixtures" / "openings" / "two_positions.epd")
 STOCKFISH = "stockfish?Threads=1&Hash=16#sf"
+
+
+def evaluate_model(config: EvaluateConfig, home: Path) -> Evaluation:
+    """The evaluate composition on the local runner (tests/flows/test_models_flow.py runs it
+    on both runners)."""
+    return evaluate_on(LocalRunner(show_progress=False), config, str(home))
 
 
 def test_strong_spec_passes_the_sprt_and_is_rated_on_the_ladder(home: Path,
@@ -152,17 +160,3 @@ def test_bad_input_is_a_one_line_error(home: Path, capsys: pytest.CaptureFixture
         assert len(err.splitlines()) == 1
     with pytest.raises(EvaluateError, match="nosuch"):
         plan_evaluation(Lake(home), EvaluateConfig.tiny(spec="stockfish", against="nosuch"))
-
-
-def test_prefect_flow_gives_the_plain_runners_figures(home: Path, stockfish_path: str,
-                                                      prefect_harness: None) -> None:
-    """The `evaluate-model` flow runs the same plan, tournaments and summary as tasks: the
-    weak spec's SPRT match ends in H0 with the same counts as in this process."""
-    from flows.evaluate_model import evaluate_model_flow
-    from flows.runtime import run_flow
-
-    config = EvaluateConfig.tiny(spec="alphabeta:eval=hce-simple,hash=1", against=STOCKFISH,
-                                 openings=OPENINGS, ladder="")
-    evaluation = run_flow(evaluate_model_flow, workers=1, config=config, home=str(home))
-    assert evaluation.sprt_decision == "H0" and evaluation.wins == 0
-    assert evaluation == evaluate_model(config, home)

@@ -14,7 +14,11 @@ import pyarrow.compute as pc
 import pytest
 
 from flows.cli import main
-from pipelines.selfplay import SelfplayConfig, SelfplayError, plan_selfplay, run_selfplay
+from flows.selfplay import SELFPLAY
+from flows.step import LocalRunner
+from pipelines.selfplay import (
+    SelfplayConfig, SelfplayError, SelfplaySummary, plan_selfplay,
+)
 from pipelines.selfplay.game import play_game
 from pipelines.selfplay.players import open_mover
 from pipelines.tournament.openings import Opening
@@ -22,6 +26,12 @@ from warehouse import Lake, connect
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def run_selfplay(config: SelfplayConfig, home: Path) -> SelfplaySummary:
+    """The selfplay step on the local runner (tests/flows/test_models_flow.py runs it on
+    both runners)."""
+    return LocalRunner(show_progress=False).run(SELFPLAY, config, str(home))
 
 
 def lake_counts(lake: Lake) -> tuple[int, int, int]:
@@ -182,17 +192,3 @@ def test_label_the_selfplay_positions(home: Path, stockfish_path: str,
     assert f"{n}/{n} positions labelled, {2 * n} labels written, 0 errors" in out
     con = connect(Lake(home))
     assert con.execute("select count(*) from labels").fetchone() == (2 * n,)
-
-
-def test_prefect_flow_plays_on_the_pool_and_resumes(home: Path, prefect_harness: None) -> None:
-    """The `selfplay` flow runs the same units as tasks (batches on a pool of two processes)
-    and writes the same games as the plain runner; a second run plays nothing."""
-    from flows.runtime import run_flow
-    from flows.selfplay import selfplay
-
-    config = SelfplayConfig.tiny(workers=2)
-    summary = run_flow(selfplay, workers=2, config=config, home=str(home))
-    assert (summary.games, summary.plies, summary.batches_ingested) == (4, 577, 2)
-    assert lake_counts(Lake(home)) == (4, 577, 573)
-    again = run_flow(selfplay, workers=2, config=config, home=str(home))
-    assert (again.games, again.games_in_run) == (0, 4)

@@ -1,0 +1,66 @@
+"""``chesslab demo`` end to end on the bundled sample: ingest, label, a tiny NNUE trained on
+the labels, exported and cross-checked, two games of it against the HCE, rated, and the
+lineage query from that rating back to the sample file (a smaller ``--positions`` than the
+default keeps it to about a minute; the default run is the slow test)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flows.cli import main
+from flows.commands.demo import DEMO_NODES, SAMPLE
+from pipelines.train import resolve_model
+from warehouse import Lake, connect
+
+
+def run_demo(home: Path, capsys: pytest.CaptureFixture[str], *options: str) -> str:
+    assert main(["--home", str(home), "demo", *options]) == 0
+    return capsys.readouterr().out
+
+
+def check_demo(home: Path, out: str, positions: int) -> None:
+    lake = Lake(home)
+    con = connect(lake)
+    labels = con.execute("select depth, count(*) from labels group by depth order by depth"
+                         ).fetchall()
+    assert labels == [(5, positions), (6, positions), (7, positions)]
+    model = resolve_model(lake, "nnue@latest")
+    assert (model.model_id, model.name, model.status) == ("nnue@1", "nnue-demo", "exported")
+    exported = json.loads(con.execute("select payload from model_events where event = "
+                                      "'exported'").fetchone()[0])["cross_check"]
+    dataset = con.execute("select label_depths, train_rows + validation_rows "
+                          "from model_datasets").fetchone()
+    assert dataset[0] == [7] and exported["positions"] == min(1000, dataset[1])
+    assert f"exported net vs float model on {exported['positions']} positions: mean " \
+           f"{exported['float_vs_quantised_mean_cp']:.2f} cp" in out
+    games = con.execute("select count(*) from tournament_games").fetchone()
+    rated = con.execute("select games from ratings where player like '%model=nnue@1'"
+                        ).fetchall()
+    assert games == (2,) and rated == [(2,)]
+    rows = [line for line in out.splitlines()
+            if line.startswith("alphabeta:eval=nnue,model=nnue@1 ") and "nnue_examples" in line]
+    assert str(SAMPLE / "games.pgn.zst") in rows[0]
+    scored = con.execute("select count(*) from labels where depth = 7 and score_mate is null"
+                         ).fetchone()[0]
+    assert sum(int(row.split()[-1]) for row in rows) == scored > 0.95 * positions
+    assert f"nnue@1 against the hand-crafted evaluation, {DEMO_NODES} nodes a move:" in out
+
+
+def test_demo_with_a_few_hundred_positions(home: Path, capsys: pytest.CaptureFixture[str],
+                                           prefect_harness: None) -> None:
+    """On Prefect (the default): every step of the demo on one runner; then again without
+    Prefect and without the models part."""
+    out = run_demo(home, capsys, "--positions", "300")
+    check_demo(home, out, 300)
+    again = run_demo(home, capsys, "--positions", "300", "--games", "0", "--no-prefect")
+    assert "exported net" not in again   # the models part is skipped; nothing labelled again
+    # the label limit is per run: 300 more positions at each depth
+    assert connect(Lake(home)).execute("select count(*) from labels").fetchone() == (1800,)
+
+
+@pytest.mark.slow
+def test_demo_default(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = run_demo(home, capsys, "--no-prefect")
+    check_demo(home, out, 3000)
