@@ -29,8 +29,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import chess
 import chess.pgn
@@ -232,7 +232,7 @@ def report(table: dict[tuple[str, int], list[float]]) -> None:
 
 
 def paired_ratio(values: list[float], baseline: list[float]) -> float:
-    return statistics.median(v / b for v, b in zip(values, baseline))
+    return statistics.median(v / b for v, b in zip(values, baseline, strict=False))
 
 
 if __name__ == "__main__":

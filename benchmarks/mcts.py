@@ -20,10 +20,10 @@ import argparse
 import time
 
 import chess
+from engines.mcts.tree import playout_batch
 
 from engines.core import random_playouts
 from engines.mcts import VARIANTS, MctsConfig, iterations_per_second
-from engines.mcts.tree import playout_batch
 
 
 def timed(function, *args):  # type: ignore[no-untyped-def]

@@ -7,7 +7,11 @@ import logging
 from flows.step import Runner
 from flows.tournament import TOURNAMENT
 from pipelines.evaluate import (
-    EvaluateConfig, Evaluation, plan_evaluation, record_evaluation, summarize,
+    EvaluateConfig,
+    Evaluation,
+    plan_evaluation,
+    record_evaluation,
+    summarize,
 )
 from warehouse import Lake
 

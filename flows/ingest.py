@@ -5,8 +5,9 @@ On a cluster each file is ingested in-process on its worker (no pool to share).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, ContextManager
+from typing import Any
 
 from pipelines.ingest import IngestConfig, IngestSummary, SourceFile, discover_sources, ingest_file
 from pipelines.ingest.run import worker_pool
@@ -41,7 +42,7 @@ class IngestStep:
     def concurrency(self, job: IngestJob) -> int:
         return 1     # files one at a time, each spread over the pool
 
-    def open_pool(self, job: IngestJob) -> ContextManager[Any]:
+    def open_pool(self, job: IngestJob) -> AbstractContextManager[Any]:
         return worker_pool(job.config.workers)
 
     def plan(self, job: IngestJob, home: str | None) -> IngestPlan:

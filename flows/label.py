@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, ContextManager
+from typing import Any
 
 from pipelines.label import LabelConfig
 from pipelines.label.pending import PendingPosition, still_pending
@@ -55,7 +56,7 @@ class LabelStep:
     def concurrency(self, config: LabelConfig) -> int:
         return config.workers
 
-    def open_pool(self, config: LabelConfig) -> ContextManager[Any]:
+    def open_pool(self, config: LabelConfig) -> AbstractContextManager[Any]:
         return engine_pool()
 
     def plan(self, config: LabelConfig, home: str | None) -> LabelStepPlan:

@@ -1,38 +1,114 @@
-"""The ``lmr-data`` flow: plan, one task per game to play, one per chunk of decisions to label,
-the summary. The work is ``pipelines.lmr``."""
+"""The ``lmr-data`` composition: a step that plays the missing logged games (one unit per
+game), then a step that labels the unlabelled decisions (one unit per chunk), then the
+summary. The work is ``pipelines.lmr``; both runners run the same steps."""
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any
 
-from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
-
+from flows.step import Runner, UnitContext
 from pipelines.lmr.config import LmrDataConfig
-from pipelines.lmr.run import (LmrDataPlan, LmrDataSummary, chunks, label_decisions,
-                               pending_decisions, plan_lmr_data, play_logged_game, summarize)
+from pipelines.lmr.run import (
+    LmrDataPlan,
+    LmrDataSummary,
+    chunks,
+    label_decisions,
+    pending_decisions,
+    plan_lmr_data,
+    play_logged_game,
+    summarize,
+)
 from warehouse import Lake
 
 
-@task(name="lmr-game", retries=1, retry_delay_seconds=1, cache_policy=NO_CACHE)
-def play_game_task(home: str, plan: LmrDataPlan, game: int) -> int:
-    return play_logged_game(Lake(home), plan, game)
+@dataclass(frozen=True)
+class LmrWork:
+    """The run's plan and the home it writes to: what both steps share."""
+
+    home: str
+    plan: LmrDataPlan
 
 
-@task(name="lmr-label", retries=1, retry_delay_seconds=1, cache_policy=NO_CACHE)
-def label_task(home: str, plan: LmrDataPlan, decisions: list[dict[str, Any]]) -> int:
-    return label_decisions(Lake(home), plan, decisions)
+@dataclass(frozen=True)
+class GameUnit:
+    work: LmrWork
+    game: int
 
 
-@flow(name="lmr-data")
-def lmr_data(config: LmrDataConfig, home: str | None = None) -> LmrDataSummary:
-    """Play the missing games, label the unlabelled decisions, summarise."""
-    lake = Lake(home)
-    plan = plan_lmr_data(lake, config)
-    get_run_logger().info("lmr-data %s: %d games to play", plan.data_run, len(plan.games))
-    logged = sum(play_game_task(str(lake.home), plan, game) for game in plan.games)
-    pending = pending_decisions(lake, plan)
-    labelled = sum(label_task(str(lake.home), plan, chunk)
-                   for chunk in chunks(pending, config.label_chunk))
-    summary = summarize(lake, plan, len(plan.games), logged, labelled)
-    get_run_logger().info("%s", summary)
-    return summary
+@dataclass(frozen=True)
+class LabelUnit:
+    work: LmrWork
+    decisions: list[dict[str, Any]]
+
+
+class LmrStep:
+    """What the games step and the labels step share: one lane (each unit runs a searcher
+    on this process's core), no pool, one retry; the plan is the run's."""
+
+    retries = 1
+
+    def concurrency(self, config: LmrWork) -> int:
+        return 1
+
+    def open_pool(self, config: LmrWork) -> AbstractContextManager[Any]:
+        return contextlib.nullcontext()
+
+    def plan(self, config: LmrWork, home: str | None) -> LmrWork:
+        return config
+
+    def summarize(self, plan: LmrWork, results: Sequence[int], seconds: float) -> int:
+        return sum(results)
+
+
+class GamesStep(LmrStep):
+    name = "lmr-games"
+
+    def units(self, plan: LmrWork) -> list[GameUnit]:
+        return [GameUnit(plan, game) for game in plan.plan.games]
+
+    def describe(self, plan: LmrWork) -> str:
+        return f"lmr-data {plan.plan.data_run}: {len(plan.plan.games)} games to play"
+
+    def run_unit(self, unit: GameUnit, context: UnitContext) -> int:
+        return play_logged_game(Lake(unit.work.home), unit.work.plan, unit.game)
+
+    def progress(self, plan: LmrWork, results: Sequence[int], seconds: float) -> str:
+        return (f"lmr-data: {len(results)}/{len(plan.plan.games)} games played, "
+                f"{sum(results)} decisions logged")
+
+
+class LabelsStep(LmrStep):
+    name = "lmr-labels"
+
+    def units(self, plan: LmrWork) -> list[LabelUnit]:
+        pending = pending_decisions(Lake(plan.home), plan.plan)
+        return [LabelUnit(plan, chunk)
+                for chunk in chunks(pending, plan.plan.config.label_chunk)]
+
+    def describe(self, plan: LmrWork) -> str:
+        return f"lmr-data {plan.plan.data_run}: labelling the unlabelled decisions"
+
+    def run_unit(self, unit: LabelUnit, context: UnitContext) -> int:
+        return label_decisions(Lake(unit.work.home), unit.work.plan, unit.decisions)
+
+    def progress(self, plan: LmrWork, results: Sequence[int], seconds: float) -> str:
+        return f"lmr-data: {sum(results)} decisions labelled"
+
+
+GAMES = GamesStep()
+LABELS = LabelsStep()
+
+
+def lmr_data(runner: Runner, config: LmrDataConfig, home: str | None = None) -> LmrDataSummary:
+    """Play the run's missing games, label its unlabelled decisions, summarise."""
+    def body() -> LmrDataSummary:
+        lake = Lake(home)
+        work = LmrWork(str(lake.home), plan_lmr_data(lake, config))
+        logged = runner.run(GAMES, work, home)
+        labelled = runner.run(LABELS, work, home)
+        return summarize(lake, work.plan, len(work.plan.games), logged, labelled)
+
+    return runner.compose("lmr-data", body)

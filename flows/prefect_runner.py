@@ -26,11 +26,19 @@ from prefect import flow, task  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
 from prefect.futures import as_completed  # noqa: E402
 from prefect.settings import (  # noqa: E402
-    PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings,
+    PREFECT_API_URL,
+    PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+    temporary_settings,
 )
 
 from flows.step import (  # noqa: E402
-    Progress, Step, Work, no_progress, planned, print_progress, run_with_retries,
+    Progress,
+    Step,
+    Work,
+    no_progress,
+    planned,
+    print_progress,
+    run_with_retries,
 )
 
 

@@ -8,13 +8,20 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, ContextManager
+from typing import Any
 
 from pipelines.ingest import IngestSummary
 from pipelines.selfplay import (
-    Batch, BatchResult, SelfplayConfig, SelfplayPlan, SelfplaySummary, ingest_batch,
-    plan_selfplay, summarize,
+    Batch,
+    BatchResult,
+    SelfplayConfig,
+    SelfplayPlan,
+    SelfplaySummary,
+    ingest_batch,
+    plan_selfplay,
+    summarize,
 )
 from pipelines.selfplay.run import close_pool, play_batch, play_in_pool, run_lock
 from warehouse import Lake
@@ -61,7 +68,7 @@ class SelfplayStep:
     def concurrency(self, config: SelfplayConfig) -> int:
         return config.workers
 
-    def open_pool(self, config: SelfplayConfig) -> ContextManager[Any]:
+    def open_pool(self, config: SelfplayConfig) -> AbstractContextManager[Any]:
         return selfplay_pool()
 
     def plan(self, config: SelfplayConfig, home: str | None) -> SelfplayStepPlan:

@@ -28,8 +28,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, ContextManager, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class Step(Protocol[ConfigT, PlanT, UnitT, ResultT, SummaryT]):
     retries: int
 
     def concurrency(self, config: ConfigT) -> int: ...
-    def open_pool(self, config: ConfigT) -> ContextManager[Any]: ...
+    def open_pool(self, config: ConfigT) -> AbstractContextManager[Any]: ...
     def plan(self, config: ConfigT, home: str | None) -> PlanT: ...
     def units(self, plan: PlanT) -> Sequence[UnitT]: ...
     def describe(self, plan: PlanT) -> str | None: ...

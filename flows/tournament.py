@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, ContextManager
+from typing import Any
 
 from flows.step import no_progress
 from pipelines.tournament import TournamentConfig, TournamentSummary, run_tournament
@@ -30,7 +31,7 @@ class TournamentStep:
     def concurrency(self, config: TournamentConfig) -> int:
         return 1
 
-    def open_pool(self, config: TournamentConfig) -> ContextManager[Any]:
+    def open_pool(self, config: TournamentConfig) -> AbstractContextManager[Any]:
         return contextlib.nullcontext()   # each worker of the tournament owns its engines
 
     def plan(self, config: TournamentConfig, home: str | None) -> TournamentPlan:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, ContextManager
+from typing import Any
 
 from pipelines.train import ModelVersion, TrainConfig, train
 from warehouse import Lake
@@ -32,7 +33,7 @@ class TrainStep:
     def concurrency(self, config: TrainJob) -> int:
         return 1
 
-    def open_pool(self, config: TrainJob) -> ContextManager[Any]:
+    def open_pool(self, config: TrainJob) -> AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
     def plan(self, config: TrainJob, home: str | None) -> list[TrainUnit]:

@@ -191,7 +191,7 @@ def to_pgn(game: SampleGame, headers: dict[str, str]) -> str:
     if game.start.fen() != chess.STARTING_FEN:
         pgn.setup(game.start)
     pgn.headers["Result"] = game.result
-    for node, comment in zip(pgn.mainline(), game.comments):
+    for node, comment in zip(pgn.mainline(), game.comments, strict=False):
         node.comment = comment
     exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True, columns=None)
     return pgn.accept(exporter) + "\n\n"

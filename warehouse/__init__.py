@@ -2,7 +2,7 @@
 
 >>> from warehouse import Lake, connect
 """
-from warehouse.lake import Lake, WarehouseError, resolve_home
 from warehouse.catalog import connect
+from warehouse.lake import Lake, WarehouseError, resolve_home
 
 __all__ = ["Lake", "WarehouseError", "connect", "resolve_home"]

@@ -35,7 +35,7 @@ def aligned(header: list[str], rows: list[list[str]]) -> str:
 
     def line(values: list[str]) -> str:
         return "  ".join(v.rjust(w) if n else v.ljust(w)
-                         for v, w, n in zip(values, widths, numeric)).rstrip()
+                         for v, w, n in zip(values, widths, numeric, strict=False)).rstrip()
 
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows)])
 

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import chess
@@ -131,7 +131,7 @@ class AlphaBeta:
         self.config = config if config is not None else SearchConfig()
         network = None
         if self.config.nnue_path:
-            from engines.nnue.network import Network   # loads numpy: only when needed
+            from engines.nnue.network import Network  # loads numpy: only when needed
 
             network = Network.load(self.config.nnue_path)
         self._searcher = Searcher(self.config.eval, self.config.lmr, self.config.hash_mb,
@@ -219,7 +219,7 @@ class AlphaBeta:
         rows = self._searcher.take_records()
         if not rows:
             return 0
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         lmr = self.config.lmr if isinstance(self.config.lmr, str) else getattr(
             self.config.lmr, "__name__", "callable")
         for i, row in enumerate(rows, start=self._log_seq):

@@ -45,9 +45,8 @@ def run_demo(args: argparse.Namespace) -> int:
     config = LabelConfig(depths=DEMO_DEPTHS, limit=args.positions, **options)
     print(f"chesslab demo: {SAMPLE} -> {lake.home}")
     started = time.monotonic()
-    from flows.refresh import refresh
-
     from flows.commands.ingest import summary_table
+    from flows.refresh import refresh
 
     with make_runner(args) as runner:   # one runner: one temporary Prefect server
         ingested, labelled = refresh(runner, str(SAMPLE), config)
@@ -82,8 +81,8 @@ def models_part(runner: Any, lake: Any, games: int) -> str:
     from flows.evaluate import evaluate
     from flows.train import TRAIN, TrainJob
     from pipelines.ratings import format_ratings
-    from pipelines.train import NnueConfig, preset
     from pipelines.tournament import TournamentConfig
+    from pipelines.train import NnueConfig, preset
     from warehouse.render import render
 
     config = preset(NnueConfig, "tiny", name="nnue-demo", check_positions=1000)

@@ -55,7 +55,7 @@ def resolve_models(args: argparse.Namespace, options: type) -> None:
 
 def resolve_learned_lmr(args: argparse.Namespace) -> None:
     """``--lmr lmr@N``: the model registry gives the engine its bench-normalised formula."""
-    from engines.identity import MODEL_VERSION   # light: a GUI's engine start stays fast
+    from engines.identity import MODEL_VERSION  # light: a GUI's engine start stays fast
 
     if MODEL_VERSION.match(str(getattr(args, "lmr", "") or "")) \
             and not getattr(args, "lmr_formula", ""):

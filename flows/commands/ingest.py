@@ -47,4 +47,4 @@ def summary_table(summaries: list[IngestSummary]) -> str:
     widths = [max(len(str(row[i])) for row in table) for i in range(len(COLUMNS))]
     return "\n".join(
         "  ".join(str(v).ljust(w) if i == 0 else str(v).rjust(w)
-                  for i, (v, w) in enumerate(zip(row, widths))) for row in table)
+                  for i, (v, w) in enumerate(zip(row, widths, strict=False))) for row in table)

@@ -3,10 +3,10 @@ then labelled with the largest safe reduction by re-searching it (paper 003 part
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
+from flows.runtime import add_runner_arguments, make_runner
 from pipelines.lmr.config import LmrDataConfig
 
 
@@ -19,24 +19,16 @@ def register(subparsers: Any) -> None:
                     "of paper 003's rules) written to lmr_examples. Running the same command "
                     "again plays only the missing games and labels only what is unlabelled.")
     add_config_arguments(parser, LmrDataConfig)
-    parser.add_argument("--no-prefect", action="store_true",
-                        help="run in this process without Prefect")
+    add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_lmr_data_command)
 
 
 def run_lmr_data_command(args: argparse.Namespace) -> int:
     config = config_from_args(LmrDataConfig, args)
-    if args.no_prefect:
-        from pipelines.lmr import run_lmr_data
+    from flows.lmr_data import lmr_data
 
-        summary = run_lmr_data(config, progress=lambda line: print(line, file=sys.stderr))
-    else:
-        from flows.runtime import configure_prefect, run_flow
-
-        configure_prefect()
-        from flows.lmr_data import lmr_data
-
-        summary = run_flow(lmr_data, config=config)
+    with make_runner(args) as runner:
+        summary = lmr_data(runner, config)
     print(summary)
     return 0
 

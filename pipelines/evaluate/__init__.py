@@ -8,7 +8,11 @@ Run by ``flows/evaluate_model.py`` (the tournaments as ``tournament`` steps).
 from pipelines.evaluate.config import EvaluateConfig, EvaluateError
 from pipelines.evaluate.models import model_engine_spec
 from pipelines.evaluate.run import (
-    Evaluation, EvaluationPlan, plan_evaluation, record_evaluation, summarize,
+    Evaluation,
+    EvaluationPlan,
+    plan_evaluation,
+    record_evaluation,
+    summarize,
 )
 
 __all__ = ["EvaluateConfig", "EvaluateError", "Evaluation", "EvaluationPlan",

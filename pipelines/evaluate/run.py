@@ -26,7 +26,6 @@ from pipelines.tournament import TournamentConfig, TournamentSummary, resolve_pl
 from warehouse import Lake
 
 
-
 @dataclass(frozen=True)
 class EvaluationPlan:
     """The candidate (a model id, or None for a bare spec) and the two tournaments."""

@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from itertools import compress
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any
 
 import pyarrow as pa
@@ -88,12 +88,12 @@ class ChunkRows:
         """Keep the (key, fen) pairs not seen yet in this chunk (a FEN object stored just now
         is the one passed in, hence the identity test)."""
         store = self.seen.setdefault
-        stored = [store(key, fen) for key, fen in zip(keys, fens)]
-        fresh = [kept is fen for kept, fen in zip(stored, fens)]
+        stored = [store(key, fen) for key, fen in zip(keys, fens, strict=False)]
+        fresh = [kept is fen for kept, fen in zip(stored, fens, strict=False)]
         new_keys = list(compress(keys, fresh))
         new_fens = list(compress(fens, fresh))
         if len(new_keys) < len(keys):
-            for key, fen, kept in zip(keys, fens, stored):
+            for key, fen, kept in zip(keys, fens, stored, strict=False):
                 if kept is not fen and kept != fen and (key, fen) not in self.collisions:
                     self.collisions.add((key, fen))
                     new_keys.append(key)
@@ -168,9 +168,9 @@ def process_chunk(job: ChunkJob, replay: ReplayFunction | None = None) -> ChunkR
     rows = ChunkRows(job.source_id, job.path)
     games = [parse_game(raw) for raw in job.games]
     tags = [tags_json(game) for game in games]
-    keys = [game_key(text, game.sans) for text, game in zip(tags, games)]
+    keys = [game_key(text, game.sans) for text, game in zip(tags, games, strict=False)]
     stored = stored_game_keys(lake, keys)
-    for game, key, text in zip(games, keys, tags):
+    for game, key, text in zip(games, keys, tags, strict=False):
         if key in stored:
             rows.duplicates += 1
         else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
@@ -61,7 +61,7 @@ class PositionSink:
                 if (row["position_key"], row["fen"]) not in self.reported]
 
     def write(self, new: pa.Table) -> None:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         self.lake.write("positions", pa.table({
             "position_key": new["position_key"], "fen": new["fen"],
             "source_id": pa.repeat(pa.scalar(self.source_id), new.num_rows),

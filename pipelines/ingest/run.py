@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
@@ -80,7 +80,7 @@ class FileRun:
         """Write the buffered new positions and every error recorded so far."""
         self.errors.extend(self.sink.flush())
         if self.errors:
-            now = datetime.now(timezone.utc)
+            now = datetime.now(UTC)
             self.lake.write("ingest_errors", [{**row, "recorded_at": now} for row in self.errors])
             self.summary.errors += len(self.errors)
             self.errors = []
@@ -141,7 +141,7 @@ def write_source_row(lake: Lake, run: FileRun) -> None:
         "encoding": s.encoding, "games": s.games, "duplicates": s.duplicates,
         "records": s.records, "plies": s.plies,
         "new_positions": s.new_positions, "errors": s.errors, "truncated": s.truncated,
-        "seconds": s.seconds, "ingested_at": datetime.now(timezone.utc)}])
+        "seconds": s.seconds, "ingested_at": datetime.now(UTC)}])
 
 
 def cut(run: FileRun, line: int, game_index: int | None, reason: OSError) -> None:

@@ -2,7 +2,7 @@
 largest-safe-reduction labels from re-searches. The regression is ``pipelines.train.lmr``."""
 from pipelines.lmr.config import LABEL_RULES, LmrDataConfig, LmrDataError
 from pipelines.lmr.label import largest_safe_reduction
-from pipelines.lmr.run import LmrDataSummary, plan_lmr_data, run_lmr_data
+from pipelines.lmr.run import LmrDataSummary, plan_lmr_data
 
 __all__ = ["LABEL_RULES", "LmrDataConfig", "LmrDataError", "LmrDataSummary",
-           "largest_safe_reduction", "plan_lmr_data", "run_lmr_data"]
+           "largest_safe_reduction", "plan_lmr_data"]

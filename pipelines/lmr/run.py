@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -202,23 +201,3 @@ def summarize(lake: Lake, plan: LmrDataPlan, played: int, logged: int,
     row = query(connect(lake), named_query("lmr_data_summary"),
                 {"data_run": plan.data_run, "prefix": plan.data_run + "-g"}).to_pylist()[0]
     return LmrDataSummary(plan.data_run, played, logged, labelled, **row)
-
-
-def run_lmr_data(config: LmrDataConfig, home: str | os.PathLike[str] | None = None,
-                 progress: Progress | None = None) -> LmrDataSummary:
-    """Play the run's missing games, label its unlabelled decisions, summarise."""
-    lake = Lake(home)
-    plan = plan_lmr_data(lake, config)
-    say = progress or log.info
-    say(f"lmr-data {plan.data_run}: {len(plan.games)} games to play")
-    logged = 0
-    for game in plan.games:
-        logged += play_logged_game(lake, plan, game)
-        say(f"lmr-data: game {game} played, {logged} decisions logged so far")
-    pending = pending_decisions(lake, plan)
-    say(f"lmr-data: {len(pending)} decisions to label")
-    labelled = 0
-    for chunk in chunks(pending, config.label_chunk):
-        labelled += label_decisions(lake, plan, chunk)
-        say(f"lmr-data: {labelled} of {len(pending)} labelled")
-    return summarize(lake, plan, len(plan.games), logged, labelled)

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import chess
+from engines.mcts.tree import playout_batch
 
 from engines.mcts import MctsConfig, MonteCarlo
-from engines.mcts.tree import playout_batch
 from pipelines.ratings.bayeselo import RatingsConfig, RatingTable, fit
 from pipelines.ratings.sources import record_ratings, tournament_games
 from pipelines.tournament import TournamentConfig
@@ -240,7 +240,7 @@ def record(lake: Lake, experiment: str, variant: str, fen: str, seed: int, budge
            label: str, figures: Mapping[str, tuple[float | None, float | None]]) -> int:
     """Write ``{metric: (value, expected)}`` of one measurement to ``mcc_results``."""
     rid = run_id(experiment, variant, fen, seed, budget, label)
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     rows = [{"run_id": rid, "experiment": experiment, "label": label, "variant": variant,
              "fen": fen, "seed": seed, "budget": budget, "metric": metric, "value": value,
              "expected": expected, "recorded_at": now}

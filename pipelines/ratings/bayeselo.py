@@ -424,7 +424,7 @@ def invert(matrix: Sequence[Sequence[float]]) -> list[list[float]]:
         for r in range(n):
             if r != col and work[r][col]:
                 factor = work[r][col]
-                work[r] = [a - factor * b for a, b in zip(work[r], work[col])]
+                work[r] = [a - factor * b for a, b in zip(work[r], work[col], strict=False)]
     return [row[n:] for row in work]
 
 
@@ -553,7 +553,7 @@ def player_log_likelihood(model: Model, elo: Sequence[float], i: int) -> float:
         for white, black in ((i, j), (j, i)):
             p_win, p_loss = outcome_probabilities(model, elo[white] - elo[black])
             counts = (r.wins[white][black], r.d(white, black), r.losses[white][black])
-            for count, p in zip(counts, (p_win, 1 - p_win - p_loss, p_loss)):
+            for count, p in zip(counts, (p_win, 1 - p_win - p_loss, p_loss), strict=False):
                 if count:
                     total += count * math.log(p)
     return total

@@ -11,11 +11,21 @@ import dataclasses
 from collections.abc import Sequence
 
 from pipelines.ratings.bayeselo import (
-    Game, RatingsConfig, RatingsError, RatingTable, fit, format_los, format_ratings, pair_counts,
+    Game,
+    RatingsConfig,
+    RatingsError,
+    RatingTable,
+    fit,
+    format_los,
+    format_ratings,
+    pair_counts,
 )
 from pipelines.ratings.pair import pair_elo
 from pipelines.ratings.sources import (
-    games_from_pgn, ladder_anchors, record_ratings, tournament_games,
+    games_from_pgn,
+    ladder_anchors,
+    record_ratings,
+    tournament_games,
 )
 from warehouse import Lake
 

@@ -76,7 +76,7 @@ def record_ratings(lake: Lake, table: RatingTable, games: list[Game], config: Ra
     """Write a rating table; returns its rating id."""
     rid = rating_id(games, config)
     names = [row.name for row in table.rows]
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     lake.write("ratings", [{
         "rating_id": rid, "tournament_id": tournament_id, "source": source,
         "player": row.name, "rank": row.rank, "elo": row.elo, "plus": row.plus,

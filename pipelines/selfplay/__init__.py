@@ -7,7 +7,13 @@ Run by the ``selfplay`` step (``flows/selfplay.py``).
 """
 from pipelines.selfplay.config import SelfplayConfig, SelfplayError
 from pipelines.selfplay.run import (
-    Batch, BatchResult, SelfplayPlan, SelfplaySummary, ingest_batch, plan_selfplay, play_batch,
+    Batch,
+    BatchResult,
+    SelfplayPlan,
+    SelfplaySummary,
+    ingest_batch,
+    plan_selfplay,
+    play_batch,
     summarize,
 )
 

@@ -108,7 +108,7 @@ def llr(counts: Sequence[int], config: SprtConfig) -> float:
         per_pair = math.sqrt(2) if len(counts) == 5 else 1.0
         t0, t1 = (elo / NELO_PER_T * per_pair for elo in (config.elo0, config.elo1))
         p0, p1 = mle_t_value(pdf, 0.5, t0), mle_t_value(pdf, 0.5, t1)
-    return n * sum(p * math.log(q1 / q0) for (_, p), (_, q0), (_, q1) in zip(pdf, p0, p1))
+    return n * sum(p * math.log(q1 / q0) for (_, p), (_, q0), (_, q1) in zip(pdf, p0, p1, strict=False))
 
 
 def check_counts(counts: Sequence[int]) -> None:
@@ -176,8 +176,8 @@ def mle_t_value(pdf: Pdf, reference: float, t: float) -> Pdf:
         shifted = [(a - reference - t * sigma * (1 + ((mu - a) / sigma) ** 2) / 2, p)
                    for a, p in pdf]
         x = solve_secular(shifted)
-        new = [(a, p / (1 + x * s)) for (a, p), (s, _) in zip(pdf, shifted)]
-        change = max(abs(q - r) for (_, q), (_, r) in zip(new, current))
+        new = [(a, p / (1 + x * s)) for (a, p), (s, _) in zip(pdf, shifted, strict=False)]
+        change = max(abs(q - r) for (_, q), (_, r) in zip(new, current, strict=False))
         current = new
         if change < 1e-12:
             break

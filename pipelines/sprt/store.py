@@ -49,5 +49,5 @@ def record_sprt(lake: Lake, result: SprtResult, config: SprtConfig,
         "elo0": config.elo0, "elo1": config.elo1, "alpha": config.alpha, "beta": config.beta,
         "counts": list(result.counts), "llr": result.llr, "lower_bound": result.lower_bound,
         "upper_bound": result.upper_bound, "decision": result.decision,
-        "recorded_at": dt.datetime.now(dt.timezone.utc)}])
+        "recorded_at": dt.datetime.now(dt.UTC)}])
     return sprt_id

@@ -72,7 +72,7 @@ class Seat:
             if self.spec.options:
                 await asyncio.wait_for(engine.configure(dict(self.spec.options)),
                                        START_TIMEOUT_S)
-        except (OSError, chess.engine.EngineError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError, chess.engine.EngineError) as exc:
             await self.stop()
             raise EngineFailure("abandoned", f"{self.spec.name} failed to start: "
                                 f"{type(exc).__name__}: {exc}") from None
@@ -87,7 +87,7 @@ class Seat:
         if polite and engine is not None and not engine.returncode.done():
             try:
                 await asyncio.wait_for(engine.quit(), QUIT_TIMEOUT_S)
-            except (asyncio.TimeoutError, chess.engine.EngineError, OSError):
+            except (TimeoutError, chess.engine.EngineError, OSError):
                 pass
         if transport is not None:
             if transport.get_returncode() is None:
@@ -161,7 +161,7 @@ class GamePlayer:
         self.margin = config.timemargin_ms / 1000
 
     async def play(self, slot: Slot, opening: Opening, white: Seat, black: Seat) -> GameRecord:
-        record = GameRecord(slot, opening, dt.datetime.now(dt.timezone.utc))
+        record = GameRecord(slot, opening, dt.datetime.now(dt.UTC))
         started = time.perf_counter()
         board = chess.Board(opening.fen)
         for uci in opening.moves:
@@ -173,7 +173,7 @@ class GamePlayer:
                                                             chess.BLACK: black})
         finally:
             record.wall_seconds = time.perf_counter() - started
-            record.finished_at = dt.datetime.now(dt.timezone.utc)
+            record.finished_at = dt.datetime.now(dt.UTC)
         record.result, record.termination, record.reason = verdict
         return record
 
@@ -223,7 +223,7 @@ class GamePlayer:
                 await asyncio.wait_for(engine.ping(), START_TIMEOUT_S)
                 # python-chess would send ucinewgame again inside the first timed play()
                 engine.game, engine.first_game = token, False
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise EngineFailure("stalled connection", f"{seat.spec.name} did not answer "
                                 f"isready after ucinewgame") from None
         except chess.engine.EngineError as exc:
@@ -243,7 +243,7 @@ class GamePlayer:
             try:
                 result = await asyncio.wait_for(
                     engine.play(board, limit, game=token, info=INFO), deadline)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 kind = "time forfeit" if clock or self.config.movetime_ms else \
                     "stalled connection"
                 raise EngineFailure(kind, f"{seat.spec.name} did not move within "

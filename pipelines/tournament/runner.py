@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engines.registry import EngineSpec, expand_ladder, load_engines_file, parse_engine
-from pipelines.tournament.models import resolve_spec_models
 from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
 from pipelines.sprt.store import record_sprt
 from pipelines.tournament import store
 from pipelines.tournament.adjudication import Adjudicator
 from pipelines.tournament.config import TournamentConfig, TournamentError
 from pipelines.tournament.game import EngineFailure, GamePlayer, GameRecord, Seat, to_pgn
+from pipelines.tournament.models import resolve_spec_models
 from pipelines.tournament.openings import Opening, file_digest, load_openings
 from pipelines.tournament.schedule import Slot, schedule, tournament_id
 from warehouse import Lake

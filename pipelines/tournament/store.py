@@ -16,7 +16,7 @@ from warehouse.catalog import named_query, query
 
 
 def now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def record_tournament(lake: Lake, tournament_id: str, config: TournamentConfig,

@@ -27,8 +27,14 @@ from sklearn.linear_model import LinearRegression
 
 from engines.alphabeta.bench import BenchConfig, run_bench
 from engines.alphabeta.formula import LmrFormula
-from pipelines.lmr.config import (PAPER_SCALE, PAPER_TABLE_6_1, SWEEP, LmrConfig,
-                                  LmrTrainError, formula_name)
+from pipelines.lmr.config import (
+    PAPER_SCALE,
+    PAPER_TABLE_6_1,
+    SWEEP,
+    LmrConfig,
+    LmrTrainError,
+    formula_name,
+)
 from pipelines.train.registry import ModelVersion, now, record_event, record_model, resolve_model
 from pipelines.train.trainer import Run, open_run, sha256
 from warehouse import Lake, connect

@@ -164,7 +164,7 @@ def drop_checks(record_batch: pa.RecordBatch) -> pa.RecordBatch:
     if not any(unknown):
         return record_batch
     fens = record_batch.column("fen").to_pylist()
-    keep = [not (u and chess.Board(f).is_check()) for u, f in zip(unknown, fens)]
+    keep = [not (u and chess.Board(f).is_check()) for u, f in zip(unknown, fens, strict=False)]
     return record_batch.filter(pa.array(keep))
 
 

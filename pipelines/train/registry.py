@@ -44,7 +44,7 @@ def model_id(kind: str, version: int) -> str:
 
 
 def now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def resolve_model(lake: Lake, name: str) -> ModelVersion:

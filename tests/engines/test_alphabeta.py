@@ -11,7 +11,12 @@ import chess
 import pytest
 
 from engines.alphabeta import (
-    AlphaBeta, DepthResult, SearchConfig, SearchConfigError, default_reduction, split_score,
+    AlphaBeta,
+    DepthResult,
+    SearchConfig,
+    SearchConfigError,
+    default_reduction,
+    split_score,
 )
 from engines.alphabeta.bench import BenchConfig, run_bench
 from warehouse import Lake, connect

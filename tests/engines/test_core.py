@@ -11,8 +11,15 @@ import chess.polyglot
 import pytest
 
 from engines.core import (
-    CoreBoard, IllegalMoveError, InvalidFenError, normalise_fen, perft_count, perft_divide,
-    position_key, random_playouts, replay_san,
+    CoreBoard,
+    IllegalMoveError,
+    InvalidFenError,
+    normalise_fen,
+    perft_count,
+    perft_divide,
+    position_key,
+    random_playouts,
+    replay_san,
 )
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

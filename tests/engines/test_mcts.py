@@ -16,6 +16,7 @@ import chess
 import chess.engine
 import chess.gaviota
 import pytest
+from engines.mcts.tree import cp_from_win_rate, legal_moves_by_filter, playout_batch
 
 from engines.mcts import (
     GAVIOTA_DIR,
@@ -26,7 +27,6 @@ from engines.mcts import (
     mate_moves,
 )
 from engines.mcts.program import MctsOptions, config_from_values, mcts_spec
-from engines.mcts.tree import cp_from_win_rate, legal_moves_by_filter, playout_batch
 from engines.uci import UciError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,8 +16,15 @@ import pytest
 
 from engines.alphabeta import AlphaBeta, SearchConfig, SearchConfigError
 from engines.nnue.features import halfkp_batch, halfkp_indices
-from engines.nnue.netfile import (ARRAYS, META, NetArrays, NnueFileError, load_arrays,
-                                  random_arrays, save_arrays)
+from engines.nnue.netfile import (
+    ARRAYS,
+    META,
+    NetArrays,
+    NnueFileError,
+    load_arrays,
+    random_arrays,
+    save_arrays,
+)
 from engines.nnue.network import Network, use_avx2
 from engines.nnue.reference import evaluate_quantised, halfkp_reference, quantised_layers
 
@@ -58,7 +65,7 @@ def test_halfkp_matches_python_chess_reference(boards: list[chess.Board]) -> Non
     on every game position; a wrong orientation or piece kind would differ somewhere."""
     rows = halfkp_batch([b.fen() for b in boards])
     assert rows.dtype == np.int32 and rows.shape == (len(boards), 2, 30)
-    for board, row in zip(boards, rows):
+    for board, row in zip(boards, rows, strict=False):
         stm, other = halfkp_reference(board)
         assert sorted(row[0][row[0] > 0]) == stm and sorted(row[1][row[1] > 0]) == other
         assert halfkp_indices(board) == (stm, other)

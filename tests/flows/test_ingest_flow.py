@@ -9,8 +9,8 @@ import pytest
 
 from flows.ingest import INGEST, IngestJob
 from flows.step import run_step
-from tests.flows.conftest import progress_lines
 from pipelines.ingest import IngestConfig
+from tests.flows.conftest import progress_lines
 from warehouse import Lake, connect
 
 PGN = Path(__file__).parent.parent / "fixtures" / "pgn"

@@ -19,8 +19,8 @@ from flows.cli import main
 from flows.label import LABEL
 from flows.prefect_runner import PrefectRunner
 from flows.step import run_step
-from tests.flows.conftest import progress_lines
 from pipelines.label import LabelConfig
+from tests.flows.conftest import progress_lines
 from warehouse import Lake, connect
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -27,8 +27,8 @@ from pipelines.evaluate import EvaluateConfig
 from pipelines.ingest import IngestConfig, ingest_paths
 from pipelines.label import LabelConfig, label_positions
 from pipelines.selfplay import SelfplayConfig
-from pipelines.train import NnueConfig, preset, resolve_model
 from pipelines.tournament.models import resolve_model_arguments
+from pipelines.train import NnueConfig, preset, resolve_model
 from tests.flows.conftest import progress_lines
 from warehouse import Lake, connect
 

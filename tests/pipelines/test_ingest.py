@@ -109,7 +109,7 @@ def test_counts_match_python_chess(lake: Lake, name: str) -> None:
         "select g.game_index, list(m.uci order by m.ply), list(m.san order by m.ply) "
         "from games g left join moves m using (game_id) group by g.game_index "
         "order by g.game_index").fetchall()
-    assert [[(u, s) for u, s in zip(ucis, sans) if u] for _, ucis, sans in got] == \
+    assert [[(u, s) for u, s in zip(ucis, sans, strict=False) if u] for _, ucis, sans in got] == \
         expected["moves"]
     keys = con.execute("select position_key, fen from positions").fetchall()
     assert all(chess.polyglot.zobrist_hash(chess.Board(fen, chess960=True)) == key
@@ -344,7 +344,7 @@ def test_split_games_follows_python_chess_rules() -> None:
     theirs = [(g.headers.get("Event"), [m.uci() for m in line])
               for g, line in python_chess_games(text)]
     assert len(ours) == len(theirs) == 4
-    for game, (event, ucis) in zip(ours, theirs):
+    for game, (event, ucis) in zip(ours, theirs, strict=False):
         assert game.tags.get("Event", "?") == event
         assert replay_reference(None, game.sans)[2] == ucis
     assert ours[0].tags == {"Event": "a", "Site": "b"}

@@ -19,13 +19,25 @@ from engines.alphabeta.formula import LmrFormula, LmrFormulaError
 from engines.alphabeta.program import AlphaBetaOptions, alphabeta_spec
 from engines.registry import own_identity, parse_engine
 from flows.cli import main
-from pipelines.evaluate import EvaluateConfig, evaluate_model
-from pipelines.lmr import LmrDataConfig, LmrDataError, largest_safe_reduction, run_lmr_data
+from flows.lmr_data import lmr_data
+from flows.step import LocalRunner
+from flows.evaluate_model import evaluate_model
+from pipelines.evaluate import EvaluateConfig
+from pipelines.lmr import LmrDataConfig, LmrDataError, largest_safe_reduction
 from pipelines.lmr.deploy import learned_formula, resolve_learned_specs
 from pipelines.lmr.label import in_paper_range
 from pipelines.lmr.run import example, research_scores
-from pipelines.train.lmr import (PAPER_TABLE_6_1, SWEEP, LmrConfig, LmrTrainError, fit_table,
-                                 load_examples, normalise, term_columns, train_lmr)
+from pipelines.train.lmr import (
+    PAPER_TABLE_6_1,
+    SWEEP,
+    LmrConfig,
+    LmrTrainError,
+    fit_table,
+    load_examples,
+    normalise,
+    term_columns,
+    train_lmr,
+)
 from warehouse import Lake, connect
 
 OPENINGS = str(Path(__file__).parents[1] / "fixtures" / "openings" / "two_positions.epd")
@@ -54,6 +66,11 @@ def trained(lmr_home: Path) -> Any:
 
 
 # --- the label ------------------------------------------------------------------------------
+
+def run_lmr_data(config: LmrDataConfig, home: object) -> Any:
+    """The lmr-data steps on the local runner, quietly."""
+    return lmr_data(LocalRunner(show_progress=False), config, str(home))
+
 
 def test_table_5_1_example_gives_8_by_the_text_and_9_by_the_code() -> None:
     """Paper 003 Table 5.1 (alpha 100, depth 2 fails high, full depth 11): 'upper limit of
@@ -291,7 +308,7 @@ def test_sprt_non_regression_is_recorded_against_the_model(lmr_home: Path, train
     ``evaluated`` event."""
     config = EvaluateConfig.tiny(model="lmr@latest", against="alphabeta:eval=hce",
                                  sprt=(-1.75, 0.25), ladder="", max_games=4, openings=OPENINGS)
-    evaluation = evaluate_model(config, lmr_home)
+    evaluation = evaluate_model(LocalRunner(show_progress=False), config, str(lmr_home))
     assert (evaluation.model_id, evaluation.candidate, evaluation.games) == ("lmr@1", "lmr@1", 4)
     assert evaluation.wins + evaluation.draws + evaluation.losses == 4
     con = connect(Lake(lmr_home))

@@ -8,13 +8,23 @@ from pathlib import Path
 
 import pytest
 
+from flows.cli import main
 from pipelines.ratings import (
-    Game, RatingsConfig, RatingsError, fit, format_los, format_ratings, games_from_crosstable,
+    Game,
+    RatingsConfig,
+    RatingsError,
+    fit,
+    format_los,
+    format_ratings,
+    games_from_crosstable,
     pair_elo,
 )
-from flows.cli import main
 from pipelines.ratings.bayeselo import (
-    Model, Results, exact_intervals, normal_quantile, pair_counts,
+    Model,
+    Results,
+    exact_intervals,
+    normal_quantile,
+    pair_counts,
 )
 from pipelines.ratings.sources import games_from_pgn
 

@@ -17,7 +17,10 @@ from flows.cli import main
 from flows.selfplay import SELFPLAY
 from flows.step import LocalRunner
 from pipelines.selfplay import (
-    SelfplayConfig, SelfplayError, SelfplaySummary, plan_selfplay,
+    SelfplayConfig,
+    SelfplayError,
+    SelfplaySummary,
+    plan_selfplay,
 )
 from pipelines.selfplay.game import play_game
 from pipelines.selfplay.players import open_mover

@@ -46,7 +46,7 @@ def test_schedule_pairs_games_with_colours_reversed() -> None:
     3 players over 2 rounds is 12 games, each player White in exactly half of its games."""
     slots = schedule(["a", "b", "c"], "round-robin", rounds=2, openings=5)
     assert len(slots) == 12
-    for first, second in zip(slots[::2], slots[1::2]):
+    for first, second in zip(slots[::2], slots[1::2], strict=False):
         assert (first.white, first.black) == (second.black, second.white)
         assert first.opening_index == second.opening_index == first.round
     for name in "abc":

@@ -139,7 +139,7 @@ def test_train_dense_end_to_end(lake: Lake, capsys: pytest.CaptureFixture[str],
                     "from volatility_fpr_table order by target_fpr").fetchall()
     assert [round(r[0], 4) for r in table] == [round(f, 4) for f, _, _ in PAPER_TABLE_4_1]
     negatives, positives = int((~stable).sum()), int(stable.sum())
-    for target, threshold, tpr, fpr, flagged_share, paper_tpr in table:
+    for target, threshold, tpr, fpr, flagged_share, _paper_tpr in table:
         flagged = probability > threshold
         assert fpr == pytest.approx((flagged & ~stable).sum() / negatives)
         assert tpr == pytest.approx((flagged & stable).sum() / positives)
@@ -190,7 +190,9 @@ def test_paper_match_and_clock_sprt_are_recorded_against_the_model(
     the net's validation stop rate) and the clock variant's SPRT against the plain time
     manager, both as ``evaluated`` events of the model. The engines resolve volatility@N
     under $CHESSLAB_HOME, as ``chesslab --home`` sets it."""
-    from pipelines.evaluate import EvaluateConfig, evaluate_model
+    from flows.evaluate_model import evaluate_model
+    from flows.step import LocalRunner
+    from pipelines.evaluate import EvaluateConfig
     from pipelines.train.volatility_match import MatchConfig, paper_match
 
     monkeypatch.setenv("CHESSLAB_HOME", str(lake.home))
@@ -207,7 +209,7 @@ def test_paper_match_and_clock_sprt_are_recorded_against_the_model(
     assert players == [("fixed-depth",), ("net-chooser",), ("random-chooser",)]
     for result in payload["challengers"]:
         assert result["wins"] + result["draws"] + result["losses"] == 2
-    evaluation = evaluate_model(EvaluateConfig.tiny(
+    evaluation = evaluate_model(LocalRunner(show_progress=False), EvaluateConfig.tiny(
         model=model.model_id, against="alphabeta:hash=1", nodes=None, tc="1+0.05", max_games=2,
         ladder="", max_plies=30), lake.home)
     assert evaluation.games == 2 and evaluation.candidate.endswith(model.model_id)

@@ -6,7 +6,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
-
 from deltalake import DeltaTable
 
 from warehouse import Lake, WarehouseError, connect

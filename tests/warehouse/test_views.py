@@ -1,7 +1,7 @@
 """Each named view of warehouse/sql/views on a small hand-made warehouse."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,7 @@ from warehouse import Lake, connect
 START_KEY = 0x463B96181691FC9C
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
 KINGS_FEN = "8/8/8/8/8/8/8/K6k w - -"
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
