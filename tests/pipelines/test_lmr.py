@@ -19,9 +19,9 @@ from engines.alphabeta.formula import LmrFormula, LmrFormulaError
 from engines.alphabeta.program import AlphaBetaOptions, alphabeta_spec
 from engines.registry import own_identity, parse_engine
 from flows.cli import main
+from flows.evaluate_model import evaluate_model
 from flows.lmr_data import lmr_data
 from flows.step import LocalRunner
-from flows.evaluate_model import evaluate_model
 from pipelines.evaluate import EvaluateConfig
 from pipelines.lmr import LmrDataConfig, LmrDataError, largest_safe_reduction
 from pipelines.lmr.deploy import learned_formula, resolve_learned_specs
