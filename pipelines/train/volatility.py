@@ -218,7 +218,9 @@ class VolatilityKind:
     def __init__(self) -> None:
         self.lake: Lake | None = None
 
-    def data(self, lake: Lake, config: VolatilityConfig) -> KindData:
+    def data(self, lake: Lake, config: VolatilityConfig, folder: Path) -> KindData:
+        """Both splits streamed from the views (``folder``, the version folder, holds no
+        snapshot for this kind), and what model_datasets records."""
         self.lake = lake
         engine_id = choose_engine(lake, config)
         parameters = {"engine_id": engine_id, "beta": config.beta,
