@@ -74,6 +74,9 @@ def configure_logging(verbose: int) -> None:
         handler.setLevel(logging.DEBUG)
     for package in OUR_PACKAGES:
         logging.getLogger(package).setLevel(ours)
+    # Lightning logs its set-up (devices, tips) through its own handler and the root one:
+    # twice, and not progress. -v shows it.
+    logging.getLogger("lightning.pytorch").setLevel(logging.INFO if verbose else logging.WARNING)
 
 
 def interrupted(signum: int, frame: object) -> None:

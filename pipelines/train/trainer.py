@@ -37,6 +37,8 @@ RUN_FILE = "run.json"
 LAST_CHECKPOINT = "last.ckpt"
 # The version folder holds run.json next to the checkpoint by design.
 warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
+# Lightning 2.6 calls a deprecated torch pytree API internally; nothing for a user to act on.
+warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
 
 
 class TrainingError(RuntimeError):
