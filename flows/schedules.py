@@ -19,6 +19,7 @@ then recorded Failed with its reason; the schedules stay active.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,11 @@ from warehouse import Lake  # noqa: E402
 
 log = logging.getLogger(__name__)
 
+# A served run's process loads its flow from this module, so the retry policy of the
+# schedules file reaches it through the environment ``chesslab serve`` passes on.
+RETRIES_ENV, RETRY_DELAY_ENV = "CHESSLAB_RUN_RETRIES", "CHESSLAB_RUN_RETRY_DELAY_S"
+RETRIES = int(os.environ.get(RETRIES_ENV, "2"))
+RETRY_DELAY_S = float(os.environ.get(RETRY_DELAY_ENV, "60"))
 REFRESH = "chesslab-refresh/refresh"
 EVALUATE = "chesslab-evaluate/evaluate"
 
@@ -71,7 +77,7 @@ def deployment_name(job: str, target: str | None = None) -> str:
     raise ValueError(f"trigger: unknown job {job!r} (refresh, retrain, evaluate)")
 
 
-@flow(name="chesslab-refresh")
+@flow(name="chesslab-refresh", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S)
 def scheduled_refresh(home: str, folders: list[str], label: dict[str, Any]) -> str:
     """Ingest the new files of ``folders``, then label what is new at the configured depths."""
     config = step_config(LabelConfig, label, "refresh")
@@ -85,7 +91,7 @@ def scheduled_refresh(home: str, folders: list[str], label: dict[str, Any]) -> s
     return "\n".join(lines)
 
 
-@flow(name="chesslab-retrain")
+@flow(name="chesslab-retrain", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S)
 def scheduled_retrain(home: str, kind: str, min_new_labels: int) -> str:
     """A new ``kind`` version from the latest one's config once enough new labels exist."""
     with job_lock(Path(home), f"retrain-{kind}"):
@@ -100,7 +106,7 @@ def scheduled_retrain(home: str, kind: str, min_new_labels: int) -> str:
     return f"retrain {kind}: {model.model_id} from {decision.model_id}'s config ({decision.reason})"
 
 
-@flow(name="chesslab-evaluate")
+@flow(name="chesslab-evaluate", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S)
 def scheduled_evaluate(home: str, options: dict[str, Any], model: str | None = None) -> str:
     """Evaluate ``model``, or every version without an ``evaluated`` event, against
     ``KIND@best`` (the configured baseline for a kind's first model) and the ladder."""
@@ -133,8 +139,15 @@ def request_evaluation(model_id: str) -> None:
         log.warning("could not start the evaluation of %s: %s", model_id, exc)
 
 
+def retry_environment(schedules: Schedules) -> dict[str, str]:
+    """The environment that gives served runs the schedules file's retry policy."""
+    return {RETRIES_ENV: str(schedules.runs.retries),
+            RETRY_DELAY_ENV: str(schedules.runs.retry_delay_s)}
+
+
 def deployments(schedules: Schedules, home: Path) -> list[RunnerDeployment]:
-    """The deployments of ``schedules`` for the warehouse at ``home``."""
+    """The deployments of ``schedules`` for the warehouse at ``home`` (served runs take the
+    retry policy from :func:`retry_environment`, exported by ``chesslab serve``)."""
     runs = schedules.runs
 
     def deploy(function: Any, name: str, schedule: Any, **parameters: Any) -> RunnerDeployment:

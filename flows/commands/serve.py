@@ -36,7 +36,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
     schedules = load_schedules(args.config)   # a bad file fails here, in one line
     home = Lake().home
-    from flows.schedules import deployments
+    from flows.schedules import deployments, retry_environment
+
+    os.environ.update(retry_environment(schedules))   # the flow runs' processes read it
 
     found = deployments(schedules, home)
     if not found:
