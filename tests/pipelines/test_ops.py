@@ -173,3 +173,16 @@ def test_two_refreshes_at_once_store_each_fact_once(home: Path, tmp_path: Path,
                (select count(*) from positions), (select count(*) from labels),
                (select count(distinct position_key) from labels)""").fetchone()
     assert counts == (2, 1, 38, 38, 38)
+
+
+@pytest.mark.parametrize("kind", ["nnue", "volatility"])
+def test_a_retrained_version_gets_the_recorded_config_back(kind: str) -> None:
+    """The retrain job rebuilds the training config from the models row's JSON (lists back to
+    tuples): the same run identity, so the trainer treats it as the same config."""
+    from pipelines.ops.config import step_config
+    from pipelines.train import CONFIGS, preset
+
+    config = preset(CONFIGS[kind], "tiny", name=f"{kind}-tiny")
+    again = step_config(CONFIGS[kind], {**json.loads(config.to_json()), "progress": False},
+                        "retrain")
+    assert again.run_identity() == config.run_identity()
