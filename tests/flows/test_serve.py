@@ -141,3 +141,71 @@ def test_served_deployments_run_and_fail_as_documented(served: dict[str, Any],
 
     nothing = trigger(served["env"], "retrain", "nnue", "--watch")   # no model yet
     assert nothing.returncode == 0 and ": Completed" in nothing.stdout
+
+
+EVALUATE_TINY = """
+[retrain]
+kinds = ["nnue"]
+min_new_labels = 5
+
+[evaluate]
+interval_s = 3600
+against = "alphabeta:eval=hce-simple,hash=1"
+sprt = [0, 200]
+sprt_alpha = 0.2
+sprt_beta = 0.2
+max_games = 2
+ladder = ""
+nodes = 1000
+max_plies = 160
+concurrency = 2
+openings = "{openings}"
+"""
+
+
+@pytest.mark.slow
+def test_a_served_retrain_trains_a_new_version_which_gets_evaluated(
+        tmp_path: Path, home: Path, stockfish_path: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """nnue@1 trained on selfplay.pgn's depth-4 labels; new labels of the same engine and depth
+    arrive (the Capablanca game); a triggered retrain trains nnue@2 from nnue@1's config and
+    the new version is evaluated by the evaluate deployment without anyone asking."""
+    from flows.server import temporary_server
+    from flows.step import LocalRunner
+    from flows.train import TRAIN, TrainJob
+    from pipelines.ingest import IngestConfig, ingest_paths
+    from pipelines.label import LabelConfig, label_positions
+    from pipelines.train import NnueConfig, preset, resolve_model
+
+    lake = Lake(home)
+    label = LabelConfig.tiny(depths=(4,), limit=None, batch_size=200, workers=2)
+    ingest_paths(lake, [FIXTURES / "selfplay.pgn"], IngestConfig.tiny())
+    label_positions(lake, label)
+    LocalRunner(show_progress=False).run(
+        TRAIN, TrainJob("nnue", preset(NnueConfig, "tiny", name="nnue-tiny")), str(home))
+    ingest_paths(lake, [ROOT / "tests" / "fixtures" / "pgn" / "capablanca_latin1.pgn"],
+                 IngestConfig.tiny())
+    label_positions(lake, label)
+    config = tmp_path / "schedules.toml"
+    config.write_text(EVALUATE_TINY.format(
+        openings=ROOT / "tests" / "fixtures" / "openings" / "two_positions.epd"))
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect_home"))
+    with temporary_server(tmp_path / "server") as url:
+        env = {**os.environ, "PREFECT_API_URL": url, "CHESSLAB_HOME": str(home)}
+        with open(tmp_path / "serve.log", "wb") as log:
+            serve = subprocess.Popen([sys.executable, "-m", "flows.cli", "serve", "--config",
+                                      str(config)], env=env, stdout=log,
+                                     stderr=subprocess.STDOUT, cwd=ROOT)
+            try:
+                read_deployments(url, ["chesslab-retrain/retrain-nnue", "chesslab-evaluate/evaluate"])
+                done = trigger(env, "retrain", "nnue", "--watch")
+                assert done.returncode == 0, done.stderr + (tmp_path / "serve.log").read_text()
+                model = resolve_model(lake, "nnue@latest")
+                assert model.model_id == "nnue@2" and model.name == "nnue-tiny"
+                deadline = time.monotonic() + 400
+                while resolve_model(lake, "nnue@2").status not in ("evaluated", "promoted"):
+                    assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+                    time.sleep(2)
+            finally:
+                serve.terminate()
+                serve.wait(timeout=30)
