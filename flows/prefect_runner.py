@@ -118,8 +118,9 @@ def run_unit_tasks(work: Work[Any, Any, Any]) -> None:
 
 
 @contextlib.contextmanager
-def api(home: Path) -> Iterator[str]:
-    """The user's Prefect API when one is configured, else a temporary server's."""
+def api(home: Path, services: bool = False) -> Iterator[str]:
+    """The user's Prefect API when one is configured, else a temporary server's (running
+    its services, the scheduler among them, when ``services``)."""
     configured = PREFECT_API_URL.value()
     if configured:
         yield configured
@@ -128,6 +129,6 @@ def api(home: Path) -> Iterator[str]:
 
     # Heartbeats let a server's services mark crashed runs; the temporary server runs none,
     # and stopping the heartbeat thread costs every flow up to a second at its end.
-    with temporary_server(home) as url, temporary_settings(
+    with temporary_server(home, services) as url, temporary_settings(
             updates={PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
         yield url

@@ -108,15 +108,19 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start(folder: Path) -> tuple[subprocess.Popen[bytes], ServerRecord, Path]:
-    """Start a server and write its record (after it answers, so a record means a server)."""
+def start(folder: Path, services: bool = False
+          ) -> tuple[subprocess.Popen[bytes], ServerRecord, Path]:
+    """Start a server and write its record (after it answers, so a record means a server).
+    Its services (the scheduler above all) run only when asked: ``chesslab serve`` needs
+    them, a command's flows do not."""
     folder.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log_path = folder / f"server-{os.getpid()}.log"
     with open(log_path, "wb") as log_file:
         process = subprocess.Popen(
             orphan_safe([sys.executable, "-m", "prefect", "server", "start", "--host",
-                         "127.0.0.1", "--port", str(port), "--no-services"]),
+                         "127.0.0.1", "--port", str(port),
+                         *([] if services else ["--no-services"])]),
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
             **OWN_GROUP, env={**os.environ, "PREFECT_UI_ENABLED": "false"})
     record = ServerRecord(process.pid, port, os.getpid())
@@ -148,12 +152,12 @@ def stop(pid: int) -> None:
 
 
 @contextlib.contextmanager
-def temporary_server(home: Path) -> Iterator[str]:
+def temporary_server(home: Path, services: bool = False) -> Iterator[str]:
     """The API URL of a healthy temporary server for the duration of the block."""
     folder = records_folder(home)
     for record in end_stale(folder):
         log.info("ended a stale temporary Prefect server (pid %d)", record.pid)
-    process, record, path = start(folder)
+    process, record, path = start(folder, services)
     try:
         yield record.url
     finally:

@@ -1,4 +1,5 @@
-"""``chesslab dashboard``: write the static HTML dashboard of the warehouse."""
+"""``chesslab dashboard``: serve the dashboard on 127.0.0.1 (``--port``; ``--host`` only when
+asked), or write it as one static HTML file with ``-o FILE``."""
 from __future__ import annotations
 
 import argparse
@@ -6,13 +7,32 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("dashboard", help="write an HTML dashboard of the warehouse")
-    parser.add_argument("-o", "--output", default="dashboard.html", help="HTML file to write")
+    parser = subparsers.add_parser(
+        "dashboard", help="serve the dashboard on 127.0.0.1, or write it with -o FILE",
+        description="Charts of data coverage, training curves, volatility and LMR models, "
+                    "ratings, crosstables, ladder history, SPRT runs and lineage, each drawn "
+                    "from one named query; read-only.")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="write a static HTML report to FILE instead of serving")
+    parser.add_argument("--port", type=int, default=8050, help="port (default 8050; 0: any)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default 127.0.0.1; 0.0.0.0 exposes the "
+                             "warehouse to the network)")
     parser.set_defaults(run=run_dashboard)
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
-    from dashboards.report import write
+    if args.output:
+        from dashboards.report import write
 
-    print(f"wrote {write(args.output)}")
+        print(f"wrote {write(args.output)}")
+        return 0
+    from dashboards.server import make_server
+
+    server = make_server(None, args.host, args.port)
+    print(f"chesslab dashboard: {server.url} (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
     return 0

@@ -1,0 +1,6 @@
+-- Paper 003's Table 6.1 analogue: every formula fitted for each lmr model, best R^2 first.
+with fits as (select * from lmr_fits)
+select model_id, formula, coefficients, round(r2, 4) as r2, paper_coefficients, paper_r2,
+    label, rows
+from fits
+order by model_id, r2 desc
