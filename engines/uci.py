@@ -93,7 +93,9 @@ class Searcher(Protocol):
 
     ``iterate`` searches only ``searchmoves`` at the root when given, and with ``multipv``
     above 1 yields results that carry ``lines``: the best ``multipv`` root moves, best first
-    (the result's own score and pv are the first line's).
+    (the result's own score and pv are the first line's). A searcher that holds resources
+    (a child process) may define ``close()``: the front end calls it on ``quit`` and before
+    an option change replaces the searcher.
     """
 
     def new_game(self) -> None: ...
@@ -474,8 +476,7 @@ class UciEngine:
             config = dataclasses.replace(self.time_manager.config, move_overhead_ms=value)
             self.time_manager = dataclasses.replace(self.time_manager, config=config)
         elif option not in FRONT_END_OPTIONS and value != self.values[option.name]:
-            self._flush()
-            self._searcher = None  # rebuilt with the new value on next use
+            self._release()  # rebuilt with the new value on next use
         self.values[option.name] = value
 
     def _position(self, arguments: list[str]) -> None:
@@ -515,7 +516,7 @@ class UciEngine:
 
     def _quit(self, _: list[str]) -> bool:
         self._stop([])
-        self._flush()
+        self._release()
         return False
 
     # -- the search --------------------------------------------------------------------------
@@ -541,6 +542,16 @@ class UciEngine:
     def _flush(self) -> None:
         if self.spec.flush is not None and self._searcher is not None:
             self.spec.flush(self._searcher)
+
+    def _release(self) -> None:
+        """Flush the searcher and let it free what it holds (``close()``, when it has one: a
+        child engine whose reader thread would otherwise keep this process alive after
+        ``quit``); on quit, and when an option change replaces it."""
+        self._flush()
+        searcher, self._searcher = self._searcher, None
+        close = getattr(searcher, "close", None)
+        if close is not None:
+            close()
 
     def _search(self, searcher: Searcher, board: chess.Board, limits: GoLimits,
                 moves: list[chess.Move], stop: threading.Event, start: float) -> None:

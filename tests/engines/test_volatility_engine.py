@@ -195,6 +195,19 @@ def test_stockfish_volatility_program(always: dict[str, str], stockfish_path: st
     assert last_depth(base + [always["stable"]], chess.engine.Limit(depth=7), board)[1] == plain
 
 
+def test_stockfish_volatility_program_exits_on_quit(stockfish_path: str) -> None:
+    """The wrapper's Stockfish is closed on ``quit``: before, python-chess' reader thread of
+    that child kept the program (and the pytest process that built one in-process) alive
+    after ``quit``, forever."""
+    import subprocess
+
+    command = [sys.executable, "-m", "engines.uci", "stockfish-volatility",
+               "--stockfish", stockfish_path]
+    done = subprocess.run(command, input="uci\nisready\nposition startpos\ngo depth 5\n"
+                          "quit\n", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "bestmove" in done.stdout
+
+
 def test_stockfish_volatility_clock_variant(always: dict[str, str], stockfish_path: str) -> None:
     """Under a real clock the net is asked once depth 5 is done and a quarter of the soft
     time is spent; "stable" ends the search there (one early stop), "unstable" never."""
