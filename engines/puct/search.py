@@ -149,8 +149,10 @@ class PuctResult:
 class Puct:
     """The search; ``evaluator`` maps boards to (moves, priors, value)."""
 
-    def __init__(self, evaluator: NetEvaluator, config: PuctConfig | None = None) -> None:
+    def __init__(self, evaluator: NetEvaluator, config: PuctConfig | None = None,
+                 simulations: int = 100) -> None:
         self.evaluator = evaluator
+        self.default_simulations = simulations   # per move when ``go`` sets no node limit
         self.config = config or PuctConfig()
         self.rng = np.random.default_rng(self.config.seed or None)
         self.root: Node | None = None
@@ -243,9 +245,9 @@ class Puct:
                 pending[i][1].expand(moves, prior, value)
         for path, leaf, _ in pending:
             self._apply_virtual(path, -VIRTUAL_LOSS)
-            value = leaf.terminal if leaf.terminal is not None else leaf.value
-            assert value is not None
-            self._backup(path, leaf, value)
+            outcome = leaf.terminal if leaf.terminal is not None else leaf.value
+            assert outcome is not None
+            self._backup(path, leaf, outcome)
         return len(pending)
 
     def _descend(self, board: chess.Board, root: Node, simulation: int,
@@ -350,11 +352,15 @@ class Puct:
                                 pv=self.pv(root, int(index)), visits=int(n), q=float(q)))
         return out
 
-    def result(self, root: Node, report: int, start: float, multipv: int = 1) -> PuctResult:
+    def result(self, root: Node, report: int, start: float, multipv: int = 1,
+               nodes: int | None = None) -> PuctResult:
+        """A report; ``nodes``: this search's simulations (default: the root's visits,
+        reused ones included)."""
         lines = self.lines(root, multipv)
         best = lines[0]
         return PuctResult(depth=report, seldepth=self.seldepth, score_cp=best.score_cp,
-                          score_mate=best.score_mate, nodes=int(root.visits.sum()),
+                          score_mate=best.score_mate,
+                          nodes=int(root.visits.sum()) if nodes is None else nodes,
                           time_s=time.monotonic() - start, pv=best.pv, lines=lines,
                           evaluations=self.evaluator.positions)
 
@@ -363,7 +369,7 @@ class Puct:
     def iterate(self, board: chess.Board, max_depth: int = 100, max_nodes: int | None = None,
                 hard_deadline: float | None = None, multipv: int = 1,
                 searchmoves: Sequence[chess.Move] = (),
-                simulations: int = 100) -> Iterator[PuctResult]:
+                simulations: int | None = None) -> Iterator[PuctResult]:
         """Search ``max_nodes`` simulations (else ``simulations``), reporting after 16, 32,
         64, ... and at the end; ``simulations`` 0 plays the bare network (one evaluation,
         the prior's best move)."""
@@ -373,6 +379,7 @@ class Puct:
         if not any(board.legal_moves):
             return
         start = time.monotonic()
+        simulations = self.default_simulations if simulations is None else simulations
         if simulations == 0:
             yield self.bare(board, start, searchmoves)
             return
@@ -383,7 +390,7 @@ class Puct:
                                fresh=report == 0, offset=done, planned=total)
             done += self.done
             report += 1
-            yield self.result(root, report, start, multipv)
+            yield self.result(root, report, start, multipv, nodes=done)
             if target >= total or self.stopped or report >= max_depth or root.terminal \
                     is not None or (hard_deadline and time.monotonic() >= hard_deadline):
                 return
