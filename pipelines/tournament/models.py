@@ -18,7 +18,7 @@ from engines.registry import EngineSpec
 from warehouse import Lake
 
 #: Per model kind, the program option that takes the exported artifact's path.
-ARTIFACT_OPTIONS = {"nnue": "--nnue"}
+ARTIFACT_OPTIONS = {"nnue": "--nnue", "policy_value": "--net"}
 
 
 def is_model_name(value: str) -> bool:

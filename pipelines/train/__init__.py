@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines.train.config import PRESETS, NnueConfig, TrainConfig, TrainConfigError, preset
+from pipelines.train.policy_value_config import PolicyValueConfig
 from pipelines.train.registry import ModelNotFoundError, ModelVersion, resolve_model
 from pipelines.train.volatility_config import VolatilityConfig
 
@@ -16,9 +17,11 @@ from pipelines.train.volatility_config import VolatilityConfig
 def model_kinds() -> dict[str, Any]:
     """Every trainable kind by name (imported on demand: torch is slow to import)."""
     from pipelines.train.nnue import NnueKind
+    from pipelines.train.policy_value import PolicyValueKind
     from pipelines.train.volatility import VolatilityKind
 
-    return {"nnue": NnueKind(), "volatility": VolatilityKind()}
+    return {"nnue": NnueKind(), "volatility": VolatilityKind(),
+            "policy_value": PolicyValueKind()}
 
 
 def train(lake: Any, kind: str, config: TrainConfig, callbacks: Any = ()) -> ModelVersion:
@@ -31,7 +34,8 @@ def train(lake: Any, kind: str, config: TrainConfig, callbacks: Any = ()) -> Mod
     return train_model(lake, kinds[kind], config, callbacks)
 
 
-CONFIGS: dict[str, type[TrainConfig]] = {"nnue": NnueConfig, "volatility": VolatilityConfig}
+CONFIGS: dict[str, type[TrainConfig]] = {"nnue": NnueConfig, "volatility": VolatilityConfig,
+                                         "policy_value": PolicyValueConfig}
 
-__all__ = ["CONFIGS", "PRESETS", "ModelNotFoundError", "ModelVersion", "NnueConfig",
+__all__ = ["CONFIGS", "PRESETS", "ModelNotFoundError", "ModelVersion", "NnueConfig", "PolicyValueConfig",
            "TrainConfig", "TrainConfigError", "VolatilityConfig", "model_kinds", "preset", "resolve_model", "train"]

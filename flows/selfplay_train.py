@@ -1,0 +1,140 @@
+"""The ``selfplay-train`` composition: per round, a games step (one unit per game the round
+still lacks, played on the step's process pool) and a training step (one unit: the round's
+``policy_value`` version); both runners run the same steps. The work is ``pipelines.puct``."""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from flows.step import Runner, UnitContext
+from pipelines.puct.config import SelfplayTrainConfig
+from pipelines.puct.loop import (
+    RoundModel,
+    RoundSummary,
+    missing_games,
+    open_pool,
+    play,
+    playing_model,
+    round_summary,
+    store_game,
+    train_round,
+)
+from warehouse import Lake
+
+
+@dataclass(frozen=True)
+class RoundWork:
+    home: str
+    config: SelfplayTrainConfig
+    round: int
+    model: RoundModel
+
+
+@contextlib.contextmanager
+def game_pool(workers: int) -> Iterator[Any]:
+    pool = open_pool(workers)
+    try:
+        yield pool
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class GameUnit:
+    work: RoundWork
+    game: int
+
+
+class GamesStep:
+    """One unit per game the round lacks; lanes = workers, each unit waits for its game on
+    the pool's processes and stores it from this process."""
+
+    name = "selfplay-games"
+    retries = 1          # a retried game is played again whole; its rows are keyed
+
+    def concurrency(self, config: RoundWork) -> int:
+        return config.config.workers
+
+    def open_pool(self, config: RoundWork) -> AbstractContextManager[Any]:
+        return game_pool(config.config.workers)
+
+    def plan(self, config: RoundWork, home: str | None) -> RoundWork:
+        return config
+
+    def units(self, plan: RoundWork) -> list[GameUnit]:
+        return [GameUnit(plan, g) for g in missing_games(Lake(plan.home), plan.config,
+                                                         plan.round)]
+
+    def describe(self, plan: RoundWork) -> str:
+        return (f"selfplay-train {plan.config.run_id} round {plan.round}: games with "
+                f"{plan.model.model_id}")
+
+    def run_unit(self, unit: GameUnit, context: UnitContext) -> int:
+        work = unit.work
+        record = play(context.pool, work.config, work.round, unit.game, work.model)
+        store_game(Lake(work.home), record)
+        return len(record.samples)
+
+    def progress(self, plan: RoundWork, results: Sequence[int], seconds: float) -> str:
+        return (f"selfplay-train round {plan.round}: {len(results)} games, "
+                f"{sum(results)} positions, {seconds:.0f} s")
+
+    def summarize(self, plan: RoundWork, results: Sequence[int], seconds: float) -> int:
+        return len(results)
+
+
+class TrainStep:
+    name = "selfplay-update"
+    retries = 0
+
+    def concurrency(self, config: RoundWork) -> int:
+        return 1
+
+    def open_pool(self, config: RoundWork) -> AbstractContextManager[Any]:
+        return contextlib.nullcontext()
+
+    def plan(self, config: RoundWork, home: str | None) -> RoundWork:
+        return config
+
+    def units(self, plan: RoundWork) -> list[RoundWork]:
+        return [plan]
+
+    def describe(self, plan: RoundWork) -> str:
+        return f"selfplay-train round {plan.round}: training"
+
+    def run_unit(self, unit: RoundWork, context: UnitContext) -> str:
+        return train_round(Lake(unit.home), unit.config, unit.round).model_id
+
+    def progress(self, plan: RoundWork, results: Sequence[str], seconds: float) -> str:
+        return f"selfplay-train round {plan.round}: {', '.join(results)} registered"
+
+    def summarize(self, plan: RoundWork, results: Sequence[str], seconds: float) -> str:
+        return results[0]
+
+
+GAMES = GamesStep()
+TRAIN = TrainStep()
+
+
+def selfplay_train(runner: Runner, config: SelfplayTrainConfig,
+                   home: str | None = None) -> list[RoundSummary]:
+    """Play and train every round up to ``config.rounds`` (what is stored is kept)."""
+    def body() -> list[RoundSummary]:
+        lake = Lake(home)
+        summaries = []
+        for round_ in range(1, config.rounds + 1):
+            work = RoundWork(str(lake.home), config, round_,
+                             playing_model(lake, config.run_id, round_))
+            runner.run(GAMES, work, home)
+            runner.run(TRAIN, work, home)
+            summaries.append(round_summary(lake, config, round_))
+        return summaries
+
+    return runner.compose("selfplay-train", body)
+
+
+__all__ = ["GAMES", "TRAIN", "selfplay_train"]

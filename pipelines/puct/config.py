@@ -1,0 +1,108 @@
+"""``chesslab selfplay-train``'s options: one typed config, presets ``tiny`` and ``small``."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from engines.puct import FORMULAS
+from pipelines.train.policy_value_config import POLICY_TARGETS, VALUE_TARGETS
+
+STARTS = ("endgames", "startpos", "mixed")
+#: Fields that do not change what a run computes (left out of its id).
+NOT_IDENTITY = ("rounds", "workers", "progress", "preset")
+
+
+class SelfplayTrainError(ValueError):
+    """A selfplay-train option out of range: names it and the bad value."""
+
+
+@dataclass(frozen=True)
+class SelfplayTrainConfig:
+    """Rounds of PUCT self-play with the run's latest net, each followed by a Lightning update
+    on the replay window that registers a new ``policy_value`` version (papers 004, 002)."""
+
+    preset: str = field(default="tiny", metadata={"help": "tiny or small (sets the defaults)"})
+    rounds: int = field(default=2, metadata={"help": "rounds to reach (a rerun continues)"})
+    games: int = field(default=4, metadata={"help": "self-play games per round (004: 80)"})
+    simulations: int = field(default=16, metadata={"help": "PUCT simulations per move (004: "
+                                                           "100, 002: 600)"})
+    formula: str = field(default="alphazero", metadata={
+        "help": "selection rule: " + ", ".join(FORMULAS), "choices": FORMULAS})
+    max_depth: int = field(default=0, metadata={"help": "tree depth cap, 0 none (004: 4)"})
+    temperature: float = field(default=1.0, metadata={
+        "help": "move choice over the first --temperature-plies plies (visits ** (1/t))"})
+    temperature_plies: int = field(default=8, metadata={"help": "plies played with it"})
+    late_temperature: float = field(default=0.2, metadata={
+        "help": "temperature afterwards (004: 0.2 throughout; 0 = most visited)"})
+    fast_share: float = field(default=0.0, metadata={
+        "help": "share of moves searched with --fast-simulations and not recorded (002's "
+                "playout cap randomisation: 0.75)"})
+    fast_simulations: int = field(default=8, metadata={"help": "simulations of a fast move"})
+    max_plies: int = field(default=60, metadata={"help": "a game longer than this is a draw"})
+    starts: str = field(default="endgames", metadata={
+        "help": "endgames (004's random 3-7 piece starts), startpos, or mixed (every other)",
+        "choices": STARTS})
+    policy_target: str = field(default="visits", metadata={
+        "help": "visits (AlphaZero) or played (004)", "choices": POLICY_TARGETS})
+    value_target: str = field(default="outcome", metadata={
+        "help": "outcome or material (002's material-shaped target)", "choices": VALUE_TARGETS})
+    material_scale: float = field(default=10.0, metadata={
+        "help": "material target = clip((own - opponent) / scale, -1, 1), pawn 1, knight and "
+                "bishop 3, rook 5, queen 9"})
+    window: int = field(default=4, metadata={"help": "rounds in the replay window"})
+    updates: int = field(default=20, metadata={"help": "optimiser steps per round"})
+    batch_size: int = field(default=32, metadata={"help": "positions per step (004: 64)"})
+    learning_rate: float = field(default=2e-3, metadata={"help": "AdamW step size"})
+    blocks: int = field(default=1, metadata={"help": "residual blocks"})
+    channels: int = field(default=16, metadata={"help": "channels"})
+    value_hidden: int = field(default=32, metadata={"help": "value head width"})
+    seed: int = field(default=1, metadata={"help": "seed of starts, moves and weights"})
+    workers: int = field(default=1, metadata={"help": "games played in parallel (processes)"})
+    progress: bool = field(default=False, metadata={"help": "Lightning's progress bar"})
+
+    def __post_init__(self) -> None:
+        for name in ("rounds", "games", "simulations", "fast_simulations", "max_plies",
+                     "window", "updates", "batch_size", "channels", "value_hidden", "workers"):
+            if getattr(self, name) < 1:
+                raise SelfplayTrainError(
+                    f"{name}: must be at least 1, got {getattr(self, name)!r}")
+        if self.preset not in PRESETS:
+            raise SelfplayTrainError(f"preset: one of {', '.join(PRESETS)}, got {self.preset!r}")
+        checks = (("formula", FORMULAS), ("starts", STARTS), ("policy_target", POLICY_TARGETS),
+                  ("value_target", VALUE_TARGETS))
+        for name, allowed in checks:
+            if getattr(self, name) not in allowed:
+                raise SelfplayTrainError(
+                    f"{name}: one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+        if not 0 <= self.fast_share < 1 or self.material_scale <= 0 or self.blocks < 0:
+            raise SelfplayTrainError("fast_share in [0, 1), material_scale > 0, blocks >= 0")
+
+    @property
+    def run_id(self) -> str:
+        """``pv-<hash>`` of everything that changes what the run computes."""
+        values = {k: v for k, v in dataclasses.asdict(self).items() if k not in NOT_IDENTITY}
+        text = json.dumps(values, sort_keys=True)
+        return f"pv-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "tiny": {},
+    "small": dict(rounds=6, games=24, simulations=48, max_plies=100, updates=100,
+                  batch_size=64, blocks=2, channels=32, value_hidden=64, window=3,
+                  learning_rate=2e-3, workers=2),
+}
+
+
+def preset_config(name: str, **overrides: Any) -> SelfplayTrainConfig:
+    """The preset's values, then ``overrides`` (None values are ignored).
+
+    >>> preset_config("small", rounds=2).games
+    24
+    """
+    if name not in PRESETS:
+        raise SelfplayTrainError(f"preset: one of {', '.join(PRESETS)}, got {name!r}")
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return SelfplayTrainConfig(**{**PRESETS[name], **given, "preset": name})

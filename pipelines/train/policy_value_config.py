@@ -1,0 +1,47 @@
+"""``policy_value``'s training options (kept apart from the kind: no torch import)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pipelines.train.config import TrainConfig, TrainConfigError
+
+POLICY_TARGETS = ("visits", "played")
+VALUE_TARGETS = ("outcome", "material")
+
+
+@dataclass(frozen=True)
+class PolicyValueConfig(TrainConfig):
+    """The policy-value ResNet of the PUCT engine, trained on a self-play run's replay window
+    (``selfplay_samples`` of rounds ``round - window + 1 .. round``); one version per round."""
+
+    run_id: str = field(default="", metadata={"help": "the selfplay-train run"})
+    round: int = field(default=1, metadata={"help": "the last round of the window"})
+    window: int = field(default=4, metadata={"help": "rounds in the replay window"})
+    updates: int = field(default=100, metadata={
+        "help": "optimiser steps per version, batches drawn uniformly from the window (004: "
+                "100 of 64 per 80 games)"})
+    blocks: int = field(default=2, metadata={"help": "residual blocks (004: 8, 002: 10)"})
+    channels: int = field(default=32, metadata={"help": "channels (002: 128)"})
+    value_hidden: int = field(default=64, metadata={"help": "value head width (002: 256)"})
+    policy_target: str = field(default="visits", metadata={
+        "help": "visits (AlphaZero, 002) or played (the move played, 004)"})
+    value_target: str = field(default="outcome", metadata={
+        "help": "outcome (the game's result) or material (002's material-shaped reward)"})
+    weight_decay: float = field(default=1e-4, metadata={"help": "L2 (AlphaZero: 1e-4)"})
+    init_from: str = field(default="", metadata={
+        "help": "artifact the weights start from (the run's previous version)"})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("round", "window", "updates", "channels", "value_hidden"):
+            if getattr(self, name) < 1:
+                raise TrainConfigError(f"{name}: must be at least 1, got {getattr(self, name)!r}")
+        if self.blocks < 0 or self.weight_decay < 0:
+            raise TrainConfigError(f"blocks and weight_decay must not be negative, got "
+                                   f"{self.blocks!r}, {self.weight_decay!r}")
+        if self.policy_target not in POLICY_TARGETS:
+            raise TrainConfigError(f"policy_target: must be one of {', '.join(POLICY_TARGETS)}"
+                                   f", got {self.policy_target!r}")
+        if self.value_target not in VALUE_TARGETS:
+            raise TrainConfigError(f"value_target: must be one of {', '.join(VALUE_TARGETS)}, "
+                                   f"got {self.value_target!r}")
