@@ -6,9 +6,10 @@ so a reader (and the browser test) can find the figures the chart was drawn from
 """
 from __future__ import annotations
 
+import datetime as dt
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 WIDTH = 640
@@ -17,6 +18,8 @@ MARGIN = (40, 20, 30, 56)             # top, right, bottom, left
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
            "#17becf")
 Point = tuple[float, float]
+CHAR_W = 6.5                          # a generous width of one character at font-size 11
+LONGEST_LABEL = 72                    # longer labels keep their end (the title has them whole)
 
 
 def esc(value: object) -> str:
@@ -32,6 +35,28 @@ def number(value: float) -> str:
     if float(value).is_integer():
         return str(int(value))
     return f"{value:.4g}" if abs(value) < 1000 else f"{value:.0f}"
+
+
+def time_text(seconds: float, span_s: float = 0.0) -> str:
+    """A time (POSIX seconds) as a time axis shows it, in UTC: to the minute, or the date
+    alone when the axis spans days.
+
+    >>> time_text(1772366400.0), time_text(1772366400.0, span_s=5 * 86400)
+    ('2026-03-01 12:00', '2026-03-01')
+    """
+    moment = dt.datetime.fromtimestamp(seconds, dt.UTC)
+    return moment.strftime("%Y-%m-%d" if span_s >= 2 * 86400 else "%Y-%m-%d %H:%M")
+
+
+def label_column(labels: Sequence[str]) -> tuple[list[str], int]:
+    """The labels as shown (the end of an overlong one) and the width their column needs.
+
+    >>> label_column(["a", "abcd"])
+    (['a', 'abcd'], 38)
+    """
+    shown = [text if len(text) <= LONGEST_LABEL else "…" + text[1 - LONGEST_LABEL:]
+             for text in labels]
+    return shown, int(max(len(text) for text in shown) * CHAR_W) + 12
 
 
 def svg(body: str, width: int = WIDTH, height: int = HEIGHT, kind: str = "chart") -> str:
@@ -52,12 +77,16 @@ def scale(value: float, low: float, high: float, start: float, end: float) -> fl
 
 
 def axes(x_range: tuple[float, float], y_range: tuple[float, float], x_label: str,
-         y_label: str, width: int = WIDTH, height: int = HEIGHT) -> str:
-    """Both axes with their end ticks and labels."""
+         y_label: str, width: int = WIDTH, height: int = HEIGHT,
+         x_text: Callable[[float], str] = number, x_middle: bool = False) -> str:
+    """Both axes with their end ticks (and a middle one on the x axis) and labels."""
     top, right, bottom, left = MARGIN
     x0, x1, y0, y1 = left, width - right, height - bottom, top
-    ticks = [f"<text x='{x0}' y='{y0 + 14}'>{number(x_range[0])}</text>",
-             f"<text x='{x1}' y='{y0 + 14}' text-anchor='end'>{number(x_range[1])}</text>",
+    middle = (x_range[0] + x_range[1]) / 2
+    ticks = [f"<text x='{x0}' y='{y0 + 14}'>{esc(x_text(x_range[0]))}</text>",
+             f"<text x='{x1}' y='{y0 + 14}' text-anchor='end'>{esc(x_text(x_range[1]))}</text>",
+             *([f"<text x='{(x0 + x1) / 2}' y='{y0 + 14}' text-anchor='middle'>"
+                f"{esc(x_text(middle))}</text>"] if x_middle else []),
              f"<text x='{x0 - 4}' y='{y0}' text-anchor='end'>{number(y_range[0])}</text>",
              f"<text x='{x0 - 4}' y='{y1 + 8}' text-anchor='end'>{number(y_range[1])}</text>"]
     return (f"<line x1='{x0}' y1='{y0}' x2='{x1}' y2='{y0}' stroke='#333'/>"
@@ -79,13 +108,23 @@ def legend(names: Sequence[str]) -> str:
 
 
 def line_chart(series: dict[str, list[Point]], x_label: str, y_label: str,
-               y_range: tuple[float, float] | None = None) -> str:
-    """One polyline (and a dot per point) per named series."""
+               y_range: tuple[float, float] | None = None, x_time: bool = False) -> str:
+    """One polyline (and a dot per point) per named series; with ``x_time`` the x values
+    are times (POSIX seconds) shown as UTC dates, and when there is only one time, each
+    series' value at it is a bar (dots on a line of no length say little)."""
     points = [p for values in series.values() for p in values
               if all(math.isfinite(v) for v in p)]
     if not points:
         return "<p class='empty'>No rows yet.</p>"
+    if x_time and len({p[0] for p in points}) == 1:
+        return (f"<p class='note'>{esc(y_label)} at {time_text(points[0][0])} UTC, the only "
+                f"time so far:</p>" + bar_chart(
+                    [{"series": name, "value": values[-1][1]}
+                     for name, values in series.items() if values], "series", "value"))
     xs, ys = span([p[0] for p in points]), y_range or span([p[1] for p in points])
+
+    def x_text(x: float) -> str:
+        return time_text(x, xs[1] - xs[0]) if x_time else number(x)
     top, right, bottom, left = MARGIN
     marks = []
     for i, (name, values) in enumerate(series.items()):
@@ -96,11 +135,12 @@ def line_chart(series: dict[str, list[Point]], x_label: str, y_label: str,
         marks.append(f"<polyline data-series='{esc(name)}' points='{path}' fill='none' "
                      f"stroke='{colour}' stroke-width='1.5'/>")
         marks += [f"<circle cx='{px:.1f}' cy='{py:.1f}' r='2.5' fill='{colour}' "
-                  f"data-series='{esc(name)}' data-x='{number(x)}' data-value='{number(y)}'>"
-                  f"<title>{esc(name)}: {number(x)}, {number(y)}</title></circle>"
+                  f"data-series='{esc(name)}' data-x='{esc(x_text(x))}' "
+                  f"data-value='{number(y)}'><title>{esc(name)}: {esc(x_text(x))}, "
+                  f"{number(y)}</title></circle>"
                   for px, py, x, y in drawn]
-    return svg(axes(xs, ys, x_label, y_label) + "".join(marks) + legend(list(series)),
-               kind="line")
+    return svg(axes(xs, ys, x_label, y_label, x_text=x_text, x_middle=x_time)
+               + "".join(marks) + legend(list(series)), kind="line")
 
 
 def bar_chart(rows: Sequence[dict[str, Any]], label: str, value: str, unit: str = "") -> str:
@@ -109,20 +149,22 @@ def bar_chart(rows: Sequence[dict[str, Any]], label: str, value: str, unit: str 
     if not rows:
         return "<p class='empty'>No rows yet.</p>"
     high = max(float(r[value]) for r in rows) or 1.0
-    bar, label_width = 18, 220
+    shown, label_width = label_column([str(r[label]) for r in rows])
+    bar, chart_width = 18, max(WIDTH, label_width + 360)
     marks = []
     for i, r in enumerate(rows):
         y = 6 + i * (bar + 4)
-        width = float(r[value]) / high * (WIDTH - label_width - 80)
+        width = float(r[value]) / high * (chart_width - label_width - 80)
         marks.append(
             f"<text x='{label_width - 6}' y='{y + 13}' text-anchor='end'>"
-            f"{esc(str(r[label])[-34:])}</text><rect x='{label_width}' y='{y}' "
+            f"{esc(shown[i])}</text><rect x='{label_width}' y='{y}' "
             f"width='{max(width, 1):.1f}' height='{bar}' fill='{PALETTE[0]}' "
             f"data-label='{esc(r[label])}' data-value='{number(float(r[value]))}'><title>"
             f"{esc(r[label])}: {number(float(r[value]))}{unit}</title></rect>"
             f"<text x='{label_width + width + 4:.1f}' y='{y + 13}'>"
             f"{number(float(r[value]))}{unit}</text>")
-    return svg("".join(marks), height=12 + len(rows) * (bar + 4), kind="bar")
+    return svg("".join(marks), width=chart_width, height=12 + len(rows) * (bar + 4),
+               kind="bar")
 
 
 def interval_chart(rows: Sequence[dict[str, Any]], label: str, value: str, plus: str,
@@ -134,25 +176,26 @@ def interval_chart(rows: Sequence[dict[str, Any]], label: str, value: str, plus:
     low = min(r[value] - (r[minus] or 0) for r in rows)
     high = max(r[value] + (r[plus] or 0) for r in rows)
     low, high = span([low, high])
-    label_width, row = 220, 20
+    shown, label_width = label_column([str(r[label]) for r in rows])
+    row, width = 20, max(WIDTH, label_width + 360)
     marks = []
     for i, r in enumerate(rows):
         y = 14 + i * row
 
         def x(elo: float) -> float:
-            return scale(elo, low, high, label_width, WIDTH - 40)
+            return scale(elo, low, high, label_width, width - 40)
 
         marks.append(
             f"<text x='{label_width - 8}' y='{y + 4}' text-anchor='end'>"
-            f"{esc(str(r[label])[-34:])}</text>"
+            f"{esc(shown[i])}</text>"
             f"<line x1='{x(r[value] - (r[minus] or 0)):.1f}' y1='{y}' "
             f"x2='{x(r[value] + (r[plus] or 0)):.1f}' y2='{y}' stroke='#555'/>"
             f"<circle cx='{x(r[value]):.1f}' cy='{y}' r='4' fill='{PALETTE[0]}' "
             f"data-label='{esc(r[label])}' data-value='{number(r[value])}'><title>"
             f"{esc(r[label])}: {number(r[value])} +{number(r[plus] or 0)} "
             f"-{number(r[minus] or 0)}</title></circle>"
-            f"<text x='{WIDTH - 36}' y='{y + 4}'>{number(r[value])}</text>")
-    return svg("".join(marks), height=20 + len(rows) * row, kind="interval")
+            f"<text x='{width - 36}' y='{y + 4}'>{number(r[value])}</text>")
+    return svg("".join(marks), width=width, height=20 + len(rows) * row, kind="interval")
 
 
 def heatmap(cells: Sequence[tuple[float, float, float]], x_label: str, y_label: str) -> str:
@@ -184,10 +227,11 @@ def sprt_chart(rows: Sequence[dict[str, Any]], label: str) -> str:
         return "<p class='empty'>No rows yet.</p>"
     low, high = span([v for r in rows for v in (r["llr"], r["lower_bound"],
                                                  r["upper_bound"], 0.0)])
-    label_width, row = 240, 22
+    shown, label_width = label_column([str(r[label]) for r in rows])
+    row, width = 22, max(WIDTH, label_width + 360)
 
     def x(value: float) -> float:
-        return scale(value, low, high, label_width, WIDTH - 60)
+        return scale(value, low, high, label_width, width - 60)
 
     marks = []
     for i, r in enumerate(rows):
@@ -195,7 +239,7 @@ def sprt_chart(rows: Sequence[dict[str, Any]], label: str) -> str:
         start, end = sorted((x(0.0), x(r["llr"])))
         marks.append(
             f"<text x='{label_width - 8}' y='{y + 12}' text-anchor='end'>"
-            f"{esc(str(r[label])[-36:])}</text>"
+            f"{esc(shown[i])}</text>"
             f"<rect x='{start:.1f}' y='{y}' width='{max(end - start, 1):.1f}' height='16' "
             f"fill='{PALETTE[2] if r['decision'] == 'H1' else PALETTE[1]}' "
             f"data-label='{esc(r[label])}' data-value='{number(r['llr'])}'><title>LLR "
@@ -204,9 +248,9 @@ def sprt_chart(rows: Sequence[dict[str, Any]], label: str) -> str:
             + "".join(f"<line x1='{x(b):.1f}' x2='{x(b):.1f}' y1='{y - 2}' y2='{y + 18}' "
                       f"stroke='#000' stroke-dasharray='2,2'/>"
                       for b in (r["lower_bound"], r["upper_bound"]))
-            + f"<text x='{WIDTH - 56}' y='{y + 12}'>{number(r['llr'])} "
+            + f"<text x='{width - 56}' y='{y + 12}'>{number(r['llr'])} "
               f"{esc(r['decision'])}</text>")
-    return svg("".join(marks), height=16 + len(rows) * row, kind="sprt")
+    return svg("".join(marks), width=width, height=16 + len(rows) * row, kind="sprt")
 
 
 def crosstable(rows: Sequence[dict[str, Any]]) -> str:
@@ -225,6 +269,7 @@ def crosstable(rows: Sequence[dict[str, Any]]) -> str:
                 f"{number(cell[p, o]['points'])}/{cell[p, o]['games']}</td>"
                 if (p, o) in cell else "<td></td>" for o in players) + "</tr>"
             for p in players)
-        parts.append(f"<h4>{esc(tournament)}</h4><table class='crosstable'><thead><tr><th>"
-                     f"</th>{head}</tr></thead><tbody>{body}</tbody></table>")
+        parts.append(f"<h4>{esc(tournament)}</h4><div class='scroll'><table class='crosstable'>"
+                     f"<thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
+                     f"</div>")
     return "".join(parts)

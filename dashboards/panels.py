@@ -46,9 +46,9 @@ def coverage_bars(rows: Rows) -> str:
 
 
 def coverage_lines(rows: Rows) -> str:
-    points = [{**r, "t": r["minute"].timestamp() / 3600} for r in rows]
+    points = [{**r, "t": r["minute"].timestamp()} for r in rows]
     return charts.line_chart(series(points, lambda r: f"depth {r['depth']}", "t", "labelled"),
-                             "hours (UTC, since 1970)", "labelled positions")
+                             "time (UTC)", "labelled positions", x_time=True)
 
 
 def loss_curves(rows: Rows) -> str:
@@ -150,4 +150,5 @@ def html_table(result: pa.Table) -> str:
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(cell(row[c], 80))}</td>" for c in result.column_names)
         + "</tr>" for row in result.to_pylist())
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return (f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+            f"</table></div>")

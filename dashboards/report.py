@@ -22,6 +22,7 @@ STYLE = ("body{font-family:sans-serif;margin:1.5em;max-width:1400px}"
          "nav a{margin-right:1em}h2{border-bottom:1px solid #ccc;margin-top:1.5em}"
          ".panels{display:flex;flex-wrap:wrap;gap:1.5em}"
          ".panel{flex:0 1 660px;min-width:0;overflow-x:auto}"
+         ".scroll{max-width:100%;overflow-x:auto}"
          "table{border-collapse:collapse;margin:.5em 0 1em}"
          "td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px;text-align:left}"
          "th{background:#eee}.note,.empty{color:#666}")

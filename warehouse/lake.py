@@ -23,6 +23,7 @@ Delta has no unsigned integers: ``uint64`` columns (position keys) are stored as
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import logging
 import os
@@ -361,6 +362,16 @@ def key_scanner() -> duckdb.DuckDBPyConnection:
         con.execute("set parquet_metadata_cache = true")
         connections[os.getpid()] = con
     return connections[os.getpid()]
+
+
+@atexit.register
+def close_key_scanner() -> None:
+    """Close this thread's key scanner (at exit, on the main thread: another thread's goes
+    with its thread). A DuckDB object alive when the interpreter finalizes, with a daemon
+    thread running (Prefect's event loops), is reported by nanobind as leaked."""
+    con = _SCANNER.__dict__.get("by_pid", {}).pop(os.getpid(), None)
+    if con is not None:
+        con.close()
 
 
 def check_partition_values(spec: Table, column: str, values: list[Any]) -> None:

@@ -5,9 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dashboards.panels import PANELS
+import pyarrow as pa
+
+from dashboards import charts
+from dashboards.panels import PANELS, html_table
 from dashboards.report import build, write
 from flows.cli import main
+from warehouse import connect
 
 
 def values(text: str, chart: str) -> list[str]:
@@ -34,6 +38,36 @@ def test_every_panel_reads_one_named_query_and_draws_the_figures(dashboard_home:
     assert len(values(text, "lmr-heatmap")) == 9
     assert values(text, "crosstables") == ["1.5", "0.5"]
     assert "<script" not in text          # the static page is self-contained
+
+
+def test_times_show_as_utc_dates_and_a_single_time_as_bars(dashboard_home: Path) -> None:
+    """The fixture's labels were all written in one minute: the coverage panel names that
+    minute as a UTC date and shows each depth's count as a bar."""
+    minute = connect(dashboard_home).execute(
+        "select distinct strftime(date_trunc('minute', labelled_at), '%Y-%m-%d %H:%M') "
+        "from labels").fetchall()
+    assert len(minute) == 1
+    section = build(dashboard_home).split("id='panel-coverage-over-time'", 1)[1]
+    section = section.split("</section>", 1)[0]
+    assert f"at {minute[0][0]} UTC" in section and values_of(section) == ["34"]
+    line = charts.line_chart({"depth 5": [(1772366400.0, 10.0), (1772539200.0, 20.0)]},
+                             "time (UTC)", "labelled", x_time=True)
+    assert ">2026-03-01<" in line and ">2026-03-03<" in line and ">2026-03-02<" in line
+    assert "data-x='2026-03-01'" in line and "498" not in line
+
+
+def test_long_labels_get_the_room_they_need_and_tables_scroll() -> None:
+    name = "alphabeta:eval=nnue,model=nnue@1 (8e7c659a)"
+    chart = charts.interval_chart([{"who": name, "elo": 12.0, "plus": 30.0, "minus": 25.0},
+                                   {"who": "hce", "elo": -12.0, "plus": 30.0, "minus": 25.0}],
+                                  "who", "elo", "plus", "minus")
+    label = chart.split(">" + name + "</text>", 1)[0].rsplit("<text x='", 1)[1]
+    assert float(label.split("'", 1)[0]) >= len(name) * 6   # right end of a whole label
+    assert html_table(pa.table({"a": [1]})).startswith("<div class='scroll'><table>")
+
+
+def values_of(section: str) -> list[str]:
+    return re.findall(r"data-value='([^']*)'", section)
 
 
 def test_dashboard_output_writes_the_static_report(dashboard_home: Path, tmp_path: Path,

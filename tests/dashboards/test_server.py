@@ -67,6 +67,7 @@ def test_the_browser_renders_the_warehouse_figures(served: DashboardServer,
     assert values(dom, "sprt") == ["1.625"]
     assert values(dom, "ladder") == ["1712", "1788"]
     assert "<polyline" in section(dom, "volatility-roc")
+    assert re.search(r"at 20\d\d-\d\d-\d\d \d\d:\d\d UTC", section(dom, "coverage-over-time"))
     screenshot = tmp_path / "dashboard.png"
     chromium("--virtual-time-budget=15000", "--window-size=1400,2400",
              f"--screenshot={screenshot}", served.url)

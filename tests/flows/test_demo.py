@@ -5,6 +5,9 @@ default keeps it to about a minute; the default run is the slow test)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,6 +61,19 @@ def test_demo_with_a_few_hundred_positions(home: Path, capsys: pytest.CaptureFix
     assert "exported net" not in again   # the models part is skipped; nothing labelled again
     # the label limit is per run: 300 more positions at each depth
     assert connect(Lake(home)).execute("select count(*) from labels").fetchone() == (1800,)
+
+
+def test_a_prefect_run_leaves_no_duckdb_object_for_the_interpreters_exit(home: Path) -> None:
+    """A command on Prefect ends with its event-loop threads (daemons) still running; a DuckDB
+    object still alive then (the ingest lookups' cached connections were) is reported by
+    nanobind as leaked, a hundred lines on stderr at exit. Its own temporary server: ~10 s."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PREFECT_")}
+    env.update(PREFECT_HOME=str(home / "prefect"), PYTHONPATH=str(Path(__file__).parents[2]))
+    run = subprocess.run([sys.executable, "-m", "flows.cli", "--home", str(home), "ingest",
+                          "--workers", "1", str(SAMPLE / "games.pgn.zst")],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "nanobind: leaked" not in run.stderr, run.stderr[-2000:]
 
 
 @pytest.mark.slow

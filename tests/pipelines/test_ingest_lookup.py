@@ -25,3 +25,15 @@ def test_connections_are_per_thread_and_closed_before_a_fork() -> None:
     assert lookup.connection() is not main
     assert lookup.connection().execute("select 1").fetchall() == [(1,)]
     lookup.close_connections()
+
+
+def test_an_ended_threads_connection_is_closed_when_the_next_is_opened() -> None:
+    """``chesslab serve`` runs every flow on new threads: their connections must not pile up."""
+    lookup.close_connections()
+    worker = threading.Thread(target=lookup.connection)
+    worker.start()
+    worker.join()
+    assert [owner[1] for owner in lookup._CONNECTIONS] == [worker.ident]
+    lookup.connection()
+    assert [owner[1] for owner in lookup._CONNECTIONS] == [threading.get_ident()]
+    lookup.close_connections()
