@@ -24,8 +24,9 @@ class EvaluateConfig:
         "help": "model to evaluate: KIND@VERSION or KIND@latest"})
     spec: str | None = field(default=None, metadata={
         "help": "evaluate this engine spec instead of a registry model (no model events)"})
-    against: str = field(default="alphabeta:eval=hce", metadata={
-        "help": "baseline engine spec of the SPRT match"})
+    against: str | None = field(default=None, metadata={
+        "help": "baseline engine spec of the SPRT match (default: alphabeta:eval=hce; for a "
+                "policy_value model the same checkpoint bare, puct:simulations=0,model=...)"})
     sprt: tuple[float, ...] = field(default=(0.0, 10.0), metadata={
         "help": "SPRT bounds elo0,elo1 (normalised Elo, as fishtest)"})
     sprt_alpha: float = field(default=0.05, metadata={"help": "SPRT alpha"})
@@ -60,7 +61,7 @@ class EvaluateConfig:
         if self.max_games < 2 or self.ladder_rounds < 1:
             raise EvaluateError(f"evaluate: max_games must be >= 2 and ladder_rounds >= 1, "
                                 f"got {self.max_games!r} and {self.ladder_rounds!r}")
-        self.tournament("candidate", (self.against,))   # checks limits and the rest
+        self.tournament("candidate", ("baseline",))   # checks limits and the rest
 
     def tournament(self, candidate: str, opponents: tuple[str, ...],
                    **overrides: object) -> TournamentConfig:
