@@ -46,6 +46,9 @@ class EvaluateConfig:
         "help": "plies taken from each PGN game, or walked in a Polyglot book"})
     max_plies: int = field(default=600, metadata={
         "help": "plies after which a game is adjudicated a draw"})
+    tablebases: str | None = field(default=None, metadata={
+        "help": "Syzygy or Gaviota tablebase folders that adjudicate (e.g. "
+                "/usr/share/gaviotatb/gtb4 for endgame starts)"})
     concurrency: int = field(default=0, metadata={
         "help": "games played at once (0: the number of cores)"})
     promote: bool = field(default=True, metadata={
@@ -69,7 +72,8 @@ class EvaluateConfig:
         values: dict[str, object] = dict(
             engines=(candidate, *opponents), tc=self.tc, nodes=self.nodes, depth=self.depth,
             openings=self.openings, opening_plies=self.opening_plies,
-            max_plies=self.max_plies, concurrency=self.concurrency, progress=False)
+            max_plies=self.max_plies, tablebases=self.tablebases,
+            concurrency=self.concurrency, progress=False)
         values.update(overrides)
         try:
             return TournamentConfig(**values)  # type: ignore[arg-type]
