@@ -15,7 +15,7 @@ the batched rate grows with the batch while one-at-a-time stays bound by the lau
 the search then needs larger leaf batches (more virtual loss) or many games per process
 sharing one batched evaluator to use it.
 
-    .venv/bin/python benchmarks/puct.py [--seconds 2] [--games 4] [--workers 2] [--big]
+    .venv/bin/python benchmarks/puct.py [--seconds 2] [--games 8] [--workers 2] [--big]
 """
 from __future__ import annotations
 
@@ -59,22 +59,36 @@ def simulations_per_second(batch: int, seconds: float) -> float:
     return total / (time.perf_counter() - start)
 
 
+def warm(_: int) -> int:
+    """A worker's start (its imports), outside the timed part."""
+    import pipelines.puct.selfplay  # noqa: F401
+
+    time.sleep(0.5)       # every worker of the pool gets one
+    return 0
+
+
 def selfplay_rate(games: int, workers: int) -> float:
+    """Positions per second of ``games`` games; the worker processes are started and have
+    imported torch before the clock starts (a fork-server worker's start costs seconds, as
+    much as a few tiny games: timing it made two processes look 5x slower than one)."""
     config = preset_config("tiny")
-    start = time.perf_counter()
     jobs = [(config, "bench", 1, g, None, "random") for g in range(games)]
     if workers == 1:
+        play_game(*jobs[0])             # imports and the first net, untimed
+        start = time.perf_counter()
         positions = sum(len(play_game(*job).samples) for job in jobs)
-    else:
-        with ProcessPoolExecutor(workers, mp_context=get_context("forkserver")) as pool:
-            positions = sum(len(r.samples) for r in pool.map(play_game, *zip(*jobs, strict=True)))
-    return positions / (time.perf_counter() - start)
+        return positions / (time.perf_counter() - start)
+    with ProcessPoolExecutor(workers, mp_context=get_context("forkserver")) as pool:
+        list(pool.map(warm, range(workers)))
+        start = time.perf_counter()
+        positions = sum(len(r.samples) for r in pool.map(play_game, *zip(*jobs, strict=True)))
+        return positions / (time.perf_counter() - start)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--games", type=int, default=4)
+    parser.add_argument("--games", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--big", action="store_true", help="also SigmaZero's 10x128")
     args = parser.parse_args()

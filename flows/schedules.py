@@ -45,7 +45,7 @@ from pipelines.ops import (  # noqa: E402
     retrain_decision,
     unevaluated_models,
 )
-from pipelines.ops.config import step_config  # noqa: E402
+from pipelines.ops.config import kind_options, step_config  # noqa: E402
 from pipelines.train import CONFIGS, resolve_model  # noqa: E402
 from warehouse import Lake  # noqa: E402
 
@@ -116,9 +116,10 @@ def scheduled_evaluate(home: str, options: dict[str, Any], model: str | None = N
         names = [resolve_model(lake, model).model_id] if model else unevaluated_models(lake)
         with PrefectRunner(Path(home)) as runner:
             for model_id in names:
-                default = str(options.get("against", EvaluateConfig.against))
+                own = kind_options(options, model_id.split("@", 1)[0])
+                default = own.get("against")
                 config = step_config(EvaluateConfig, {
-                    **options, "model": model_id,
+                    **own, "model": model_id,
                     "against": baseline_for(lake, model_id, default)}, "evaluate")
                 lines.append(str(evaluate_model(runner, config, home)))
     return "\n".join(lines) or "evaluate: no new model version"

@@ -24,8 +24,9 @@ class EvaluateConfig:
         "help": "model to evaluate: KIND@VERSION or KIND@latest"})
     spec: str | None = field(default=None, metadata={
         "help": "evaluate this engine spec instead of a registry model (no model events)"})
-    against: str = field(default="alphabeta:eval=hce", metadata={
-        "help": "baseline engine spec of the SPRT match"})
+    against: str | None = field(default=None, metadata={
+        "help": "baseline engine spec of the SPRT match (default: alphabeta:eval=hce; for a "
+                "policy_value model the same checkpoint bare, puct:simulations=0,model=...)"})
     sprt: tuple[float, ...] = field(default=(0.0, 10.0), metadata={
         "help": "SPRT bounds elo0,elo1 (normalised Elo, as fishtest)"})
     sprt_alpha: float = field(default=0.05, metadata={"help": "SPRT alpha"})
@@ -45,6 +46,9 @@ class EvaluateConfig:
         "help": "plies taken from each PGN game, or walked in a Polyglot book"})
     max_plies: int = field(default=600, metadata={
         "help": "plies after which a game is adjudicated a draw"})
+    tablebases: str | None = field(default=None, metadata={
+        "help": "Syzygy or Gaviota tablebase folders that adjudicate (e.g. "
+                "/usr/share/gaviotatb/gtb4 for endgame starts)"})
     concurrency: int = field(default=0, metadata={
         "help": "games played at once (0: the number of cores)"})
     promote: bool = field(default=True, metadata={
@@ -60,7 +64,7 @@ class EvaluateConfig:
         if self.max_games < 2 or self.ladder_rounds < 1:
             raise EvaluateError(f"evaluate: max_games must be >= 2 and ladder_rounds >= 1, "
                                 f"got {self.max_games!r} and {self.ladder_rounds!r}")
-        self.tournament("candidate", (self.against,))   # checks limits and the rest
+        self.tournament("candidate", ("baseline",))   # checks limits and the rest
 
     def tournament(self, candidate: str, opponents: tuple[str, ...],
                    **overrides: object) -> TournamentConfig:
@@ -68,7 +72,8 @@ class EvaluateConfig:
         values: dict[str, object] = dict(
             engines=(candidate, *opponents), tc=self.tc, nodes=self.nodes, depth=self.depth,
             openings=self.openings, opening_plies=self.opening_plies,
-            max_plies=self.max_plies, concurrency=self.concurrency, progress=False)
+            max_plies=self.max_plies, tablebases=self.tablebases,
+            concurrency=self.concurrency, progress=False)
         values.update(overrides)
         try:
             return TournamentConfig(**values)  # type: ignore[arg-type]

@@ -19,7 +19,12 @@ from typing import Any
 
 from engines.registry import expand_ladder
 from pipelines.evaluate.config import EvaluateConfig, EvaluateError
-from pipelines.evaluate.models import record_model_event, resolve_candidate
+from pipelines.evaluate.models import (
+    default_baseline,
+    is_self_baseline,
+    record_model_event,
+    resolve_candidate,
+)
 from pipelines.ratings import RatingsConfig, fit, pair_counts, pair_elo
 from pipelines.ratings.sources import ladder_anchors, record_ratings, tournament_games
 from pipelines.tournament import TournamentConfig, TournamentSummary, resolve_players
@@ -35,6 +40,12 @@ class EvaluationPlan:
     candidate: str               # the candidate's player name in both tournaments
     match: TournamentConfig
     gauntlet: TournamentConfig | None
+    baseline: str = ""           # the baseline's engine spec (given or the kind's default)
+
+    @property
+    def searches_itself(self) -> bool:
+        """The baseline is the model's own bare network: the match measures its search."""
+        return is_self_baseline(self.model_id, self.baseline)
 
 
 @dataclass(frozen=True)
@@ -117,7 +128,9 @@ def plan_evaluation(lake: Lake, config: EvaluateConfig) -> EvaluationPlan:
         else (None, str(config.spec))
     player = f"{spec}#{model_id}" if model_id else spec
     c = config
-    match = c.tournament(player, (c.against,), rounds=max(1, c.max_games // 2),
+    kind = model_id.split("@", 1)[0] if model_id else None
+    baseline = c.against or default_baseline(kind, model_id)
+    match = c.tournament(player, (baseline,), rounds=max(1, c.max_games // 2),
                          sprt_elo0=c.sprt[0], sprt_elo1=c.sprt[1], sprt_alpha=c.sprt_alpha,
                          sprt_beta=c.sprt_beta,
                          event=f"chesslab evaluate {model_id or spec}: SPRT")
@@ -131,7 +144,7 @@ def plan_evaluation(lake: Lake, config: EvaluateConfig) -> EvaluationPlan:
             resolve_players(gauntlet)
     except ValueError as exc:
         raise EvaluateError(f"evaluate {model_id or spec}: {exc}") from None
-    return EvaluationPlan(config, model_id, candidate, match, gauntlet)
+    return EvaluationPlan(config, model_id, candidate, match, gauntlet, baseline)
 
 
 # --------------------------------------------------------------------------------------------
@@ -178,12 +191,15 @@ def summarize(lake: Lake, plan: EvaluationPlan, match: TournamentSummary,
 
 
 def record_evaluation(lake: Lake, plan: EvaluationPlan, evaluation: Evaluation) -> list[str]:
-    """The model's ``evaluated`` event, and ``promoted`` when it passed (and promotion is on);
-    returns the events written (none for a bare spec)."""
+    """The model's ``evaluated`` event, and ``promoted`` when it passed (and promotion is on,
+    and the baseline was not its own bare network: search beating the same net unsearched
+    ranks it against no other version); returns the events written (none for a bare spec)."""
     if plan.model_id is None:
         return []
-    record_model_event(lake, plan.model_id, "evaluated", evaluation.payload())
-    if not (evaluation.passed and plan.config.promote):
+    record_model_event(lake, plan.model_id, "evaluated",
+                       {**evaluation.payload(), "baseline": plan.baseline,
+                        "search_vs_bare": plan.searches_itself})
+    if not (evaluation.passed and plan.config.promote) or plan.searches_itself:
         return ["evaluated"]
     record_model_event(lake, plan.model_id, "promoted", {
         "by": "evaluate", "against": evaluation.against,

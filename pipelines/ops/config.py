@@ -21,6 +21,9 @@ min_new_labels = 10000      # labels newer than the latest model's dataset neede
 interval_s = 600            # how often the registry is polled for new model versions
 nodes = 20000               # the default limit when none of tc, nodes, depth is given
 ladder = "1800-2600/200"    # any other `chesslab evaluate` option: sprt, against, tc, ...
+
+[evaluate.policy_value]     # options for one model kind's versions, over the ones above
+nodes = 128                 # PUCT simulations a move (the default when no limit is given)
 ```
 """
 from __future__ import annotations
@@ -37,6 +40,23 @@ from pipelines.label.config import LabelConfig
 RETRAIN_KINDS = ("nnue", "volatility")
 LIMITS = ("tc", "nodes", "depth")
 DEFAULT_LIMIT = {"nodes": 20_000}     # evaluation games, unless the file gives a limit
+#: Per model kind, the limit of its evaluation games unless the file gives one: a PUCT
+#: simulation costs a network call, a thousand times an alpha-beta node.
+DEFAULT_KIND_LIMITS = {"policy_value": {"nodes": 128}}
+MODEL_KINDS = ("nnue", "volatility", "policy_value")
+
+
+def kind_options(options: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The evaluate options for versions of ``kind``: the section's options with the kind's
+    own table (``[evaluate.KIND]``) over them.
+
+    >>> kind_options({"nodes": 20000, "policy_value": {"nodes": 64}}, "policy_value")
+    {'nodes': 64}
+    >>> kind_options({"nodes": 20000, "policy_value": {"nodes": 64}}, "nnue")
+    {'nodes': 20000}
+    """
+    common = {k: v for k, v in options.items() if k not in MODEL_KINDS}
+    return {**common, **options.get(kind, {})}
 
 
 class OpsConfigError(ValueError):
@@ -119,17 +139,23 @@ class EvaluateSchedule:
     ``KIND@best`` (else the configured baseline) and the Stockfish ladder."""
 
     interval_s: float = 600.0                         # registry polled every 10 minutes
-    options: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_LIMIT))
+    options: dict[str, Any] = field(default_factory=lambda: {**DEFAULT_LIMIT,
+                                                             **DEFAULT_KIND_LIMITS})
     enabled: bool = True
 
     def __post_init__(self) -> None:
         if self.interval_s < 1:
             raise OpsConfigError(f"evaluate.interval_s: must be at least 1, got "
                                  f"{self.interval_s!r}")
-        self.evaluate_config("check@1")
+        for kind in MODEL_KINDS:
+            if not isinstance(self.options.get(kind, {}), dict):
+                raise OpsConfigError(f"evaluate.{kind}: want a table, got "
+                                     f"{self.options[kind]!r}")
+            self.evaluate_config(f"{kind}@1")
 
     def evaluate_config(self, model: str, **overrides: Any) -> EvaluateConfig:
-        return step_config(EvaluateConfig, {**self.options, **overrides, "model": model},
+        options = kind_options(self.options, model.split("@", 1)[0])
+        return step_config(EvaluateConfig, {**options, **overrides, "model": model},
                            "evaluate")
 
 
@@ -185,6 +211,10 @@ def parse_schedules(data: dict[str, Any], base: Path) -> Schedules:
                                                                        "enabled"})
         if not any(limit in options for limit in LIMITS):
             options = {**DEFAULT_LIMIT, **options}
+            for kind, limit in DEFAULT_KIND_LIMITS.items():
+                table = options.get(kind, {})
+                if isinstance(table, dict) and not any(k in table for k in LIMITS):
+                    options[kind] = {**limit, **table}
         evaluate = EvaluateSchedule(options=options, **own)
     except TypeError as exc:   # an unknown key of a schedule
         raise OpsConfigError(str(exc).replace("__init__()", "schedule")) from None

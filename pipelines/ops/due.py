@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipelines.evaluate.config import EvaluateError
-from pipelines.evaluate.models import model_engine_spec
+from pipelines.evaluate.models import SELF_BASELINES, model_engine_spec
 from pipelines.train.registry import ModelNotFoundError, resolve_model
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
@@ -61,10 +61,14 @@ def unevaluated_models(lake: Lake) -> list[str]:
     return playable
 
 
-def baseline_for(lake: Lake, model_id: str, default: str) -> str:
+def baseline_for(lake: Lake, model_id: str, default: str | None) -> str | None:
     """The engine spec of ``KIND@best`` when there is one other than ``model_id``, else
-    ``default`` (the first model of a kind plays the configured baseline)."""
+    ``default`` (the first model of a kind plays the configured baseline; None: the kind's
+    default). A kind whose default baseline is the version itself unsearched
+    (``policy_value``) always gets ``default``: each version's search against its bare net."""
     kind = model_id.split("@", 1)[0]
+    if kind in SELF_BASELINES:
+        return default
     try:
         best = resolve_model(lake, f"{kind}@best")
     except ModelNotFoundError:
