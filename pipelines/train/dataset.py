@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from warehouse import Lake, connect
-from warehouse.catalog import named_query
+from warehouse.catalog import connect_files, named_query
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +46,11 @@ class SplitQuery:
 
 
 def stream_batches(split: SplitQuery, epoch: int, read_batch: int) -> Iterator[pa.RecordBatch]:
-    """The split's rows for ``epoch`` (shuffled by the epoch) as record batches."""
-    con = connect(Lake(split.home), readable=[split.parameters["snapshot"]]
-                  if "snapshot" in split.parameters else ())
+    """The split's rows for ``epoch`` (shuffled by the epoch) as record batches. A query over
+    a run's snapshot reads that file alone: its connection has none of the lake's views (which
+    cost more to create than the epoch's query takes)."""
+    snapshot = split.parameters.get("snapshot")
+    con = connect(Lake(split.home)) if snapshot is None else connect_files([snapshot])
     try:
         relation = con.sql(named_query(split.query), params=split.params(epoch))
         yield from relation.to_arrow_reader(read_batch)  # fetch_record_batch before DuckDB 2
