@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping
+import queue
+import threading
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -26,6 +28,8 @@ log = logging.getLogger(__name__)
 NO_LIMIT = 2**62
 # The lake tables a data set reads; their versions go into model_datasets.
 READ_TABLES = ("positions", "labels", "moves", "games")
+T = TypeVar("T")
+_END = object()
 
 
 class DatasetError(ValueError):
@@ -56,6 +60,51 @@ def stream_batches(split: SplitQuery, epoch: int, read_batch: int) -> Iterator[p
         yield from relation.to_arrow_reader(read_batch)  # fetch_record_batch before DuckDB 2
     finally:
         con.close()
+
+
+def prefetched(items: Iterator[T], depth: int = 2) -> Generator[T, None, None]:
+    """``items`` made by a background thread up to ``depth`` ahead of the consumer, so that
+    reading and encoding the next batches overlaps the training step (DuckDB, Arrow and torch
+    release the GIL while they work). The producer's exception is raised in the consumer;
+    closing the consumer early stops the producer and closes ``items`` in its thread."""
+    slots: queue.Queue[tuple[Any, BaseException | None]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(entry: tuple[Any, BaseException | None]) -> bool:
+        while not stop.is_set():
+            try:
+                slots.put(entry, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((item, None)):
+                    return
+            put((_END, None))
+        except BaseException as error:  # noqa: BLE001 - handed to the consumer
+            put((_END, error))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=produce, name="chesslab-prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, error = slots.get()
+            if item is _END:
+                if error is not None:
+                    raise error
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 def write_snapshot(lake: Lake, query_name: str, parameters: Mapping[str, Any], path: Path,

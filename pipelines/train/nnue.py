@@ -35,6 +35,7 @@ from pipelines.train.dataset import (
     DatasetError,
     SplitQuery,
     parameters_json,
+    prefetched,
     stream_batches,
     table_versions,
     write_snapshot,
@@ -126,8 +127,9 @@ class NnueBatch:
 
 
 class NnueStream(torch.utils.data.IterableDataset):
-    """One split streamed from DuckDB in record batches; HalfKP computed per record batch and
-    cut into training batches. ``set_epoch`` picks the epoch's shuffle."""
+    """One split streamed from DuckDB in record batches, cut into training batches whose
+    HalfKP indices are computed in a background thread while the model trains on the previous
+    ones. ``set_epoch`` picks the epoch's shuffle."""
 
     def __init__(self, split: SplitQuery, batch_size: int, read_batch: int) -> None:
         self.split, self.batch_size, self.read_batch = split, batch_size, read_batch
@@ -137,14 +139,28 @@ class NnueStream(torch.utils.data.IterableDataset):
         self.epoch = epoch
 
     def __iter__(self) -> Iterator[NnueBatch]:
+        return prefetched(self.batches())
+
+    def batches(self) -> Iterator[NnueBatch]:
+        """Training batches in the epoch's order. Each is encoded on its own (a record batch
+        is cut into training-batch slices first), so the first is ready as soon as the query
+        gives rows and :func:`prefetched` overlaps the encoding of the rest with training."""
         carry: NnueBatch | None = None
         for record_batch in stream_batches(self.split, self.epoch, self.read_batch):
-            rows = self.encode(record_batch)
-            rows = rows if carry is None else concat(carry, rows)
-            whole = len(rows) - len(rows) % self.batch_size
-            for start in range(0, whole, self.batch_size):  # views, no copies
-                yield rows.slice(start, start + self.batch_size)
-            carry = rows.slice(whole, len(rows)) if whole < len(rows) else None
+            start = 0
+            if carry is not None:  # complete the rows left over from the last record batch
+                start = self.batch_size - len(carry)
+                carry = concat(carry, self.encode(record_batch.slice(0, start)))
+                if len(carry) < self.batch_size:
+                    continue
+                yield carry
+                carry = None
+            for offset in range(start, record_batch.num_rows, self.batch_size):
+                rows = self.encode(record_batch.slice(offset, self.batch_size))
+                if len(rows) == self.batch_size:
+                    yield rows
+                else:
+                    carry = rows
         if carry is not None:
             yield carry
 

@@ -28,9 +28,10 @@ from flows.cli import main as cli_main
 from pipelines.ingest import IngestConfig, ingest_paths
 from pipelines.label import LabelConfig, label_positions
 from pipelines.train import NnueConfig, TrainConfigError, preset, resolve_model, train
-from pipelines.train.dataset import DatasetError, stream_batches
+from pipelines.train.dataset import DatasetError, prefetched, stream_batches
 from pipelines.train.nnue import (
     NnueKind,
+    NnueStream,
     evaluate_quantised_batch,
     load_npz,
     nnue_loss,
@@ -92,6 +93,52 @@ def test_splits_are_by_game_and_cover_the_view(lake: Lake) -> None:
     assert [r["position_key"] for r in reshuffled] != [r["position_key"] for r in train_rows]
     assert sorted(r["position_key"] for r in reshuffled) == sorted(
         r["position_key"] for r in train_rows)
+
+
+def test_stream_cuts_the_split_into_whole_batches_in_order(lake: Lake) -> None:
+    """Training batches are the split's rows in the epoch's order, HalfKP-encoded, all of
+    batch_size but the last, however the record batches fall (sizes that do not divide)."""
+    folder = lake.home / "scratch"
+    folder.mkdir(exist_ok=True)
+    split = NnueKind().data(lake, preset(NnueConfig, "tiny"), folder).train.dataset.split
+    rows = split_rows(lake, False, epoch=2)
+    for batch_size, read_batch in ((37, 100), (100, 37), (64, 64), (5000, 256)):
+        stream = NnueStream(split, batch_size, read_batch)
+        stream.set_epoch(2)
+        batches = list(stream)
+        assert [len(b) for b in batches[:-1]] == [batch_size] * (len(batches) - 1)
+        assert 0 < len(batches[-1]) <= batch_size
+        assert torch.equal(torch.cat([b.features for b in batches]),
+                           torch.from_numpy(halfkp_batch([r["fen"] for r in rows])).long())
+        assert torch.cat([b.score_cp for b in batches]).tolist() == [
+            float(r["score_cp"]) for r in rows]
+
+
+def test_prefetched_keeps_order_raises_and_stops_early() -> None:
+    """The background reader gives the items in order, re-raises the producer's error in the
+    consumer, and closing the consumer early closes the producer's iterator."""
+    assert list(prefetched(iter(range(100)), depth=3)) == list(range(100))
+
+    def failing() -> Any:
+        yield 1
+        raise DatasetError("bad row")
+
+    consumer = prefetched(failing())
+    assert next(consumer) == 1
+    with pytest.raises(DatasetError, match="bad row"):
+        next(consumer)
+    closed = []
+
+    def endless() -> Any:
+        try:
+            yield from iter(int, 1)
+        finally:
+            closed.append(True)
+
+    consumer = prefetched(endless())
+    assert next(consumer) == 0
+    consumer.close()
+    assert closed == [True]
 
 
 def test_examples_have_side_to_move_scores_and_results(lake: Lake) -> None:
