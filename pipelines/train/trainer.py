@@ -121,8 +121,8 @@ class EpochMetrics(L.Callback):
         self.reset()
 
     def reset(self) -> None:
-        self.train_sum = self.train_n = self.val_sum = self.val_n = 0.0
-        self.started = self.train_s = time.monotonic()
+        self.train_sum = self.train_n = self.val_sum = self.val_n = self.train_s = 0.0
+        self.started = time.monotonic()
 
     def on_train_epoch_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         self.reset()
@@ -135,8 +135,8 @@ class EpochMetrics(L.Callback):
                            batch: Any, batch_idx: int) -> None:
         self.train_sum += float(outputs["loss"]) * len(batch)
         self.train_n += len(batch)
-
-    def on_validation_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        # The epoch's training time ends with its last step: Lightning fetches the first
+        # validation batch before on_validation_start, which is validation's time.
         self.train_s = time.monotonic() - self.started
 
     def on_validation_batch_end(self, trainer: L.Trainer, module: L.LightningModule,
