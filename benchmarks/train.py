@@ -1,8 +1,10 @@
 """Training speed: ``chesslab train nnue`` (Lightning, data streamed from Parquet through
-DuckDB, HalfKP computed per record batch) against a plain PyTorch loop over the same model,
-loss and Adam on tensors already in memory. Positions per second of training per epoch, side by
-side in one run, alternating rounds of baseline and ours (the machine's load drifts); the best
-epoch of each is the least disturbed by other processes.
+DuckDB, HalfKP computed per training batch in a background thread) against a plain PyTorch
+loop over the same model, loss and Adam on tensors already in memory. Positions per second of
+training per epoch (from the epoch's start to its last optimiser step; the trainer's figure
+includes the epoch's query and encoding), side by side in one run, alternating rounds of
+baseline and ours (the machine's load drifts); the best epoch of each is the least disturbed
+by other processes.
 
     .venv/bin/python benchmarks/train.py --epochs 3 --batch-size 8192
 
