@@ -32,7 +32,8 @@ class EvaluateConfig:
     sprt_alpha: float = field(default=0.05, metadata={"help": "SPRT alpha"})
     sprt_beta: float = field(default=0.05, metadata={"help": "SPRT beta"})
     max_games: int = field(default=400, metadata={
-        "help": "games of the SPRT match at most (in pairs; it stops at a verdict)"})
+        "help": "games of the SPRT match at most (in pairs; it stops at a verdict); not part "
+                "of the match's identity: a rerun with a larger cap continues the same match"})
     ladder: str = field(default="1800-2600/200", metadata={
         "help": "Stockfish UCI_Elo rungs LOW-HIGH/STEP or A,B,... ('' skips the gauntlet)"})
     ladder_rounds: int = field(default=2, metadata={"help": "game pairs against each rung"})

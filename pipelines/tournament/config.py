@@ -54,7 +54,9 @@ class TournamentConfig:
     """A tournament: players, openings, limits, adjudication, concurrency.
 
     Everything but ``concurrency``, ``progress`` and ``name`` goes into the tournament id, so
-    running the same command again resumes the same tournament.
+    running the same command again resumes the same tournament. An SPRT's ``rounds`` stay out
+    of it too (but with a Polyglot book): they only cap the match, which the SPRT stops at its
+    verdict, so the same SPRT with more rounds continues where the last run stopped.
     """
 
     engines: tuple[str, ...] = field(default=(), metadata=field_help(
@@ -65,7 +67,8 @@ class TournamentConfig:
     format: str = field(default="round-robin", metadata=field_help(
         "round-robin or gauntlet (the first engine against each of the others)"))
     rounds: int = field(default=1, metadata=field_help(
-        "game pairs per pairing (each pair: same opening, colours reversed)"))
+        "game pairs per pairing (each pair: same opening, colours reversed); an SPRT's "
+        "cap, which a rerun may raise to continue it"))
     openings: str | None = field(default=None, metadata=field_help(
         "opening file: .epd, .pgn (first --opening-plies plies) or Polyglot .bin"))
     opening_plies: int = field(default=8, metadata=field_help(

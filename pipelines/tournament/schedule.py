@@ -57,12 +57,28 @@ def schedule(players: Sequence[str], format: str, rounds: int, openings: int) ->
     return slots
 
 
+def rounds_only_cap(config: TournamentConfig) -> bool:
+    """An SPRT's rounds only cap it (the GSPRT's verdict is the other stopping rule): round r
+    plays opening r mod n whatever the number of rounds, so a rerun with more rounds continues
+    the same games. A Polyglot book is walked once per round, so there the number of rounds
+    decides the openings and stays part of the identity.
+
+    >>> rounds_only_cap(TournamentConfig.tiny(sprt_elo0=0, sprt_elo1=10))
+    True
+    >>> rounds_only_cap(TournamentConfig.tiny())
+    False
+    """
+    book = (config.openings or "").lower().endswith(".bin")
+    return config.is_sprt and not book
+
+
 def tournament_id(config: TournamentConfig, players: Sequence[EngineSpec],
                   openings_digest: str | None) -> str:
-    """A hash of what decides the games: rerunning the same command resumes the tournament."""
+    """A hash of what decides the games: rerunning the same command resumes the tournament
+    (an SPRT's with more rounds too: :func:`rounds_only_cap`)."""
     identity = {
         "players": [[p.name, p.setup_hash] for p in players],
-        "format": config.format, "rounds": config.rounds,
+        "format": config.format, "rounds": None if rounds_only_cap(config) else config.rounds,
         "openings": openings_digest, "opening_plies": config.opening_plies,
         "opening_order": config.opening_order, "seed": config.seed,
         "limits": [config.tc, config.movetime_ms, config.nodes, config.depth],

@@ -3,6 +3,7 @@ the Stockfish ladder, recorded as tournaments, then the model's events."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,32 @@ def test_weak_spec_is_rejected(home: Path, stockfish_path: str) -> None:
     payload = evaluation.payload()
     assert payload["passed"] is False and payload["sprt_decision"] == "H0"
     assert json.loads(json.dumps(payload))["sprt_elo"] == [0.0, 200.0]
+
+
+def test_a_larger_games_cap_continues_the_same_sprt_match(home: Path,
+                                                            stockfish_path: str) -> None:
+    """Issue 10 (paper 003 run): --max-games was part of the match's identity, so raising it
+    from 100 to 200 replayed all 200 games in a new tournament. Two equal Stockfish players
+    keep SPRT(0,10) undecided: a cap of 2 games plays 2, a cap of 4 then plays only the 2
+    missing games into the same tournament, and the cap of 4 again plays nothing."""
+    config = EvaluateConfig.tiny(spec=STOCKFISH, against="stockfish?Threads=1&Hash=16#sf2",
+                                 sprt=(0.0, 10.0), sprt_alpha=0.05, sprt_beta=0.05,
+                                 max_games=2, ladder="", openings=OPENINGS)
+
+    def games() -> list[tuple[str, int]]:   # a fresh connection sees the games just written
+        return connect(Lake(home)).execute("select tournament_id, count(*) from "
+                                           "tournament_games group by tournament_id").fetchall()
+
+    first = evaluate_model(config, home)
+    assert first.sprt_decision == "continue" and games() == [(first.match_tournament, 2)]
+    larger = replace(config, max_games=4)
+    second = evaluate_model(larger, home)
+    assert second.match_tournament == first.match_tournament
+    assert second.games == 4 and games() == [(first.match_tournament, 4)]
+    assert evaluate_model(larger, home).games == 4 and games() == [(first.match_tournament, 4)]
+    status = connect(Lake(home)).execute(
+        "select planned_games, games_done, status from tournament_status").fetchall()
+    assert status == [(4, 4, "finished")]
 
 
 def register(lake: Lake, version: int, engine_spec: str) -> None:

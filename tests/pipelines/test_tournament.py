@@ -19,8 +19,8 @@ from pipelines.tournament.adjudication import Adjudicator
 from pipelines.tournament.config import TimeControl
 from pipelines.tournament.game import Clock
 from pipelines.tournament.openings import load_openings
-from pipelines.tournament.runner import Tournament
-from pipelines.tournament.schedule import schedule
+from pipelines.tournament.runner import Tournament, resolve_players
+from pipelines.tournament.schedule import rounds_only_cap, schedule, tournament_id
 from pipelines.tournament.store import finished_games
 from warehouse import Lake, connect
 
@@ -194,6 +194,26 @@ def test_tournament_stops_when_the_sprt_decides(home: Path, stockfish_path: str)
     assert summary.played < summary.planned and summary.played % 2 == 0
     con = connect(home)
     assert con.execute("select decision from sprt_results").fetchall() == [("H1",)]
+
+
+def test_an_sprt_s_rounds_only_cap_it() -> None:
+    """Issue 10: an SPRT's rounds (evaluate's --max-games) changed its tournament id, so a
+    larger cap replayed every game. They stay out of an SPRT's id, not out of a plain
+    tournament's, nor out of an SPRT's on a Polyglot book (walked once per round)."""
+    def config(rounds: int, elo1: float | None = 10.0, openings: str | None = None
+               ) -> TournamentConfig:
+        return TournamentConfig.tiny(rounds=rounds, openings=openings,
+                                     sprt_elo0=None if elo1 is None else 0.0, sprt_elo1=elo1)
+
+    def identity(config: TournamentConfig) -> str:
+        return tournament_id(config, resolve_players(config), None)
+
+    assert identity(config(50)) == identity(config(100))
+    assert identity(config(50)) != identity(config(50, elo1=5.0))
+    assert identity(config(50, elo1=None)) != identity(config(100, elo1=None))
+    book = str(OPENINGS / "tiny_book.bin")
+    assert (rounds_only_cap(config(50)), rounds_only_cap(config(50, openings=book))) == (
+        True, False)
 
 
 def test_engine_that_cannot_start_is_a_user_error(home: Path, stockfish_path: str) -> None:

@@ -1,10 +1,12 @@
 -- depends: tournament_events, tournament_games, tournaments
 -- Latest progress event of each tournament, with its finished-game count from the games.
+-- planned_games is the latest event's: an SPRT rerun with more rounds (a larger games cap)
+-- continues the same tournament, whose tournaments row keeps the first run's plan.
 with events as (select * from tournament_events),
 games as (select * from tournament_games),
 tournaments as (select * from tournaments),
 latest as (
-    select distinct on (tournament_id) tournament_id, event, detail, recorded_at
+    select distinct on (tournament_id) tournament_id, event, detail, planned_games, recorded_at
     from events
     order by tournament_id, recorded_at desc
 ),
@@ -17,7 +19,7 @@ select
     t.tournament_id,
     t.event as name,
     t.format,
-    t.planned_games,
+    coalesce(l.planned_games, t.planned_games) as planned_games,
     coalesce(c.games_done, 0) as games_done,
     l.event as status,
     l.detail,
