@@ -25,9 +25,10 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_cls: type,
         kind = _base_type(hints[f.name])
         default = _default(f)
         help_text = f.metadata.get("help", "").replace("%", "%%")  # argparse formats help
-        if kind is bool:
+        if kind is bool:   # Python 3.11's BooleanOptionalAction shows no default itself
             parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
-                                default=default, help=help_text)
+                                default=default,
+                                help=f"{help_text} (default: {bool_default(flag, default)})")
         else:
             parser.add_argument(flag, dest=f.name, type=_parser_for(hints[f.name], kind),
                                 default=default, help=f"{help_text} (default: {default})")
@@ -39,6 +40,15 @@ def config_from_args(config_cls: type[C], args: argparse.Namespace, **overrides:
               if f.init and hasattr(args, f.name)}
     values.update(overrides)
     return config_cls(**values)
+
+
+def bool_default(flag: str, default: object) -> str:
+    """The spelling of a boolean option that is on by default.
+
+    >>> bool_default("--paper-range", True), bool_default("--paper-range", False)
+    ('--paper-range', '--no-paper-range')
+    """
+    return flag if default else "--no-" + flag.removeprefix("--")
 
 
 def _default(f: dataclasses.Field[Any]) -> Any:

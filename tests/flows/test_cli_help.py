@@ -19,3 +19,18 @@ def test_help_renders(command: str, capsys: pytest.CaptureFixture[str]) -> None:
         build_parser(command).parse_args([command, "--help"])
     assert exit_info.value.code == 0
     assert f"usage: chesslab {command}" in capsys.readouterr().out
+
+
+def help_text(command: str, capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit):
+        build_parser(command).parse_args([command, "--help"])
+    return " ".join(capsys.readouterr().out.split())   # argparse wraps lines
+
+
+def test_boolean_options_show_their_default(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 10 (paper 003 run): ``lmr-data --help`` showed no default for --paper-range
+    (Python 3.11's BooleanOptionalAction adds none); every boolean config field now names
+    the spelling that is on by default."""
+    text = help_text("lmr-data", capsys)
+    assert "(<= 10, then 15..30 by 5, 40..60 by 10) (default: --paper-range)" in text
+    assert "(default: --promote)" in help_text("evaluate", capsys)
