@@ -51,19 +51,28 @@ class LmrDataSummary:
     games_played: int
     decisions_logged: int           # by the games played now
     decisions_labelled: int         # now
+    logged: int                     # decisions the run's games logged, all runs of the command
+    labelled: int                   # of them, examples with a label
+    capped: int                     # examples whose re-search ran out of label_max_nodes
+    mates: int                      # examples whose re-search found a mate (not capped)
     examples: int                   # labelled decisions of the run, all runs of the command
     fail_low_share: float | None    # logged decisions whose value was <= alpha (paper: 0.82)
     kept: int                       # fail low at the reduced and the full depth (the fit's rows)
     mean_label_table: float | None  # over the kept rows (paper: 3.37, rule unclear)
     mean_label_code: float | None
     mean_full_depth: float | None   # over the kept rows (paper: 4.55)
+    outside_range: int = 0          # logged, never re-searched: outside --paper-range's d and m
+                                    # or over --max-full-depth
 
     def __str__(self) -> str:
         def num(value: float | None, digits: int = 2) -> str:
             return "n/a" if value is None else f"{value:.{digits}f}"
         return (f"lmr-data {self.data_run}: {self.games_played} games played, "
-                f"{self.decisions_logged} decisions logged, {self.decisions_labelled} labelled "
-                f"now; {self.examples} examples, {self.kept} kept (fail low at reduced and "
+                f"{self.decisions_logged} decisions logged, {self.decisions_labelled} re-searched "
+                f"now; of the run's {self.logged} logged decisions {self.labelled} labelled, "
+                f"{self.outside_range} outside the paper's range, {self.capped} capped, "
+                f"{self.mates} mates; {self.examples} examples, {self.kept} kept (fail low at "
+                f"reduced and "
                 f"full depth); fail-low share {num(self.fail_low_share)} (paper 0.82), mean "
                 f"label {num(self.mean_label_table)} table / {num(self.mean_label_code)} code "
                 f"(paper 3.37), mean full depth {num(self.mean_full_depth)} (paper 4.55)")
@@ -114,11 +123,21 @@ def load_openings(config: LmrDataConfig) -> list[Opening]:
 
 def pending_decisions(lake: Lake, plan: LmrDataPlan) -> list[dict[str, Any]]:
     """Logged decisions of the run without an example, in key order, filtered as A.2/A.3."""
-    rows = query(connect(lake), named_query("lmr_pending"),
+    return [r for r in unlabelled_decisions(lake, plan) if in_label_range(r, plan.config)]
+
+
+def unlabelled_decisions(lake: Lake, plan: LmrDataPlan) -> list[dict[str, Any]]:
+    """Logged decisions of the run without an example, in key order."""
+    return query(connect(lake), named_query("lmr_pending"),
                  {"prefix": plan.data_run + "-g"}).to_pylist()
-    config = plan.config
-    return [r for r in rows if r["depth"] - 1 <= config.max_full_depth and (
-        not config.paper_range or (in_paper_range(r["depth"]) and in_paper_range(r["move_no"])))]
+
+
+def in_label_range(decision: dict[str, Any], config: LmrDataConfig) -> bool:
+    """A decision A.3 labels: full depth up to max_full_depth, and with ``paper_range`` d and
+    m in A.2's do_log range."""
+    depth, move_no = decision["depth"], decision["move_no"]
+    return depth - 1 <= config.max_full_depth and (
+        not config.paper_range or (in_paper_range(depth) and in_paper_range(move_no)))
 
 
 def chunks(rows: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
@@ -200,4 +219,5 @@ def summarize(lake: Lake, plan: LmrDataPlan, played: int, logged: int,
               labelled: int) -> LmrDataSummary:
     row = query(connect(lake), named_query("lmr_data_summary"),
                 {"data_run": plan.data_run, "prefix": plan.data_run + "-g"}).to_pylist()[0]
-    return LmrDataSummary(plan.data_run, played, logged, labelled, **row)
+    outside = sum(not in_label_range(r, plan.config) for r in unlabelled_decisions(lake, plan))
+    return LmrDataSummary(plan.data_run, played, logged, labelled, **row, outside_range=outside)

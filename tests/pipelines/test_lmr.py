@@ -151,6 +151,23 @@ def test_lmr_data_resumes(lmr_home: Path, examples: list[dict[str, Any]]) -> Non
     assert sum(n for _, n in games) == len(examples) + more.decisions_labelled
 
 
+def test_lmr_data_summary_counts_every_logged_decision(tmp_path: Path) -> None:
+    """Issue 10 (paper 003 run): '5003 decisions logged, 2353 labelled' left the other 2650
+    unexplained. With --paper-range and a small re-search budget every logged decision of
+    the run is labelled, outside the range (counted from search_log here), capped or a mate."""
+    config = LmrDataConfig(**{**TINY, "paper_range": True, "label_max_nodes": 20})  # type: ignore[arg-type]
+    summary = run_lmr_data(config, tmp_path / "home")
+    con = connect(Lake(tmp_path / "home"))
+    rows = con.execute("select depth, move_no from search_log").fetchall()
+    outside = sum(not (in_paper_range(d) and in_paper_range(m)) for d, m in rows)
+    assert summary.logged == summary.decisions_logged == len(rows) > 0
+    assert summary.outside_range == outside > 0 and summary.capped > 0
+    assert summary.labelled + summary.outside_range + summary.capped + summary.mates == len(rows)
+    assert summary.examples == summary.decisions_labelled == len(rows) - outside
+    assert (f"of the run's {len(rows)} logged decisions {summary.labelled} labelled, "
+            f"{outside} outside the paper's range, {summary.capped} capped") in str(summary)
+
+
 def test_lmr_data_config_errors() -> None:
     with pytest.raises(LmrDataError, match="log_rate must be in"):
         LmrDataConfig(log_rate=0.0)
