@@ -386,38 +386,47 @@ cdef Move find_mate_in_one(const Position* p, const MoveList* ml) noexcept nogil
     return 0
 
 
-cdef u64 see_danger(const Position* p) noexcept nogil:
-    """Squares a quiet move may go to with a SEE below 0: those the opponent attacks, also
-    through any of our pieces (a superset of what the moving piece uncovers); elsewhere a
-    quiet, non-promoting move has no recapture and SEE 0."""
+cdef struct SeeDanger:
+    u64 attacked       # squares the opponent attacks now
+    u64 behind         # squares an enemy slider would reach through one of ``screens``
+    u64 screens        # our pieces standing in an enemy slider's line
+
+
+cdef void see_danger(const Position* p, SeeDanger* d) noexcept nogil:
+    """Where a quiet move may have a SEE below 0: onto a square the opponent attacks, or a
+    screening piece's move onto a square behind it (what moving it uncovers: a superset).
+    Elsewhere a quiet, non-promoting move has no recapture and SEE 0."""
     cdef int us = p.side, them = p.side ^ 1, sq
-    cdef u64 own = p.occ[us], occ = p.all, danger = 0, b, a
+    cdef u64 own = p.occ[us], occ = p.all, b, a
+    d.attacked = KINGS[first_square(p.bb[them][KING])]
+    d.behind = 0
+    d.screens = 0
     b = p.bb[them][PAWN]
     while b:
-        danger |= PAWNS[them][first_square(b)]
+        d.attacked |= PAWNS[them][first_square(b)]
         b &= b - 1
     b = p.bb[them][KNIGHT]
     while b:
-        danger |= KNIGHTS[first_square(b)]
+        d.attacked |= KNIGHTS[first_square(b)]
         b &= b - 1
-    danger |= KINGS[first_square(p.bb[them][KING])]
     b = p.bb[them][BISHOP] | p.bb[them][QUEEN]
     while b:
         sq = first_square(b)
         b &= b - 1
         a = bishop_attacks(sq, occ)
-        danger |= a
+        d.attacked |= a
         if a & own:
-            danger |= bishop_attacks(sq, occ ^ (a & own))
+            d.screens |= a & own
+            d.behind |= bishop_attacks(sq, occ ^ (a & own))
     b = p.bb[them][ROOK] | p.bb[them][QUEEN]
     while b:
         sq = first_square(b)
         b &= b - 1
         a = rook_attacks(sq, occ)
-        danger |= a
+        d.attacked |= a
         if a & own:
-            danger |= rook_attacks(sq, occ ^ (a & own))
-    return danger
+            d.screens |= a & own
+            d.behind |= rook_attacks(sq, occ ^ (a & own))
 
 
 # PeSTO terms as engines.alphabeta.evaluation keeps them, for scoring every move of a
@@ -546,26 +555,27 @@ def move_scores_check(fen):
     cdef Position p, child
     cdef MoveList ml
     cdef PestoSums sums
-    cdef u64 danger
+    cdef SeeDanger danger
     cdef int i
     set_from_board(&p, chess.Board(fen))
     generate_moves(&p, &ml, False)
-    danger = see_danger(&p)
+    see_danger(&p, &danger)
     pesto_sums(&p, &sums)
     out = {}
     for i in range(ml.n):
         child = p
         make_move(&child, ml.moves[i])
         out[to_chess_move(ml.moves[i]).uci()] = (
-            quick_see(&p, ml.moves[i], danger), see(&p, ml.moves[i]),
+            quick_see(&p, ml.moves[i], &danger), see(&p, ml.moves[i]),
             eval_after(&p, &sums, ml.moves[i]), -evaluate(&child, EVAL_PESTO))
     return out
 
 
-cdef inline int quick_see(const Position* p, Move m, u64 danger) noexcept nogil:
+cdef inline int quick_see(const Position* p, Move m, const SeeDanger* d) noexcept nogil:
     """see(p, m), answered 0 without the swap list for a quiet move to a safe square."""
-    if not ((danger >> ((m >> 6) & 63)) & 1) and p.board[(m >> 6) & 63] == 12 \
-            and not (m & (FLAG_EP | 0x7000)):
+    cdef int to = (m >> 6) & 63
+    if p.board[to] == 12 and not (m & (FLAG_EP | 0x7000)) and not ((d.attacked >> to) & 1) \
+            and not (((d.screens >> (m & 63)) & 1) and ((d.behind >> to) & 1)):
         return 0
     return see(p, m)
 
@@ -734,15 +744,15 @@ cdef class Tree:
         the first or a random one."""
         cdef int i, value, best = -1000000, ties = 0
         cdef Move chosen = ml.moves[0]
-        cdef u64 danger = 0
+        cdef SeeDanger danger
         cdef PestoSums sums
         if self.s.hp == HP_SEE:
-            danger = see_danger(p)
+            see_danger(p, &danger)
         else:
             pesto_sums(p, &sums)
         for i in range(ml.n):
             if self.s.hp == HP_SEE:
-                value = quick_see(p, ml.moves[i], danger)
+                value = quick_see(p, ml.moves[i], &danger)
             else:
                 value = eval_after(p, &sums, ml.moves[i])
             if value > best:
