@@ -247,6 +247,339 @@ def legal_moves_by_filter(fen):
     return sorted(moves)
 
 
+# -- fast tests for the playout modifications ---------------------------------------------
+# Decisive moves test "gives check" for every legal move at every playout ply and "has no
+# legal reply" for the checking ones; the heavy playouts score every legal move. The helpers
+# below answer the same questions as the core's gives_check / generate_moves / see and the
+# evaluation's PeSTO score (tests pin them to the core and to python-chess), without making
+# every move on a copy or generating every reply.
+
+cdef struct CheckInfo:
+    u64 squares[6]     # squares from which a piece of the mover, by type, attacks the enemy king
+    u64 slow           # the mover's pieces that may give a discovered check: tested in full
+
+
+cdef inline void check_info(const Position* p, CheckInfo* ci) noexcept nogil:
+    """Per position: a piece of type t moving to ``to`` gives a direct check iff ``to`` is
+    in ``squares[t]`` (slider lines through the vacated square cannot open, or the enemy
+    king would already be in check); pieces in front of one of our sliders on a line to the
+    enemy king (a superset of the discovered checkers) take the core's full test."""
+    cdef int us = p.side, them = p.side ^ 1
+    cdef int ksq = first_square(p.bb[them][KING])
+    cdef u64 own = p.occ[us], diag_att = bishop_attacks(ksq, p.all)
+    cdef u64 orth_att = rook_attacks(ksq, p.all), cand
+    ci.squares[PAWN] = PAWNS[them][ksq]
+    ci.squares[KNIGHT] = KNIGHTS[ksq]
+    ci.squares[BISHOP] = diag_att
+    ci.squares[ROOK] = orth_att
+    ci.squares[QUEEN] = diag_att | orth_att
+    ci.squares[KING] = 0
+    ci.slow = 0
+    cand = diag_att & own
+    if cand and (bishop_attacks(ksq, p.all ^ cand) & ~diag_att
+                 & (p.bb[us][BISHOP] | p.bb[us][QUEEN])):
+        ci.slow |= cand
+    cand = orth_att & own
+    if cand and (rook_attacks(ksq, p.all ^ cand) & ~orth_att
+                 & (p.bb[us][ROOK] | p.bb[us][QUEEN])):
+        ci.slow |= cand
+
+
+cdef inline bint fast_gives_check(const Position* p, const CheckInfo* ci, Move m) noexcept nogil:
+    """The core's gives_check(p, m) for a legal move, by table lookup where it can."""
+    cdef int frm = m & 63
+    if (m & (FLAG_EP | FLAG_CASTLE)) or (m >> 12) & 7 or (ci.slow >> frm) & 1:
+        return gives_check(p, m)
+    return (ci.squares[p.board[frm] % 6] >> ((m >> 6) & 63)) & 1
+
+
+cdef inline bint legal_after(const Position* p, Move m) noexcept nogil:
+    cdef Position q = p[0]
+    make_move(&q, m)
+    return leaves_king_safe(&q, p.side)
+
+
+cdef inline bint any_legal_to(const Position* p, int frm, u64 targets) noexcept nogil:
+    while targets:
+        if legal_after(p, frm | (first_square(targets) << 6)):
+            return True
+        targets &= targets - 1
+    return False
+
+
+cdef bint has_legal_evasion(const Position* p) noexcept nogil:
+    """Whether the side to move, in check, has a legal move (generate_moves(p) > 0), stopping
+    at the first one: king moves, then the other pieces' moves onto a superset of the
+    checker's square and the squares between it and the king, each tested by playing it."""
+    cdef int us = p.side, them = p.side ^ 1, sq, ct, fwd = 8 if p.side == WHITE else -8
+    cdef int ksq = first_square(p.bb[us][KING]), c
+    cdef u64 own = p.occ[us], enemy = p.occ[them], occ = p.all, b, targets, stops, checkers
+    targets = KINGS[ksq] & ~own
+    while targets:
+        if not (attackers_to(p, first_square(targets), occ ^ ((<u64>1) << ksq)) & enemy):
+            return True
+        targets &= targets - 1
+    checkers = attackers_to(p, ksq, occ) & enemy
+    if checkers & (checkers - 1):
+        return False           # double check: only the king moves
+    c = first_square(checkers)
+    ct = p.board[c] % 6
+    stops = checkers
+    if ct == BISHOP or ct == QUEEN:
+        stops |= bishop_attacks(ksq, occ) & bishop_attacks(c, occ)
+    if ct == ROOK or ct == QUEEN:
+        stops |= rook_attacks(ksq, occ) & rook_attacks(c, occ)
+    b = p.bb[us][KNIGHT]
+    while b:
+        sq = first_square(b)
+        b &= b - 1
+        if any_legal_to(p, sq, KNIGHTS[sq] & stops):
+            return True
+    b = p.bb[us][BISHOP] | p.bb[us][QUEEN]
+    while b:
+        sq = first_square(b)
+        b &= b - 1
+        if any_legal_to(p, sq, bishop_attacks(sq, occ) & stops):
+            return True
+    b = p.bb[us][ROOK] | p.bb[us][QUEEN]
+    while b:
+        sq = first_square(b)
+        b &= b - 1
+        if any_legal_to(p, sq, rook_attacks(sq, occ) & stops):
+            return True
+    b = p.bb[us][PAWN]
+    while b:
+        sq = first_square(b)
+        b &= b - 1
+        targets = PAWNS[us][sq] & checkers       # a promotion's piece cannot matter here
+        if not (occ & ((<u64>1) << (sq + fwd))):
+            targets |= ((<u64>1) << (sq + fwd)) & stops
+            if ((us == WHITE and sq < 16) or (us == BLACK and sq >= 48)) and \
+                    not (occ & ((<u64>1) << (sq + 2 * fwd))) and \
+                    legal_after_flag(p, sq, sq + 2 * fwd, FLAG_DOUBLE, stops):
+                return True
+        if any_legal_to(p, sq, targets):
+            return True
+        if p.ep >= 0 and PAWNS[us][sq] & ((<u64>1) << p.ep) and \
+                legal_after(p, sq | (p.ep << 6) | FLAG_EP):
+            return True
+    return False
+
+
+cdef inline bint legal_after_flag(const Position* p, int frm, int to, int flags,
+                                  u64 stops) noexcept nogil:
+    return ((stops >> to) & 1) and legal_after(p, frm | (to << 6) | flags)
+
+
+cdef Move find_mate_in_one(const Position* p, const MoveList* ml) noexcept nogil:
+    """The first move of ``ml`` (the legal moves of ``p``) that checkmates, else 0."""
+    cdef CheckInfo ci
+    cdef Position child
+    cdef int i
+    check_info(p, &ci)
+    for i in range(ml.n):
+        if fast_gives_check(p, &ci, ml.moves[i]):
+            child = p[0]
+            make_move(&child, ml.moves[i])
+            if not has_legal_evasion(&child):
+                return ml.moves[i]
+    return 0
+
+
+cdef struct SeeDanger:
+    u64 attacked       # squares the opponent attacks now
+    u64 behind         # squares an enemy slider would reach through one of ``screens``
+    u64 screens        # our pieces standing in an enemy slider's line
+
+
+cdef void see_danger(const Position* p, SeeDanger* d) noexcept nogil:
+    """Where a quiet move may have a SEE below 0: onto a square the opponent attacks, or a
+    screening piece's move onto a square behind it (what moving it uncovers: a superset).
+    Elsewhere a quiet, non-promoting move has no recapture and SEE 0."""
+    cdef int us = p.side, them = p.side ^ 1, sq
+    cdef u64 own = p.occ[us], occ = p.all, b, a
+    d.attacked = KINGS[first_square(p.bb[them][KING])]
+    d.behind = 0
+    d.screens = 0
+    b = p.bb[them][PAWN]
+    while b:
+        d.attacked |= PAWNS[them][first_square(b)]
+        b &= b - 1
+    b = p.bb[them][KNIGHT]
+    while b:
+        d.attacked |= KNIGHTS[first_square(b)]
+        b &= b - 1
+    b = p.bb[them][BISHOP] | p.bb[them][QUEEN]
+    while b:
+        sq = first_square(b)
+        b &= b - 1
+        a = bishop_attacks(sq, occ)
+        d.attacked |= a
+        if a & own:
+            d.screens |= a & own
+            d.behind |= bishop_attacks(sq, occ ^ (a & own))
+    b = p.bb[them][ROOK] | p.bb[them][QUEEN]
+    while b:
+        sq = first_square(b)
+        b &= b - 1
+        a = rook_attacks(sq, occ)
+        d.attacked |= a
+        if a & own:
+            d.screens |= a & own
+            d.behind |= rook_attacks(sq, occ ^ (a & own))
+
+
+# PeSTO terms as engines.alphabeta.evaluation keeps them, for scoring every move of a
+# position from the position's sums instead of evaluating every child from scratch.
+cdef int MG[2][6][64]
+cdef int EG[2][6][64]
+cdef int PHASE[6]
+
+
+cdef void init_pesto():
+    from engines import eval_tables as tables
+    cdef int c, t, sq
+    types = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN, chess.KING)
+    if (tables.BISHOP_PAIR_MG, tables.BISHOP_PAIR_EG, tables.PESTO_PHASE_MAX) != (30, 50, 24):
+        raise ValueError("PeSTO constants changed: update engines/mcts/tree.pyx")
+    for t, piece_type in enumerate(types):
+        PHASE[t] = tables.PESTO_PHASE_INC[piece_type]
+        for sq in range(64):
+            for c in range(2):
+                idx = sq if c == WHITE else sq ^ 56
+                MG[c][t][sq] = (tables.PESTO_MG_VALUES[piece_type]
+                                + tables.PESTO_MG_PST[piece_type][idx])
+                EG[c][t][sq] = (tables.PESTO_EG_VALUES[piece_type]
+                                + tables.PESTO_EG_PST[piece_type][idx])
+
+
+init_pesto()
+
+cdef enum:
+    PAIR_MG = 30
+    PAIR_EG = 50
+    EVAL_TEMPO = 10
+
+
+cdef struct PestoSums:
+    int mg[2]
+    int eg[2]
+    int bishops[2]
+    int phase
+
+
+cdef inline void pesto_sums(const Position* p, PestoSums* s) noexcept nogil:
+    cdef int c, t, sq
+    cdef u64 b
+    s.phase = 0
+    for c in range(2):
+        s.mg[c] = 0
+        s.eg[c] = 0
+        s.bishops[c] = popcount(p.bb[c][BISHOP])
+        for t in range(6):
+            b = p.bb[c][t]
+            s.phase += PHASE[t] * popcount(b)
+            while b:
+                sq = first_square(b)
+                b &= b - 1
+                s.mg[c] += MG[c][t][sq]
+                s.eg[c] += EG[c][t][sq]
+
+
+cdef inline int eval_after(const Position* p, const PestoSums* s, Move m) noexcept nogil:
+    """-evaluate(child, EVAL_PESTO) for the child after ``m``: the mover's view."""
+    cdef int us = p.side, them = p.side ^ 1, frm = m & 63, to = (m >> 6) & 63
+    cdef int promo = (m >> 12) & 7, t = p.board[frm] - 6 * us, placed, captured, capsq
+    cdef int mg_us = s.mg[us], eg_us = s.eg[us], mg_them = s.mg[them], eg_them = s.eg[them]
+    cdef int b_us = s.bishops[us], b_them = s.bishops[them], phase = s.phase
+    cdef int mg_score, eg_score
+    placed = promo if promo else t
+    mg_us += MG[us][placed][to] - MG[us][t][frm]
+    eg_us += EG[us][placed][to] - EG[us][t][frm]
+    if promo:
+        phase += PHASE[promo] - PHASE[PAWN]
+        if promo == BISHOP:
+            b_us += 1
+    if m & FLAG_EP:
+        capsq = to - 8 if us == WHITE else to + 8
+        mg_them -= MG[them][PAWN][capsq]
+        eg_them -= EG[them][PAWN][capsq]
+    elif p.board[to] != 12:
+        captured = p.board[to] - 6 * them
+        mg_them -= MG[them][captured][to]
+        eg_them -= EG[them][captured][to]
+        phase -= PHASE[captured]
+        if captured == BISHOP:
+            b_them -= 1
+    if m & FLAG_CASTLE:
+        if to & 7 == 6:
+            mg_us += MG[us][ROOK][to - 1] - MG[us][ROOK][to + 1]
+            eg_us += EG[us][ROOK][to - 1] - EG[us][ROOK][to + 1]
+        else:
+            mg_us += MG[us][ROOK][to + 1] - MG[us][ROOK][to - 2]
+            eg_us += EG[us][ROOK][to + 1] - EG[us][ROOK][to - 2]
+    if b_us >= 2:
+        mg_us += PAIR_MG
+        eg_us += PAIR_EG
+    if b_them >= 2:
+        mg_them += PAIR_MG
+        eg_them += PAIR_EG
+    mg_score = mg_them - mg_us            # the child's side to move is ``them``
+    eg_score = eg_them - eg_us
+    if phase > 24:
+        phase = 24
+    return -((mg_score * phase + eg_score * (24 - phase)) // 24 + EVAL_TEMPO)
+
+
+def mate_in_one_check(fen):
+    """(the fast decisive-moves answer, the full one) as UCI or None, for tests."""
+    cdef Position p, child
+    cdef MoveList ml, replies
+    cdef int i
+    cdef Move fast, full = 0
+    set_from_board(&p, chess.Board(fen))
+    generate_moves(&p, &ml, False)
+    fast = find_mate_in_one(&p, &ml)
+    for i in range(ml.n):
+        child = p
+        make_move(&child, ml.moves[i])
+        if in_check(&child) and generate_moves(&child, &replies, False) == 0:
+            full = ml.moves[i]
+            break
+    return (to_chess_move(fast).uci() if fast else None,
+            to_chess_move(full).uci() if full else None)
+
+
+def move_scores_check(fen):
+    """Per legal move (UCI): (fast SEE, core SEE, fast -eval, core -eval), for tests."""
+    cdef Position p, child
+    cdef MoveList ml
+    cdef PestoSums sums
+    cdef SeeDanger danger
+    cdef int i
+    set_from_board(&p, chess.Board(fen))
+    generate_moves(&p, &ml, False)
+    see_danger(&p, &danger)
+    pesto_sums(&p, &sums)
+    out = {}
+    for i in range(ml.n):
+        child = p
+        make_move(&child, ml.moves[i])
+        out[to_chess_move(ml.moves[i]).uci()] = (
+            quick_see(&p, ml.moves[i], &danger), see(&p, ml.moves[i]),
+            eval_after(&p, &sums, ml.moves[i]), -evaluate(&child, EVAL_PESTO))
+    return out
+
+
+cdef inline int quick_see(const Position* p, Move m, const SeeDanger* d) noexcept nogil:
+    """see(p, m), answered 0 without the swap list for a quiet move to a safe square."""
+    cdef int to = (m >> 6) & 63
+    if p.board[to] == 12 and not (m & (FLAG_EP | 0x7000)) and not ((d.attacked >> to) & 1) \
+            and not (((d.screens >> (m & 63)) & 1) and ((d.behind >> to) & 1)):
+        return 0
+    return see(p, m)
+
+
 cdef class Tree:
     """The search tree and its playouts; one instance per engine, a new tree per search."""
     cdef Node* nodes
@@ -403,32 +736,25 @@ cdef class Tree:
     # -- playouts (algorithm 7.4 and the playout modifications) --------------------------
 
     cdef Move mate_in_one(self, const Position* p, const MoveList* ml) noexcept nogil:
-        """Decisive moves: a move that checkmates, else 0."""
-        cdef Position child
-        cdef MoveList replies
-        cdef int i
-        for i in range(ml.n):
-            if gives_check(p, ml.moves[i]):
-                child = p[0]
-                make_move(&child, ml.moves[i])
-                if generate_moves(&child, &replies, False) == 0:
-                    return ml.moves[i]
-        return 0
-
-    cdef inline int move_value(self, const Position* p, Move m) noexcept nogil:
-        cdef Position child
-        if self.s.hp == HP_SEE:
-            return see(p, m)
-        child = p[0]
-        make_move(&child, m)
-        return -evaluate(&child, EVAL_PESTO)
+        """Decisive moves: the first move of ``ml`` that checkmates, else 0."""
+        return find_mate_in_one(p, ml)
 
     cdef Move greedy_move(self, const Position* p, const MoveList* ml) noexcept nogil:
-        """The best move by SEE or evaluation; ties to the first or a random one."""
+        """The best move by SEE or evaluation (the mover's view after the move); ties to
+        the first or a random one."""
         cdef int i, value, best = -1000000, ties = 0
         cdef Move chosen = ml.moves[0]
+        cdef SeeDanger danger
+        cdef PestoSums sums
+        if self.s.hp == HP_SEE:
+            see_danger(p, &danger)
+        else:
+            pesto_sums(p, &sums)
         for i in range(ml.n):
-            value = self.move_value(p, ml.moves[i])
+            if self.s.hp == HP_SEE:
+                value = quick_see(p, ml.moves[i], &danger)
+            else:
+                value = eval_after(p, &sums, ml.moves[i])
             if value > best:
                 best, chosen, ties = value, ml.moves[i], 1
             elif value == best and self.s.tie_random:

@@ -16,7 +16,13 @@ import chess
 import chess.engine
 import chess.gaviota
 import pytest
-from engines.mcts.tree import cp_from_win_rate, legal_moves_by_filter, playout_batch
+from engines.mcts.tree import (
+    cp_from_win_rate,
+    legal_moves_by_filter,
+    mate_in_one_check,
+    move_scores_check,
+    playout_batch,
+)
 
 from engines.mcts import (
     GAVIOTA_DIR,
@@ -152,6 +158,57 @@ def test_playout_move_filter_accepts_exactly_the_legal_moves() -> None:
     for fen in fens:
         board = chess.Board(fen)
         assert legal_moves_by_filter(fen) == sorted(m.uci() for m in board.legal_moves), fen
+
+
+def playout_positions(seed: int, games: int, max_plies: int = 300) -> list[str]:
+    """Every position of ``games`` random games (python-chess), plus the perft fixtures."""
+    import random
+
+    fens = [line.split(";")[0].strip() for line in
+            (ROOT / "tests" / "fixtures" / "perft.epd").read_text().splitlines() if line.strip()]
+    rng = random.Random(seed)
+    for _ in range(games):
+        board = chess.Board()
+        while not board.is_game_over() and board.ply() < max_plies:
+            fens.append(board.fen())
+            board.push(rng.choice(list(board.legal_moves)))
+    return fens
+
+
+def test_fast_decisive_check_finds_a_mate_in_one_exactly_when_one_exists() -> None:
+    """Decisive moves test check by table lookup and mate by the first legal evasion: a mate
+    in one is found iff python-chess has one, and it is the core generator's first one
+    (random games, where mates in one are common, and the perft positions)."""
+    fens = playout_positions(seed=7, games=60) + [
+        "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",           # back-rank mate
+        "6rk/7p/8/8/3N4/8/1B6/K6Q w - - 0 1",               # discovered and direct checks
+        "4k3/8/8/8/8/8/3PPP2/r3K2R w K - 0 1",             # castling is no escape
+        "k7/1p6/8/2P5/8/8/8/K6R b - - 0 1",                 # en passant setups
+        "4k3/8/8/3pP3/8/8/8/4K2Q w - d6 0 1",
+    ]
+    mates = 0
+    for fen in fens:
+        board = chess.Board(fen)
+        reference = set()
+        for move in board.legal_moves:
+            board.push(move)
+            if board.is_checkmate():
+                reference.add(move.uci())
+            board.pop()
+        fast, full = mate_in_one_check(fen)
+        assert fast == full, fen
+        assert (fast is not None) == bool(reference) and (fast is None or fast in reference), fen
+        mates += bool(reference)
+    assert len(fens) > 5000 and mates > 50
+
+
+def test_heavy_playout_move_scores_match_the_core_see_and_evaluation() -> None:
+    """The heavy playouts score moves by a SEE that answers quiet moves to safe squares
+    without the swap list and by PeSTO sums updated per move: the same numbers as the core's
+    see() and -evaluate() of every child."""
+    for fen in playout_positions(seed=9, games=15)[::3]:
+        for move, (fast_see, see, fast_eval, evaluation) in move_scores_check(fen).items():
+            assert (fast_see, fast_eval) == (see, evaluation), (fen, move)
 
 
 def test_random_playouts_end_by_the_rules() -> None:
