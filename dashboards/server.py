@@ -11,6 +11,7 @@ GET is answered.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -49,10 +50,12 @@ class DashboardHandler(BaseHTTPRequestHandler):
             if path == "/":
                 self.reply(200, "text/html", shell(self.server.lake.home))
             elif path.startswith("/panel/") and path[7:] in BY_NAME:
-                con = connect(self.server.lake)
-                self.reply(200, "text/html", render_panel(con, BY_NAME[path[7:]]))
+                with contextlib.closing(connect(self.server.lake)) as con:
+                    page = render_panel(con, BY_NAME[path[7:]])
+                self.reply(200, "text/html", page)
             elif path.startswith("/api/") and path[5:] in BY_NAME:
-                rows = panel_rows(connect(self.server.lake), BY_NAME[path[5:]]).to_pylist()
+                with contextlib.closing(connect(self.server.lake)) as con:
+                    rows = panel_rows(con, BY_NAME[path[5:]]).to_pylist()
                 self.reply(200, "application/json", json.dumps(jsonable(rows)))
             else:
                 self.reply(404, "text/plain", f"no page {path!r}")

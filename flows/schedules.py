@@ -111,17 +111,24 @@ def scheduled_evaluate(home: str, options: dict[str, Any], model: str | None = N
     """Evaluate ``model``, or every version without an ``evaluated`` event, against
     ``KIND@best`` (the configured baseline for a kind's first model) and the ladder."""
     lake = Lake(home)
-    lines = []
+    lines, failed = [], []
     with job_lock(Path(home), "evaluate"):
         names = [resolve_model(lake, model).model_id] if model else unevaluated_models(lake)
         with PrefectRunner(Path(home)) as runner:
             for model_id in names:
                 own = kind_options(options, model_id.split("@", 1)[0])
                 default = own.get("against")
-                config = step_config(EvaluateConfig, {
-                    **own, "model": model_id,
-                    "against": baseline_for(lake, model_id, default)}, "evaluate")
-                lines.append(str(evaluate_model(runner, config, home)))
+                try:  # one broken version must not keep the versions after it waiting
+                    config = step_config(EvaluateConfig, {
+                        **own, "model": model_id,
+                        "against": baseline_for(lake, model_id, default)}, "evaluate")
+                    lines.append(str(evaluate_model(runner, config, home)))
+                except Exception as exc:
+                    log.warning("evaluate %s failed: %s", model_id, exc)
+                    failed.append(f"{model_id}: {exc}")
+    if failed:
+        raise RuntimeError(f"evaluate: {len(failed)} of {len(names)} versions failed: "
+                           + "; ".join(failed))
     return "\n".join(lines) or "evaluate: no new model version"
 
 
@@ -180,6 +187,7 @@ def start_run(name: str, parameters: dict[str, Any], watch: bool = False,
               poll_s: float = 2.0) -> Any:
     """Start a run of deployment ``name``; with ``watch`` wait for its final state. The flow
     run (its ``state`` says how it ended)."""
+    import httpx
     from prefect.deployments import run_deployment
     from prefect.exceptions import ObjectNotFound
 
@@ -189,3 +197,5 @@ def start_run(name: str, parameters: dict[str, Any], watch: bool = False,
     except ObjectNotFound:
         raise LookupError(f"no deployment {name!r} on the Prefect server: is chesslab serve "
                           f"running (with this job enabled)?") from None
+    except httpx.HTTPError as exc:  # a server that is down, or a stale address
+        raise RuntimeError(f"no Prefect server answers for {name!r}: {exc}") from None

@@ -70,3 +70,18 @@ def die_with_parent() -> None:
     os.setpgrp()
     if _prctl is not None:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def forkserver_pool(workers: int, preload: Sequence[str]) -> Any:
+    """A ``ProcessPoolExecutor`` of ``workers`` processes from a fork server that imports
+    ``preload`` once. Never a plain fork: the lake's runtime does not survive a fork after
+    use, and the caller may run threads. The fork server, its resource tracker and every
+    worker die with this process (``pipelines.die_with_parent``), even after a ``kill -9``.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["pipelines.die_with_parent", *preload])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                               initializer=die_with_parent)

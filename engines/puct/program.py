@@ -85,7 +85,7 @@ def puct_spec(options: PuctOptions | None = None) -> EngineSpec:
                       uci_options, make_searcher,
                       # the model version names the net; threads and seed never change a move
                       # (the seed only matters with a temperature)
-                      identity_excludes=("NetFile", "Threads", "Batch", "Seed"))
+                      identity_excludes=("NetFile", "Threads", "Seed"))
 
 
 class PuctSearcher:

@@ -12,12 +12,11 @@ process, against the warehouse, every ``flush_games`` games.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -31,7 +30,7 @@ from pipelines.ingest.games import POSITION_SCHEMA, ChunkJob, ChunkResult, proce
 from pipelines.ingest.pgn import CutStream, RawGame, split_games
 from pipelines.ingest.positions import PositionSink
 from pipelines.ingest.sources import SourceFile, discover_sources, read_lines, sha256_of
-from pipelines.processes import die_with_parent
+from pipelines.processes import forkserver_pool
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
@@ -267,7 +266,4 @@ def worker_pool(workers: int) -> Any:
     """
     if workers == 1:
         return InProcess()
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["pipelines.die_with_parent", "pipelines.ingest.games"])
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                               initializer=die_with_parent)
+    return forkserver_pool(workers, ["pipelines.ingest.games"])

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from pipelines.processes import forkserver_pool
 from pipelines.puct.config import SelfplayTrainConfig
 from pipelines.puct.selfplay import RANDOM_MODEL, GameRecord, play_game
 from pipelines.train.policy_value_config import PolicyValueConfig
@@ -118,7 +118,8 @@ def open_pool(workers: int) -> ProcessPoolExecutor | None:
     fork of this process), or None for one worker (games play in this process)."""
     if workers <= 1:
         return None
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
+    pool: ProcessPoolExecutor = forkserver_pool(workers, ["pipelines.puct.selfplay"])
+    return pool
 
 
 def play(pool: ProcessPoolExecutor | None, config: SelfplayTrainConfig, round_: int,

@@ -20,7 +20,6 @@ import fcntl
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
 import re
 import threading
@@ -36,6 +35,7 @@ import pyarrow.compute as pc
 
 from pipelines.ingest import IngestConfig, IngestSummary, ingest_file
 from pipelines.ingest.sources import sha256_of, source_for
+from pipelines.processes import forkserver_pool
 from pipelines.selfplay.config import SelfplayConfig, SelfplayError
 from pipelines.selfplay.game import play_game, to_pgn
 from pipelines.selfplay.players import open_mover, resolve_engine
@@ -287,9 +287,8 @@ def run_lock(lake: Lake, plan: SelfplayPlan) -> Iterator[None]:
 
 def process_pool(workers: int) -> ProcessPoolExecutor:
     """Worker processes from a fork server, which imports the engine once for all of them."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["pipelines.selfplay.run"])
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    pool: ProcessPoolExecutor = forkserver_pool(workers, ["pipelines.selfplay.run"])
+    return pool
 
 
 _SHARED: dict[int, ProcessPoolExecutor] = {}

@@ -78,13 +78,13 @@ def test_the_server_is_local_read_only_and_serves_json(served: DashboardServer,
                                                        dashboard_home: Path) -> None:
     assert served.server_address[0] == "127.0.0.1"
     versions = {t: Lake(dashboard_home).version(t) for t in ("labels", "ratings")}
-    with urllib.request.urlopen(served.url + "api/ratings") as response:
+    with urllib.request.urlopen(served.url + "api/ratings", timeout=30) as response:
         rows = json.load(response)
     assert [(r["player"], r["elo"]) for r in rows] == [("alphabeta", 41.0), ("sunfish", -41.0)]
     for bad in ("api/nothing", "../lake"):
         with pytest.raises(urllib.error.HTTPError, match="404"):
-            urllib.request.urlopen(served.url + bad)
+            urllib.request.urlopen(served.url + bad, timeout=30)
     post = urllib.request.Request(served.url + "api/ratings", data=b"x", method="POST")
     with pytest.raises(urllib.error.HTTPError, match="501"):
-        urllib.request.urlopen(post)
+        urllib.request.urlopen(post, timeout=30)
     assert {t: Lake(dashboard_home).version(t) for t in versions} == versions

@@ -8,8 +8,10 @@ separate process, as a user runs it. Needs Stockfish (the refresh labels at dept
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -68,13 +70,25 @@ def served(tmp_path: Path, home: Path, stockfish_path: str,
         log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 (closed below)
         serve = subprocess.Popen([sys.executable, "-m", "flows.cli", "serve", "--config",
                                   str(config)], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                 cwd=ROOT)
+                                 cwd=ROOT, process_group=0)
         try:
             yield {"url": url, "env": env, "log": tmp_path / "serve.log"}
         finally:
-            serve.terminate()
-            serve.wait(timeout=30)
+            stop(serve)
             log.close()
+
+
+def stop(serve: subprocess.Popen[bytes]) -> None:
+    """End ``chesslab serve`` and whatever flow run it still has going (its process group):
+    politely, then by force, so no run outlives the test."""
+    serve.terminate()
+    try:
+        serve.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        serve.kill()
+        serve.wait()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(serve.pid, signal.SIGKILL)
 
 
 def read_deployments(url: str, names: list[str], timeout_s: float = 120.0) -> dict[str, Any]:
@@ -195,7 +209,7 @@ def test_a_served_retrain_trains_a_new_version_which_gets_evaluated(
         with open(tmp_path / "serve.log", "wb") as log:
             serve = subprocess.Popen([sys.executable, "-m", "flows.cli", "serve", "--config",
                                       str(config)], env=env, stdout=log,
-                                     stderr=subprocess.STDOUT, cwd=ROOT)
+                                     stderr=subprocess.STDOUT, cwd=ROOT, process_group=0)
             try:
                 read_deployments(url, ["chesslab-retrain/retrain-nnue", "chesslab-evaluate/evaluate"])
                 done = trigger(env, "retrain", "nnue", "--watch")
@@ -207,5 +221,4 @@ def test_a_served_retrain_trains_a_new_version_which_gets_evaluated(
                     assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
                     time.sleep(2)
             finally:
-                serve.terminate()
-                serve.wait(timeout=30)
+                stop(serve)

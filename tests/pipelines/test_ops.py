@@ -123,12 +123,13 @@ def test_new_versions_wait_for_evaluation_against_the_best(home: Path) -> None:
 def test_a_second_run_of_a_job_waits_for_the_first(home: Path) -> None:
     """The job lock serialises two runs of one job; other jobs do not wait."""
     order: list[str] = []
-    entered = threading.Event()
+    entered, other_done = threading.Event(), threading.Event()
 
     def first() -> None:
         with job_lock(home, "refresh"):
             entered.set()
-            time.sleep(0.5)
+            other_done.wait(60)   # the other job ran while this one held its lock
+            time.sleep(0.2)       # give "second" a chance to overtake, which the lock forbids
             order.append("first done")
 
     thread = threading.Thread(target=first)
@@ -136,6 +137,7 @@ def test_a_second_run_of_a_job_waits_for_the_first(home: Path) -> None:
     entered.wait()
     with job_lock(home, "evaluate"):
         order.append("other job")
+    other_done.set()
     with job_lock(home, "refresh"):
         order.append("second")
     thread.join()
