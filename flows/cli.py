@@ -75,8 +75,10 @@ def configure_logging(verbose: int) -> None:
     for package in OUR_PACKAGES:
         logging.getLogger(package).setLevel(ours)
     # Lightning logs its set-up (devices, tips) through its own handler and the root one:
-    # twice, and not progress. -v shows it.
-    logging.getLogger("lightning.pytorch").setLevel(logging.INFO if verbose else logging.WARNING)
+    # twice, and not progress. -v shows it. (Its package logger's level is reset when
+    # Lightning is imported; the rank-zero loggers it logs through keep theirs.)
+    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
 
 
 def interrupted(signum: int, frame: object) -> None:
