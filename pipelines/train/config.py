@@ -26,6 +26,8 @@ class TrainConfig:
     batch_size: int = field(default=8192, metadata={"help": "positions per optimiser step"})
     learning_rate: float = field(default=1e-3, metadata={"help": "the optimiser's step size"})
     optimizer: str = field(default="adam", metadata={"help": "adam or sgd (momentum 0.9)"})
+    lr_decay: float = field(default=1.0, metadata={
+        "help": "the learning rate is multiplied by this after every epoch (1: constant)"})
     seed: int = field(default=42, metadata={
         "help": "seed of weights and of the per-epoch shuffle: the same seed trains the same net"})
     validation_percent: float = field(default=5.0, metadata={
@@ -45,6 +47,8 @@ class TrainConfig:
                 raise TrainConfigError(f"{name}: must be at least 1, got {value!r}")
         if not self.learning_rate > 0:
             raise TrainConfigError(f"learning_rate: must be positive, got {self.learning_rate!r}")
+        if not 0 < self.lr_decay <= 1:
+            raise TrainConfigError(f"lr_decay: must be in (0, 1], got {self.lr_decay!r}")
         if not 0 < self.validation_percent < 100:
             raise TrainConfigError(
                 f"validation_percent: must be between 0 and 100, got {self.validation_percent!r}")
@@ -82,6 +86,13 @@ class NnueConfig(TrainConfig):
     eval_lambda: float = field(default=1.0, metadata={
         "help": "target = lambda * sigmoid(score) + (1 - lambda) * game result (nnue-pytorch's "
                 "lambda; 1 = paper 002's pure score loss; positions without a result use 1)"})
+    quiet_only: bool = field(default=True, metadata={
+        "help": "train on quiet positions only: none whose label's best move is a capture or "
+                "promotion (the engine evaluates at the end of quiescence)"})
+    factorize: bool = field(default=True, metadata={
+        "help": "train with nnue-pytorch's HalfKP factoriser: 641 extra piece-square columns "
+                "shared by every king square, folded into the 41024 real ones at export (the "
+                "exported net is unchanged in form; it learns from far fewer positions)"})
     check_positions: int = field(default=10_000, metadata={
         "help": "positions of the validation split on which the exported net is cross-checked "
                 "against the float model"})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ FEATURES = HALFKP_FEATURES
 ACCUMULATOR = 256
 HIDDEN = 32
 MAX_ACTIVE = 30
+PIECE_SQUARES = 641          # HalfKP feature k * 641 + p: p is the piece-square part (0 pads)
 MAX_HIDDEN_WEIGHT = 127 / 64   # W1, W2 are kept within +-this so they fit int8 after * 64
 META = {"format": "chesslab-nnue", "version": 1, "features": "halfkp",
         "sizes": [FEATURES, ACCUMULATOR, HIDDEN, HIDDEN, 1], "ft_scale": FT_SCALE,
@@ -65,11 +66,18 @@ class ExportError(ValueError):
 
 class NnueNet(nn.Module):
     """The float model of the contract: shared feature transformer for both perspectives,
-    clipped ReLUs in [0, 1], output ``y`` with ``600 * y`` centipawns (side to move)."""
+    clipped ReLUs in [0, 1], output ``y`` with ``600 * y`` centipawns (side to move).
 
-    def __init__(self) -> None:
+    ``factorize`` adds nnue-pytorch's virtual features: each HalfKP feature ``k * 641 + p``
+    also activates column ``p`` of a 641-column table shared by all king squares, so what a
+    piece on a square is worth whatever the king's square is learnt from every position.
+    :meth:`ft_weight` folds it into the real columns: the exported net has the same form."""
+
+    def __init__(self, factorize: bool = False) -> None:
         super().__init__()
         self.ft = nn.EmbeddingBag(FEATURES, ACCUMULATOR, mode="sum", padding_idx=0)
+        self.factor = nn.EmbeddingBag(PIECE_SQUARES, ACCUMULATOR, mode="sum", padding_idx=0) \
+            if factorize else None
         self.ft_bias = nn.Parameter(torch.full((ACCUMULATOR,), 0.5))
         self.l1 = nn.Linear(2 * ACCUMULATOR, HIDDEN)
         self.l2 = nn.Linear(HIDDEN, HIDDEN)
@@ -77,15 +85,30 @@ class NnueNet(nn.Module):
         with torch.no_grad():  # accumulators start inside (0, 1): no dead units at step 0
             self.ft.weight.uniform_(-0.05, 0.05)
             self.ft.weight[0].zero_()
+            if self.factor is not None:
+                self.factor.weight.zero_()
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         """``features`` (n, 2, 30) indices -> y (n,)."""
         n = features.shape[0]
-        acc = self.ft(features.reshape(n * 2, MAX_ACTIVE)).reshape(n, 2, ACCUMULATOR)
+        flat = features.reshape(n * 2, MAX_ACTIVE)
+        acc = self.ft(flat)
+        if self.factor is not None:
+            acc = acc + self.factor(flat % PIECE_SQUARES)
+        acc = acc.reshape(n, 2, ACCUMULATOR)
         x0 = torch.clamp(acc + self.ft_bias, 0, 1).reshape(n, 2 * ACCUMULATOR)
         x1 = torch.clamp(self.l1(x0), 0, 1)
         x2 = torch.clamp(self.l2(x1), 0, 1)
         return self.out(x2).squeeze(1)
+
+    def ft_weight(self) -> torch.Tensor:
+        """The feature transformer's 41024 columns with the factoriser folded in."""
+        if self.factor is None:
+            return self.ft.weight
+        folded = self.ft.weight + self.factor.weight[
+            torch.arange(FEATURES, device=self.ft.weight.device) % PIECE_SQUARES]
+        folded[::PIECE_SQUARES] = 0  # k * 641 is never active (row 0 pads)
+        return folded
 
     def clip_weights(self) -> None:
         """Keep W1, W2 within +-127/64 (after each optimiser step) so they fit int8."""
@@ -174,14 +197,47 @@ class NnueStream(torch.utils.data.IterableDataset):
                              .astype(np.float32)))
 
 
-def drop_checks(record_batch: pa.RecordBatch) -> pa.RecordBatch:
-    """Drop positions in check among those whose check status the view could not tell."""
-    unknown = record_batch.column("in_check").is_null().to_pylist()
-    if not any(unknown):
-        return record_batch
-    fens = record_batch.column("fen").to_pylist()
-    keep = [not (u and chess.Board(f).is_check()) for u, f in zip(unknown, fens, strict=False)]
-    return record_batch.filter(pa.array(keep))
+def keep_examples(quiet_only: bool) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
+    """The snapshot's row filter: positions in check among those whose check status the view
+    could not tell go; with ``quiet_only``, so do positions whose label's best move is a
+    capture or a promotion (the engine evaluates quiet positions, after quiescence)."""
+    def keep(record_batch: pa.RecordBatch) -> pa.RecordBatch:
+        fens = record_batch.column("fen").to_pylist()
+        unknown = record_batch.column("in_check").is_null().to_pylist()
+        best = record_batch.column("best_move").to_pylist() if quiet_only \
+            else [None] * len(fens)
+        mask = [not (u and chess.Board(f).is_check()) and not (b and noisy(f, b))
+                for f, u, b in zip(fens, unknown, best, strict=True)]
+        return record_batch if all(mask) else record_batch.filter(pa.array(mask))
+    return keep
+
+
+def noisy(fen: str, uci: str) -> bool:
+    """Whether UCI move ``uci`` captures (en passant included) or promotes in ``fen``, read
+    from the FEN's board field (a million positions a snapshot: no Board per row)."""
+    if len(uci) == 5:
+        return True
+    placement = fen.split(" ", 1)[0].split("/")
+    frm_file, frm_rank = ord(uci[0]) - 97, int(uci[1])
+    to_file, to_rank = ord(uci[2]) - 97, int(uci[3])
+    target = _piece_at(placement[8 - to_rank], to_file)
+    if target != ".":
+        return True
+    return frm_file != to_file and _piece_at(placement[8 - frm_rank], frm_file) in "pP"
+
+
+def _piece_at(rank: str, file: int) -> str:
+    column = 0
+    for char in rank:
+        if char.isdigit():
+            column += int(char)
+            if column > file:
+                return "."
+        else:
+            if column == file:
+                return char
+            column += 1
+    return "."
 
 
 def concat(first: NnueBatch, second: NnueBatch) -> NnueBatch:
@@ -220,7 +276,7 @@ def quantise(net: NnueNet) -> dict[str, np.ndarray]:
                               f"fit {np.dtype(dtype).name}")
         return values.astype(dtype)
 
-    ft_weight = q(net.ft.weight, FT_SCALE, np.int16, "ft_weight")
+    ft_weight = q(net.ft_weight(), FT_SCALE, np.int16, "ft_weight")
     ft_weight[0] = 0  # the padding index is never active
     both = FT_SCALE * WEIGHT_SCALE
     return {
@@ -282,7 +338,7 @@ class NnueModule(KindModule):
 
     def __init__(self, config: NnueConfig) -> None:
         super().__init__(config)
-        self.net = NnueNet()
+        self.net = NnueNet(config.factorize)
         self.val_abs_cp = self.val_positions = 0.0
 
     def loss(self, batch: NnueBatch) -> torch.Tensor:
@@ -327,8 +383,8 @@ class NnueKind:
         parameters = snapshot_parameters(config, engine_id, depth)
         snapshot = folder / SNAPSHOT
         if not snapshot.is_file():
-            write_snapshot(lake, "nnue_snapshot", parameters, snapshot, drop_checks,
-                           config.read_batch)
+            write_snapshot(lake, "nnue_snapshot", parameters, snapshot,
+                           keep_examples(config.quiet_only), config.read_batch)
         summary = dataset_summary(connect(lake, readable=[snapshot]), snapshot)
         if not summary.get(False) or not summary.get(True):
             raise DatasetError(
@@ -342,7 +398,8 @@ class NnueKind:
         loaders = [torch.utils.data.DataLoader(s, batch_size=None) for s in streams]
         keys_hash = summary[False][1] ^ summary[True][1]  # xor over both (disjoint) splits
         return KindData(loaders[0], loaders[1], {
-            "view": VIEW, "query": QUERY, "parameters": parameters_json(parameters),
+            "view": VIEW, "query": QUERY,
+            "parameters": parameters_json({**parameters, "quiet_only": config.quiet_only}),
             "label_engine_id": engine_id, "label_depths": [depth],
             "table_versions": json.dumps(table_versions(lake)),
             "train_rows": summary[False][0], "validation_rows": summary[True][0],

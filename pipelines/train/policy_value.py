@@ -160,7 +160,7 @@ class PolicyValueModule(KindModule):
                 "policy_ce": c["policy_ce"] / n, "decisive_share": c["decisive"] / n,
                 "decisive_target_share": c["decisive_target"] / n}
 
-    def configure_optimizers(self) -> torch.optim.Optimizer:
+    def optimizer(self) -> torch.optim.Optimizer:
         config = self.config
         assert isinstance(config, PolicyValueConfig)
         if config.optimizer == "sgd":

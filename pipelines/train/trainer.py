@@ -106,10 +106,20 @@ class KindModule(L.LightningModule):
     def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
         self.after_step()
 
-    def configure_optimizers(self) -> torch.optim.Optimizer:
+    def optimizer(self) -> torch.optim.Optimizer:
+        """The config's optimiser over this module's parameters (a kind may override)."""
         if self.config.optimizer == "sgd":
             return torch.optim.SGD(self.parameters(), lr=self.config.learning_rate, momentum=0.9)
         return torch.optim.Adam(self.parameters(), lr=self.config.learning_rate)
+
+    def configure_optimizers(self) -> Any:
+        """The optimiser, with a per-epoch exponential decay when ``lr_decay`` < 1."""
+        optimizer = self.optimizer()
+        if self.config.lr_decay == 1:
+            return optimizer
+        return {"optimizer": optimizer, "lr_scheduler": {
+            "scheduler": torch.optim.lr_scheduler.ExponentialLR(optimizer, self.config.lr_decay),
+            "interval": "epoch"}}
 
 
 class EpochMetrics(L.Callback):
@@ -122,10 +132,13 @@ class EpochMetrics(L.Callback):
 
     def reset(self) -> None:
         self.train_sum = self.train_n = self.val_sum = self.val_n = self.train_s = 0.0
+        self.learning_rate = 0.0
         self.started = time.monotonic()
 
     def on_train_epoch_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         self.reset()
+        # The epoch's own rate: a per-epoch scheduler steps before validation ends.
+        self.learning_rate = trainer.optimizers[0].param_groups[0]["lr"]
         for loader in (trainer.train_dataloader, trainer.val_dataloaders):
             set_epoch = getattr(getattr(loader, "dataset", None), "set_epoch", None)
             if set_epoch is not None:
@@ -154,7 +167,7 @@ class EpochMetrics(L.Callback):
             "train_loss": self.train_sum / self.train_n,
             "val_loss": self.val_sum / self.val_n if self.val_n else None,
             "positions_per_s": self.train_n / max(self.train_s, 1e-9),
-            "learning_rate": trainer.optimizers[0].param_groups[0]["lr"],
+            "learning_rate": self.learning_rate,
             "extra": json.dumps(getattr(module, "epoch_extra", dict)(), sort_keys=True),
             "recorded_at": now()}])
 

@@ -31,9 +31,11 @@ from pipelines.train import NnueConfig, TrainConfigError, preset, resolve_model,
 from pipelines.train.dataset import DatasetError, prefetched, stream_batches
 from pipelines.train.nnue import (
     NnueKind,
+    NnueNet,
     NnueStream,
     evaluate_quantised_batch,
     load_npz,
+    noisy,
     nnue_loss,
 )
 from pipelines.train.registry import ModelNotFoundError
@@ -75,7 +77,8 @@ def split_rows(lake: Lake, validation: bool, epoch: int = 0) -> list[dict[str, A
 
 def test_splits_are_by_game_and_cover_the_view(lake: Lake) -> None:
     """Validation positions never come from a training position's game; both splits together
-    are the view's rows minus positions in check; each epoch shuffles the same rows."""
+    are the view's rows minus positions in check and those whose label's best move captures
+    or promotes; each epoch shuffles the same rows."""
     train_rows, val_rows = split_rows(lake, False), split_rows(lake, True)
     train_keys = {r["split_key"] for r in train_rows}
     val_keys = {r["split_key"] for r in val_rows}
@@ -83,12 +86,13 @@ def test_splits_are_by_game_and_cover_the_view(lake: Lake) -> None:
     games = {g for g, in connect(lake).execute("select game_id from games").fetchall()}
     assert val_keys & games and train_keys & games   # both splits hold whole games
     view = connect(lake).sql(
-        "select position_key, fen, in_check from nnue_examples").fetchall()
-    not_in_check = {key for key, fen, _ in view if not chess.Board(fen).is_check()}
-    assert {r["position_key"] for r in train_rows + val_rows} == not_in_check
-    assert len(train_rows) + len(val_rows) == len(not_in_check)
-    assert any(check is None for _, _, check in view)   # game ends: checked on the board
-    assert sum(bool(check) for _, _, check in view) > 10  # in check from the move's SAN
+        "select position_key, fen, in_check, best_move from nnue_examples").fetchall()
+    quiet = {key for key, fen, _, best in view
+             if not chess.Board(fen).is_check() and not (best and is_noisy(fen, best))}
+    assert {r["position_key"] for r in train_rows + val_rows} == quiet
+    assert len(train_rows) + len(val_rows) == len(quiet)
+    assert any(check is None for _, _, check, _ in view)   # game ends: checked on the board
+    assert sum(bool(check) for _, _, check, _ in view) > 10  # in check from the move's SAN
     reshuffled = split_rows(lake, False, epoch=1)
     assert [r["position_key"] for r in reshuffled] != [r["position_key"] for r in train_rows]
     assert sorted(r["position_key"] for r in reshuffled) == sorted(
@@ -177,9 +181,54 @@ def test_loss_is_paper_002_mse_and_blends_the_result() -> None:
         ((torch.sigmoid(torch.tensor(300 / 410)) - 1) ** 2 / 2).item(), rel=1e-6)
 
 
+def test_factoriser_folds_into_the_exported_columns() -> None:
+    """A factorised net and a plain one holding its folded columns give the same outputs on
+    real positions, and the factor's columns reach every king square's copy."""
+    torch.manual_seed(3)
+    factorised = NnueNet(factorize=True)
+    with torch.no_grad():
+        factorised.factor.weight.uniform_(-0.1, 0.1)  # type: ignore[union-attr]
+        factorised.factor.weight[0].zero_()  # type: ignore[union-attr]
+    plain = NnueNet()
+    plain.load_state_dict({k: v for k, v in factorised.state_dict().items()
+                           if not k.startswith("factor.")})
+    with torch.no_grad():
+        plain.ft.weight.copy_(factorised.ft_weight())
+    fens = [chess.STARTING_FEN, "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - "
+            "4 4", "8/8/4k3/8/8/3K4/6P1/8 b - - 0 60"]
+    features = torch.from_numpy(halfkp_batch(fens).astype("int64"))
+    assert torch.allclose(factorised(features), plain(features), atol=1e-5)
+    assert not torch.allclose(factorised(features), NnueNet()(features))
+    folded = factorised.ft_weight()
+    piece_square = 1 + 5 * 64 + 12  # one piece on one square, under two king squares
+    assert torch.allclose(folded[piece_square] - factorised.ft.weight[piece_square],
+                          folded[40 * 641 + piece_square]
+                          - factorised.ft.weight[40 * 641 + piece_square])
+    assert float(folded[::641].detach().abs().sum()) == 0.0
+
+
+def is_noisy(fen: str, uci: str) -> bool:
+    board = chess.Board(fen)
+    move = chess.Move.from_uci(uci)
+    return board.is_capture(move) or move.promotion is not None
+
+
+def test_noisy_moves_match_python_chess(lake: Lake) -> None:
+    """The quiet filter's FEN-string reading agrees with python-chess on every labelled
+    position of the fixture (captures, en passant, promotions included)."""
+    rows = connect(lake).sql("select fen, best_move from nnue_examples "
+                             "where best_move is not null").fetchall()
+    extra = [("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3", "e5f6"),
+             ("8/P6k/8/8/8/8/8/K7 w - - 0 1", "a7a8q"), ("8/P6k/8/8/8/8/8/K7 w - - 0 1", "a1b2")]
+    assert sum(is_noisy(f, b) for f, b in rows) > 50
+    assert [noisy(f, b) for f, b in rows + extra] == [is_noisy(f, b) for f, b in rows + extra]
+
+
 def test_config_rejects_bad_values() -> None:
     with pytest.raises(TrainConfigError, match="eval_lambda.*1.5"):
         NnueConfig(eval_lambda=1.5)
+    with pytest.raises(TrainConfigError, match="lr_decay.*1.5"):
+        NnueConfig(lr_decay=1.5)
     with pytest.raises(TrainConfigError, match="optimizer.*'rmsprop'"):
         NnueConfig(optimizer="rmsprop")
     with pytest.raises(TrainConfigError, match="preset.*'huge'"):
@@ -212,9 +261,11 @@ def test_train_export_register_end_to_end(lake: Lake, capsys: pytest.CaptureFixt
     assert resolve_model(lake, "nnue@latest") == model
     assert (model.name, model.status, model.config["epochs"]) == ("nnue-tiny", "exported", 4)
     dataset = con.sql("select * from model_datasets").to_arrow_table().to_pylist()[0]
-    fens = con.sql("select fen from nnue_examples").fetchall()
-    not_in_check = sum(not chess.Board(fen).is_check() for fen, in fens)
-    assert dataset["train_rows"] + dataset["validation_rows"] == not_in_check
+    rows = con.sql("select fen, best_move from nnue_examples").fetchall()
+    quiet = sum(not chess.Board(fen).is_check() and not (best and is_noisy(fen, best))
+                for fen, best in rows)
+    assert dataset["train_rows"] + dataset["validation_rows"] == quiet < len(rows)
+    assert json.loads(dataset["parameters"])["quiet_only"] is True
     assert dataset["label_depths"] == [DEPTH] and len(dataset["position_keys_hash"]) == 16
     assert json.loads(dataset["table_versions"]).keys() == {"positions", "labels", "moves",
                                                             "games"}
@@ -267,8 +318,9 @@ class StopAtEpoch(L.Callback):
 def test_resume_after_interruption(lake: Lake) -> None:
     """Rerunning the same config continues the unfinished version from its last checkpoint:
     the epochs go on where they stopped and the version is the same. A finished config
-    trains a new version, bit for bit the same net (fixed seed, seeded shuffle)."""
-    config = preset(NnueConfig, "tiny", epochs=3)
+    trains a new version, bit for bit the same net (fixed seed, seeded shuffle). The
+    learning rate's per-epoch decay goes on from where it stopped too."""
+    config = preset(NnueConfig, "tiny", epochs=3, lr_decay=0.5)
     with pytest.raises(InterruptedError):
         train(lake, "nnue", config, callbacks=[StopAtEpoch(1)])
     con = connect(lake)
@@ -281,9 +333,10 @@ def test_resume_after_interruption(lake: Lake) -> None:
     model = train(lake, "nnue", config)
     con = connect(lake)
     assert model.model_id == "nnue@1"
-    rows = con.sql("select epoch, step, recorded_at from model_metrics order by epoch"
-                   ).fetchall()
+    rows = con.sql("select epoch, step, recorded_at, learning_rate from model_metrics "
+                   "order by epoch").fetchall()
     assert [r[0] for r in rows] == [0, 1, 2] and rows[0][2] == first_epoch
+    assert [r[3] for r in rows] == pytest.approx([3e-3, 1.5e-3, 7.5e-4])
     assert [r[1] for r in rows] == [rows[0][1] * n for n in (1, 2, 3)]  # steps continue
     parts = [str(path) for path in lake.parts("model_metrics")]
     raw = duckdb.sql(f"select count(*), count(distinct epoch) from read_parquet({parts})")

@@ -2,6 +2,7 @@
 -- training run into the run's folder (every epoch then reads that file, and a resumed run
 -- trains on the same rows). A position is in the validation split when its split_key (lowest
 -- game id) hashes below the permille: validation and training never share a game.
+-- best_move goes along for the trainer's quiet-position filter (it needs the board).
 select
     position_key,
     fen,
@@ -9,6 +10,7 @@ select
     result,
     split_key,
     in_check,
+    best_move,
     (md5_number(split_key) % 1000)::integer < $validation_permille as validation
 from nnue_examples
 where engine_id = $engine_id

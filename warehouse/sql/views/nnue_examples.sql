@@ -5,6 +5,8 @@
 -- is that game's result from the side to move's view (1, 0.5, 0; null when unknown).
 -- in_check comes from the SAN of the move that reached the position ('+' or '#'); null when
 -- no recorded move reached it (a game's start or end, EPD), where the reader checks the board.
+-- best_move is the label's (UCI; null when the engine gave none): the trainer can keep quiet
+-- positions only, those whose best move is no capture or promotion.
 with positions as (select * from positions),
 labels as (select * from labels),
 moves as (select * from moves),
@@ -28,6 +30,7 @@ examples as (
         l.engine_id,
         l.depth,
         l.score_cp,
+        l.best_move,
         f.game_id,
         g.result as game_result,
         c.in_check
@@ -52,5 +55,6 @@ select
     end as result,
     game_id,
     coalesce(game_id, 'position:' || position_key::varchar) as split_key,
-    in_check
+    in_check,
+    best_move
 from examples
