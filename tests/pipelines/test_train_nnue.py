@@ -35,8 +35,8 @@ from pipelines.train.nnue import (
     NnueStream,
     evaluate_quantised_batch,
     load_npz,
-    noisy,
     nnue_loss,
+    noisy,
 )
 from pipelines.train.registry import ModelNotFoundError
 from warehouse import Lake, connect
