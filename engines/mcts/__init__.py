@@ -82,6 +82,11 @@ class MctsConfig:
     draw_retries: draw-discarding playouts: a drawn playout is repeated, up to this many
         playouts in all, and only then scored 0.5 (the thesis' Réti demo: 6); 1 is off.
     seed: seed of the playout random numbers; 0 takes one from the clock.
+    hash_mb: memory for the tree, MB (UCI ``Hash``); a search stops when the tree is full.
+        An expanded node holds a slot for each legal move, so a tree needs about the
+        branching factor times its iterations in nodes (56 bytes each): 256 MB lasts some
+        300,000 iterations of a middlegame, far more than a tournament move; long solver
+        runs need more.
     """
 
     hp: str = "none"
@@ -98,6 +103,7 @@ class MctsConfig:
     max_playout_plies: int = 2000
     draw_retries: int = 1
     seed: int = 0
+    hash_mb: int = 256
 
     def __post_init__(self) -> None:
         if self.hp not in HEAVY_PLAYOUTS:
@@ -114,6 +120,7 @@ class MctsConfig:
         _check_range("max_playout_plies", self.max_playout_plies, 1, 10_000)
         _check_range("draw_retries", self.draw_retries, 1, 100)
         _check_range("seed", self.seed, 0, 2**63 - 1)
+        _check_range("hash_mb", self.hash_mb, 1, 1 << 20)
         if self.tb_pieces == 1 or self.tb_pieces == 2:
             raise MctsConfigError(f"tb_pieces must be 0 (off) or 3, got {self.tb_pieces!r}")
 

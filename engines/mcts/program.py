@@ -98,9 +98,12 @@ def mcts_spec(options: MctsOptions | None = None) -> EngineSpec:
         UciOption("Repetition", "spin", config.repetition, 2, 3),
         UciOption("DrawRetries", "spin", config.draw_retries, 1, 100),
         UciOption("Seed", "spin", config.seed, 0, 2**31 - 1),
+        UciOption("Hash", "spin", config.hash_mb, 1, 1 << 20),
     )
+    # Hash only matters once a tree fills (hundreds of thousands of iterations): not part of
+    # a player's identity, so tournaments keep their players.
     return EngineSpec(f"chesslab mcts ({options.variant})", AUTHOR, uci_options, make_searcher,
-                      identity_excludes=("Seed",))
+                      identity_excludes=("Seed", "Hash"))
 
 
 def config_from_values(values: Mapping[str, Any]) -> MctsConfig:
@@ -111,7 +114,7 @@ def config_from_values(values: Mapping[str, Any]) -> MctsConfig:
             tie_break=values["TieBreak"], decisive=values["DecisiveMoves"] == "on",
             tb_pieces=values["TablebasePieces"], k_bias=_number(values, "ProgressiveBias"),
             solver=values["Solver"] == "on", repetition=values["Repetition"],
-            draw_retries=values["DrawRetries"], seed=values["Seed"])
+            draw_retries=values["DrawRetries"], seed=values["Seed"], hash_mb=values["Hash"])
     except MctsConfigError as exc:
         raise UciError(str(exc)) from None
 

@@ -604,9 +604,10 @@ cdef class Tree:
     def __dealloc__(self):
         free(self.nodes)
 
-    def __init__(self, config, probe=None, int max_nodes=4_000_000):
+    def __init__(self, config, probe=None, max_nodes=None):
         """``config`` is an ``engines.mcts.MctsConfig``; ``probe(fen)`` answers the
-        tablebase cut-off (win 1, draw 0, loss -1 for the side to move)."""
+        tablebase cut-off (win 1, draw 0, loss -1 for the side to move). The tree holds
+        ``max_nodes`` nodes, by default as many as ``config.hash_mb`` MB hold."""
         self.s.hp = HP_KINDS[config.hp]
         self.s.epsilon = config.epsilon
         self.s.tie_random = config.tie_break == "random"
@@ -624,6 +625,8 @@ cdef class Tree:
         self.probe = probe
         self.has_probe = probe is not None
         self.tb_cache = {}
+        if max_nodes is None:
+            max_nodes = min(config.hash_mb * (1 << 20) // sizeof(Node), 2**31 - 2)
         self.max_nodes = max_nodes
         self.grow(1024)
         self.set_root(chess.Board())

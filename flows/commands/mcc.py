@@ -38,6 +38,9 @@ def register(subparsers: Any) -> None:
     solver.add_argument("epd", help="EPD file with dm opcodes")
     solver.add_argument("--variant", default="solver")
     solver.add_argument("--iterations", type=int, default=300_000)
+    solver.add_argument("--hash-mb", type=int, default=256,
+                        help="tree memory, MB: an expanded node keeps a slot per legal move, "
+                             "so a long proof needs about 1 GB per million iterations (KQK)")
     solver.set_defaults(run=run_solver)
 
 
@@ -105,7 +108,7 @@ def run_solver(args: argparse.Namespace) -> int:
     from pipelines import mcc
     from warehouse import Lake
 
-    rows = mcc.solver_suite(args.epd, args.variant, args.iterations)
+    rows = mcc.solver_suite(args.epd, args.variant, args.iterations, hash_mb=args.hash_mb)
     for row in rows:
         print(f"dm {row['dm']}  found {row['mate']}  {'exact' if row['exact'] else 'MISSED':<6} "
               f"{row['iterations']:>8} iterations {row['seconds']:6.2f} s  {row['fen']}")

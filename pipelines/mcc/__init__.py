@@ -204,9 +204,10 @@ def mate_problems(path: str | Path) -> list[tuple[str, chess.Board, int]]:
 
 
 def solve(board: chess.Board, variant: str = "solver", max_iterations: int = 300_000,
-          seed: int = 1) -> tuple[int | None, int]:
-    """The first mate the solver proves (moves) and the iterations it took."""
-    engine = MonteCarlo(MctsConfig.variant(variant, seed=seed))
+          seed: int = 1, hash_mb: int = 256) -> tuple[int | None, int]:
+    """The first mate the solver proves (moves) and the iterations it took (fewer than
+    ``max_iterations`` without a mate when the tree of ``hash_mb`` MB filled)."""
+    engine = MonteCarlo(MctsConfig.variant(variant, seed=seed, hash_mb=hash_mb))
     mate, iterations = None, 0
     for result in engine.iterate(board, max_depth=64, max_nodes=max_iterations):
         mate, iterations = result.score_mate, result.nodes
@@ -216,12 +217,12 @@ def solve(board: chess.Board, variant: str = "solver", max_iterations: int = 300
 
 
 def solver_suite(path: str | Path, variant: str = "solver", max_iterations: int = 300_000,
-                 seed: int = 1) -> list[dict[str, Any]]:
+                 seed: int = 1, hash_mb: int = 256) -> list[dict[str, Any]]:
     """The solver on every mate problem of an EPD file: proven distance against ``dm``."""
     rows = []
     for name, board, dm in mate_problems(path):
         start = time.monotonic()
-        mate, iterations = solve(board, variant, max_iterations, seed)
+        mate, iterations = solve(board, variant, max_iterations, seed, hash_mb)
         rows.append({"id": name, "fen": board.fen(), "dm": dm, "mate": mate,
                      "iterations": iterations, "seconds": time.monotonic() - start,
                      "exact": mate == dm})

@@ -276,6 +276,19 @@ def test_config_rejects_bad_switches() -> None:
     with pytest.raises(FileNotFoundError, match="no Gaviota tables"):
         gaviota_prober(ROOT / "tests")
     assert MctsConfig.variant("combined").k_bias == 0.001
+    with pytest.raises(MctsConfigError, match="hash_mb"):
+        MctsConfig(hash_mb=0)
+
+
+def test_a_full_tree_ends_the_search_within_its_memory() -> None:
+    """hash_mb bounds the tree: at 1 MB (18,724 nodes of 56 bytes) a search asked for
+    1,000,000 iterations stops when the tree is full, with a move; 64 MB goes on."""
+    full = 2**20 // 56
+    small = MonteCarlo(MctsConfig(seed=1, hash_mb=1)).search(chess.Board(), 1_000_000)
+    assert 1000 < small.nodes < full and full - 40 < small.tree_nodes <= full
+    assert small.pv and chess.Board().is_legal(small.pv[0])
+    large = MonteCarlo(MctsConfig(seed=1, hash_mb=64)).search(chess.Board(), 20_000)
+    assert large.nodes == 20_000 and large.tree_nodes > full
 
 
 def test_scores_from_win_rates_and_mate_distances() -> None:
@@ -333,7 +346,8 @@ def test_uci_program_plays_a_legal_game_on_time(combined: chess.engine.SimpleEng
 
 
 def test_uci_setoption_changes_the_switches(combined: chess.engine.SimpleEngine) -> None:
-    combined.configure({"Solver": "off", "HeavyPlayouts": "none"})
+    assert combined.options["Hash"].default == 256
+    combined.configure({"Solver": "off", "HeavyPlayouts": "none", "Hash": 64})
     info = combined.analyse(chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"),
                             chess.engine.Limit(nodes=2000))
     assert info["score"].relative.mate() is None and info["pv"][0].uci() == "d1d8"
