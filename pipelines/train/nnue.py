@@ -71,10 +71,16 @@ class NnueNet(nn.Module):
     ``factorize`` adds nnue-pytorch's virtual features: each HalfKP feature ``k * 641 + p``
     also activates column ``p`` of a 641-column table shared by all king squares, so what a
     piece on a square is worth whatever the king's square is learnt from every position.
-    :meth:`ft_weight` folds it into the real columns: the exported net has the same form."""
+    The shared table then starts random and the real columns at zero: they learn what the
+    king's square adds, and a king square the data rarely shows keeps the shared values, not
+    noise. Without ``king_features`` the real columns stay zero (a piece-square net: 641
+    columns to learn, not 41024). :meth:`ft_weight` folds the table into the real columns:
+    the exported net has the same form."""
 
-    def __init__(self, factorize: bool = False) -> None:
+    def __init__(self, factorize: bool = False, king_features: bool = True) -> None:
         super().__init__()
+        if not (factorize or king_features):
+            raise ValueError("an NNUE without king features needs the factoriser")
         self.ft = nn.EmbeddingBag(FEATURES, ACCUMULATOR, mode="sum", padding_idx=0)
         self.factor = nn.EmbeddingBag(PIECE_SQUARES, ACCUMULATOR, mode="sum", padding_idx=0) \
             if factorize else None
@@ -84,9 +90,12 @@ class NnueNet(nn.Module):
         self.out = nn.Linear(HIDDEN, 1)
         with torch.no_grad():  # accumulators start inside (0, 1): no dead units at step 0
             self.ft.weight.uniform_(-0.05, 0.05)
-            self.ft.weight[0].zero_()
             if self.factor is not None:
-                self.factor.weight.zero_()
+                self.factor.weight.copy_(self.ft.weight[:PIECE_SQUARES])
+                self.factor.weight[0].zero_()
+                self.ft.weight.zero_()
+            self.ft.weight[0].zero_()
+        self.ft.weight.requires_grad_(king_features)
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         """``features`` (n, 2, 30) indices -> y (n,)."""
@@ -338,7 +347,7 @@ class NnueModule(KindModule):
 
     def __init__(self, config: NnueConfig) -> None:
         super().__init__(config)
-        self.net = NnueNet(config.factorize)
+        self.net = NnueNet(config.factorize, config.king_features)
         self.val_abs_cp = self.val_positions = 0.0
 
     def loss(self, batch: NnueBatch) -> torch.Tensor:

@@ -109,10 +109,17 @@ def test_kill_9_of_an_ingest_pool_leaves_no_worker(home: Path, tmp_path: Path) -
                                     "2", "--chunk-games", "1"),
                            cwd=ROOT, env=environment(tmp_path),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children: dict[int, str] = {}
+
+    def pool_running() -> bool:
+        # The snapshot that shows the pool, not a later one: a worker between two chunks
+        # may be gone for a moment.
+        children.clear()
+        children.update(descendants(run.pid))
+        return len(children) >= 3 or run.poll() is not None
+
     try:
-        assert wait_for(lambda: len(descendants(run.pid)) >= 3 or run.poll() is not None, 120,
-                        step=0.02)
-        children = descendants(run.pid)
+        assert wait_for(pool_running, 120, step=0.02)
     finally:
         run.kill()
     run.wait()

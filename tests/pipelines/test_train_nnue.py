@@ -207,6 +207,29 @@ def test_factoriser_folds_into_the_exported_columns() -> None:
     assert float(folded[::641].detach().abs().sum()) == 0.0
 
 
+def test_factorised_real_columns_start_at_zero_and_psq_nets_keep_them_there() -> None:
+    """With the factoriser the real columns start at zero (a rarely seen king square keeps the
+    shared values, not random ones); without king features they stay zero through training,
+    so every king square's copy of a piece-square column is the same."""
+    torch.manual_seed(5)
+    assert float(NnueNet(factorize=True).ft.weight.abs().sum()) == 0.0
+    psq = NnueNet(factorize=True, king_features=False)
+    fens = [chess.STARTING_FEN, "8/8/4k3/8/8/3K4/6P1/8 b - - 0 60"]
+    features = torch.from_numpy(halfkp_batch(fens).astype("int64"))
+    optimiser = torch.optim.Adam([p for p in psq.parameters() if p.requires_grad], lr=0.01)
+    for _ in range(3):
+        optimiser.zero_grad()
+        (psq(features) - torch.tensor([0.3, -0.2])).pow(2).sum().backward()
+        optimiser.step()
+    assert float(psq.ft.weight.abs().sum()) == 0.0
+    assert float(psq.factor.weight.abs().sum()) > 0  # type: ignore[union-attr]
+    folded = psq.ft_weight()
+    piece_square = 1 + 5 * 64 + 12
+    assert torch.equal(folded[piece_square], folded[40 * 641 + piece_square])
+    with pytest.raises(ValueError, match="factoriser"):
+        NnueNet(factorize=False, king_features=False)
+
+
 def is_noisy(fen: str, uci: str) -> bool:
     board = chess.Board(fen)
     move = chess.Move.from_uci(uci)
@@ -231,6 +254,8 @@ def test_config_rejects_bad_values() -> None:
         NnueConfig(lr_decay=1.5)
     with pytest.raises(TrainConfigError, match="optimizer.*'rmsprop'"):
         NnueConfig(optimizer="rmsprop")
+    with pytest.raises(TrainConfigError, match="king_features.*factorize"):
+        NnueConfig(factorize=False, king_features=False)
     with pytest.raises(TrainConfigError, match="preset.*'huge'"):
         preset(NnueConfig, "huge")
 
