@@ -45,7 +45,8 @@ class SearchConfig:
 
     eval: static evaluation, "hce" (tapered PeSTO-style), "hce-simple" (paper 002's
         Simplified Evaluation Function with material-scaled piece-square values) or "nnue"
-        (a HalfKP network, engines.nnue, with incremental accumulators).
+        (a HalfKP network, engines.nnue, with incremental accumulators; the search adds
+        Stockfish 12's tempo bonus, 28 cp for the side to move, to the network's score).
     nnue_path: the ``chesslab NNUE v1`` .npz file that eval "nnue" plays with.
     lmr: late-move reductions, "default" (paper 003: floor(log d * log m / 1.95)), "none",
         or a Python callable reduction(depth, move_number, state) -> plies.

@@ -5,6 +5,8 @@ import chess
 
 from engines.nnue.network import AccumulatorStack, Network
 
+nnue_tempo: int
+
 class Searcher:
     nodes: int
     seldepth: int

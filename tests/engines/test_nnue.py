@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from engines.alphabeta import AlphaBeta, SearchConfig, SearchConfigError
+from engines.alphabeta.search import nnue_tempo
 from engines.nnue.features import halfkp_batch, halfkp_indices
 from engines.nnue.netfile import (
     ARRAYS,
@@ -184,11 +185,13 @@ def test_compiled_eval_equals_numpy_reference(boards: list[chess.Board], net_arr
 
 
 def test_searcher_static_eval_is_the_network(net_path: Path, boards: list[chess.Board]) -> None:
-    """SearchConfig(eval="nnue") evaluates with the loaded network, from the side to move."""
+    """SearchConfig(eval="nnue") evaluates with the loaded network, from the side to move,
+    plus Stockfish 12's tempo bonus."""
     engine = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(net_path), hash_mb=1))
     net = Network.load(net_path)
+    assert nnue_tempo == 28
     for board in boards[::97]:
-        assert engine.evaluate(board) == net.evaluate(board)
+        assert engine.evaluate(board) == net.evaluate(board) + 28
 
 
 # --- the incremental accumulator -------------------------------------------------------------
