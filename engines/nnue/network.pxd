@@ -26,6 +26,7 @@ cdef class Network:
     cdef int64_t out_weight[L2_OUT]
     cdef int64_t out_bias
     cdef readonly str name
+    cdef readonly bint king_independent       # same columns under every king square
     cdef void refresh(self, const Position* p, int perspective, int32_t* acc) noexcept nogil
     cdef void update(self, const Accumulator* before, Accumulator* after) noexcept nogil
     cdef int propagate(self, const int32_t* stm, const int32_t* other) noexcept nogil

@@ -10,7 +10,9 @@ The search is copy-make, so "unmake" is returning to the parent's entry, untouch
 child. A child entry is filled lazily, when its position is first evaluated: the parent's
 accumulator plus the moved, promoted and castling-rook pieces' columns, minus the vacated and
 captured ones (en passant included); the perspective whose king moved is rebuilt from
-scratch (Stockfish's refinement of paper 002, which rebuilt both). A null move copies the
+scratch (Stockfish's refinement of paper 002, which rebuilt both), unless the net has the
+same columns under every king square (a piece-square net): then a king move only removes
+what it captures and moves the castling rook. A null move copies the
 parent: the accumulators are kept by colour, and evaluation reads them from the side to move.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t
@@ -278,6 +280,10 @@ cdef class Network:
             for j in range(L1_OUT):
                 self.l2_weight[i][j] = arrays["l2_weight"][i, j]
         self.out_bias = arrays["out_bias"][0]
+        # A piece-square net (trained without king features) has the same columns under
+        # every king square: its accumulators do not change when a king moves.
+        columns = np.asarray(arrays["ft_weight"]).reshape(64, HALFKP_FEATURES // 64, FT_OUT)
+        self.king_independent = bool((columns == columns[:1]).all())
 
     def __dealloc__(self):
         free(self.ft_weight)
@@ -337,7 +343,7 @@ cdef class Network:
             self.refresh(after.pos, 1, after.v[1])
             return
         for c in range(2):
-            if mover == KING and c == us:
+            if mover == KING and c == us and not self.king_independent:
                 self.refresh(after.pos, c, after.v[c])
                 continue
             king = orient(c, king_square(parent, c))
@@ -357,7 +363,8 @@ cdef class Network:
                 removed[n_sub] = feature_index(c, king, them, victim, to)
                 n_sub += 1
             if m & FLAG_CASTLE:
-                # The king's own side rebuilt above; the other side sees the rook move.
+                # The king's own side rebuilt above (unless the net is king-independent);
+                # the other side sees the rook move.
                 removed[n_sub] = feature_index(c, king, us, ROOK, to + 1 if to & 7 == 6 else to - 2)
                 added[n_add] = feature_index(c, king, us, ROOK, to - 1 if to & 7 == 6 else to + 1)
                 n_sub += 1

@@ -231,6 +231,29 @@ def test_incremental_accumulators_equal_rebuilds_at_every_node(net_path: Path,
     assert stack.mismatches == 0
 
 
+def test_a_piece_square_net_keeps_its_accumulators_through_king_moves(
+        tmp_path: Path, net_arrays: NetArrays) -> None:
+    """A net with the same columns under every king square (what training without king
+    features exports) is recognised, and its incremental accumulators, not rebuilt on king
+    moves, equal rebuilds at every node (castling, king captures included)."""
+    columns = net_arrays["ft_weight"].reshape(64, 641, 256)
+    arrays = dict(net_arrays, ft_weight=np.ascontiguousarray(
+        np.broadcast_to(columns[:1], columns.shape).reshape(-1, 256)))
+    path = tmp_path / "psq.npz"
+    save_arrays(path, arrays)
+    assert Network.load(path).king_independent
+    assert not Network(net_arrays).king_independent
+    engine = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(path), hash_mb=1))
+    stack = engine._searcher.nnue
+    stack.verify = True
+    for fen in SEARCH_ROOTS:
+        engine.new_game()
+        results = list(engine.iterate(chess.Board(fen), max_depth=6, max_nodes=20000))
+        assert results and results[0].pv[0] in chess.Board(fen).legal_moves
+    assert stack.checked > 5 * 10000
+    assert stack.mismatches == 0
+
+
 def test_nnue_search_plays_legal_moves_through_a_game(net_path: Path) -> None:
     """A short self-play game with the random net: every move legal, scores in centipawns."""
     engine = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(net_path), hash_mb=1))

@@ -19,6 +19,7 @@ from typing import Any
 import chess
 import duckdb
 import lightning as L
+import numpy as np
 import pytest
 import torch
 
@@ -37,6 +38,8 @@ from pipelines.train.nnue import (
     load_npz,
     nnue_loss,
     noisy,
+    quantise,
+    reference_check,
 )
 from pipelines.train.registry import ModelNotFoundError
 from warehouse import Lake, connect
@@ -228,6 +231,32 @@ def test_factorised_real_columns_start_at_zero_and_psq_nets_keep_them_there() ->
     assert torch.equal(folded[piece_square], folded[40 * 641 + piece_square])
     with pytest.raises(ValueError, match="factoriser"):
         NnueNet(factorize=False, king_features=False)
+
+
+def test_bias_correction_cuts_the_export_error(lake: Lake) -> None:
+    """Exported with bias correction from one half of the fixture's positions, a net whose
+    hidden weights are a few 1/64 steps (as trained ones are) scores the other half closer
+    to its float model than the plain rounding does; the contract's arithmetic is unchanged
+    (the one-position reference agrees exactly)."""
+    fens = [row[0] for row in connect(lake).sql(
+        "select fen from nnue_examples order by position_key").fetchall()]
+    features = halfkp_batch(fens)
+    calibration, measured = features[::2], features[1::2]
+    torch.manual_seed(11)
+    net = NnueNet(factorize=True, king_features=False)
+    with torch.no_grad():
+        net.factor.weight.uniform_(-0.1, 0.1)  # type: ignore[union-attr]
+        net.l1.weight.uniform_(-0.02, 0.03)
+        net.l2.weight.uniform_(-0.3, 0.3)
+        float_cp = net.centipawns(torch.from_numpy(measured.astype("int64"))).double().numpy()
+    gaps = {}
+    for name, arrays in (("plain", quantise(net)), ("corrected", quantise(net, calibration))):
+        quantised = evaluate_quantised_batch(arrays, measured)
+        gaps[name] = float(np.abs(quantised - float_cp).mean())
+        assert reference_check(arrays, measured, quantised, 20)[
+            "quantised_vs_reference_max_cp"] == 0
+    assert len(measured) > 300
+    assert gaps["corrected"] < 0.5 * gaps["plain"], gaps
 
 
 def is_noisy(fen: str, uci: str) -> bool:
