@@ -25,7 +25,9 @@ import chess
 
 log = logging.getLogger(__name__)
 
-EVALS = ("hce", "hce-simple", "nnue")
+EVALS = ("hce", "hce-simple", "nnue", "nnue-hybrid")
+#: The evaluations that play with a network.
+NNUE_EVALS = ("nnue", "nnue-hybrid")
 LMR_BUILTINS = ("default", "none")
 MATE = 32000
 MATE_BOUND = MATE - 1000
@@ -46,8 +48,10 @@ class SearchConfig:
     eval: static evaluation, "hce" (tapered PeSTO-style), "hce-simple" (paper 002's
         Simplified Evaluation Function with material-scaled piece-square values) or "nnue"
         (a HalfKP network, engines.nnue, with incremental accumulators; the search adds
-        Stockfish 12's tempo bonus, 28 cp for the side to move, to the network's score).
-    nnue_path: the ``chesslab NNUE v1`` .npz file that eval "nnue" plays with.
+        Stockfish 12's tempo bonus, 28 cp for the side to move, to the network's score), or
+        "nnue-hybrid" (Stockfish 12's hybrid: the HCE's score where it is over 400 cp either
+        way, the network's elsewhere).
+    nnue_path: the ``chesslab NNUE v1`` .npz file that eval "nnue" ("nnue-hybrid") plays with.
     lmr: late-move reductions, "default" (paper 003: floor(log d * log m / 1.95)), "none",
         or a Python callable reduction(depth, move_number, state) -> plies.
     hash_mb: transposition table size in MiB (rounded down to a power-of-two entry count).
@@ -64,9 +68,10 @@ class SearchConfig:
     def __post_init__(self) -> None:
         if self.eval not in EVALS:
             raise SearchConfigError(f"eval must be one of {EVALS}, got {self.eval!r}")
-        if (self.eval == "nnue") != bool(self.nnue_path):
+        if (self.eval in NNUE_EVALS) != bool(self.nnue_path):
             raise SearchConfigError(
-                f"nnue_path is needed with eval 'nnue' and only then, got eval {self.eval!r} "
+                f"nnue_path is needed with eval {' or '.join(map(repr, NNUE_EVALS))} and only "
+                f"then, got eval {self.eval!r} "
                 f"and nnue_path {self.nnue_path!r}")
         if not callable(self.lmr) and self.lmr not in LMR_BUILTINS:
             raise SearchConfigError(

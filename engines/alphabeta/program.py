@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 #: Evaluations the program accepts; ``nnue`` needs a network: ``--nnue FILE``, or ``--model
 #: nnue@3``, which ``chesslab engine`` resolves to the model's exported file.
-EVALS = ("hce", "hce-simple", "nnue")
+EVALS = ("hce", "hce-simple", "nnue", "nnue-hybrid")
 LMRS = ("default", "none")
 #: The LMR combo's values in UCI: "default" is a keyword of the option syntax ("var default"
 #: breaks python-chess and other parsers), so the paper's formula is "standard" there.
@@ -38,7 +38,8 @@ class AlphaBetaOptions:
 
     eval: str = field(default="hce", metadata={
         "help": "evaluation: hce (tapered PeSTO tables), hce-simple (paper 002's "
-                "Simplified Evaluation Function) or nnue (needs --nnue or --model)",
+                "Simplified Evaluation Function), nnue (needs --nnue or --model) or "
+                "nnue-hybrid (Stockfish 12's: the hce where it says over 400 cp, else the net)",
         "choices": EVALS})
     nnue: str = field(default="", metadata={
         "help": "the chesslab NNUE v1 .npz file of --eval nnue (UCI option EvalFile); the "
@@ -68,8 +69,9 @@ class AlphaBetaOptions:
             raise ValueError(f"--hash must be 1..65536 MB, got {self.hash!r}")
         if self.model:
             check_model_version(self.model)
-        if self.eval == "nnue" and not (self.nnue or self.model):
-            raise ValueError("--eval nnue needs --nnue FILE or --model KIND@VERSION (e.g. nnue@3)")
+        if self.eval.startswith("nnue") and not (self.nnue or self.model):
+            raise ValueError(f"--eval {self.eval} needs --nnue FILE or --model KIND@VERSION "
+                             f"(e.g. nnue@3)")
         if self.nnue:   # a bad file fails at start-up, not at the first isready
             check_network_file(self.nnue)
         if not 0.0 <= self.search_log_rate <= 1.0:
@@ -131,8 +133,8 @@ def make_searcher(values: Mapping[str, Any]) -> Searcher:
             check_model_version(values["Model"])
         except EngineIdentityError as exc:
             raise UciError(str(exc)) from None
-    if values["Eval"] == "nnue" and not values["EvalFile"]:
-        raise UciError(f"evaluation 'nnue' needs the EvalFile option (model "
+    if values["Eval"].startswith("nnue") and not values["EvalFile"]:
+        raise UciError(f"evaluation {values['Eval']!r} needs the EvalFile option (model "
                        f"{values['Model'] or 'none'!r}): a chesslab NNUE v1 .npz file")
     lmr = lmr_of(values["LMR"], values["LMRFormula"])
     config = SearchConfig(eval=values["Eval"], lmr=lmr, hash_mb=values["Hash"],

@@ -49,6 +49,9 @@ cdef enum:
     # about -10 cp); without one, scores swing between odd and even plies, and the search
     # needs three times the nodes of the HCE (tempo 10) to reach the same depth.
     NNUE_TEMPO = 28
+    # eval "nnue-hybrid" (Stockfish 12's hybrid): where the HCE's score is this far from
+    # zero the position is decided by material, and the HCE's cheap score stands.
+    HYBRID_CP = 400
 
 #: The tempo bonus of eval "nnue" (centipawns for the side to move), for tests and tools.
 nnue_tempo = NNUE_TEMPO
@@ -122,7 +125,8 @@ cdef class Searcher:
     cdef bint can_abort
     cdef public int seldepth
     cdef int eval_kind
-    cdef public AccumulatorStack nnue     # eval "nnue" only
+    cdef public AccumulatorStack nnue     # eval "nnue" and "nnue-hybrid" only
+    cdef bint hybrid                      # eval "nnue-hybrid"
     cdef int lmr_kind
     cdef object lmr_callable
     cdef object callback_error
@@ -146,7 +150,8 @@ cdef class Searcher:
         cdef u64 entries = 1
         cdef int d, m
         self.eval_kind = EVAL_SIMPLE if eval_name == "hce-simple" else EVAL_PESTO
-        if eval_name == "nnue":
+        self.hybrid = eval_name == "nnue-hybrid"
+        if eval_name in ("nnue", "nnue-hybrid"):
             if network is None:
                 raise ValueError("eval 'nnue' needs a network")
             self.eval_kind = EVAL_NNUE
@@ -278,7 +283,12 @@ cdef class Searcher:
     # --- helpers -------------------------------------------------------------------------
 
     cdef inline int static_value(self, const Position* p, int ply) noexcept nogil:
+        cdef int hce
         if self.eval_kind == EVAL_NNUE:
+            if self.hybrid:
+                hce = evaluate(p, EVAL_PESTO)
+                if hce > HYBRID_CP or hce < -HYBRID_CP:
+                    return hce
             return self.nnue.evaluate(p, ply) + NNUE_TEMPO
         return evaluate(p, self.eval_kind)
 

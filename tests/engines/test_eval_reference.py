@@ -9,11 +9,11 @@ import chess
 import chess.pgn
 import pytest
 
-from engines.alphabeta import EVALS, AlphaBeta, SearchConfig
+from engines.alphabeta import EVALS, NNUE_EVALS, AlphaBeta, SearchConfig
 from engines.eval_tables import REFERENCE_EVALUATIONS, SEF_MATERIAL_MAX, SEF_PIECE_VALUES
 
 #: The evaluations with a Python reference here (the NNUE has its own, engines/nnue/reference.py).
-HAND_CRAFTED = tuple(name for name in EVALS if name != "nnue")
+HAND_CRAFTED = tuple(name for name in EVALS if name not in NNUE_EVALS)
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 SEED = 20261123

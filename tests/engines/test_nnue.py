@@ -194,6 +194,25 @@ def test_searcher_static_eval_is_the_network(net_path: Path, boards: list[chess.
         assert engine.evaluate(board) == net.evaluate(board) + 28
 
 
+def test_hybrid_eval_takes_the_hce_where_material_decides(net_path: Path,
+                                                          boards: list[chess.Board]) -> None:
+    """eval "nnue-hybrid" is the HCE's score where that is over 400 cp either way (a queen
+    up), the network's (plus tempo) elsewhere."""
+    hybrid = AlphaBeta(SearchConfig(eval="nnue-hybrid", nnue_path=str(net_path), hash_mb=1))
+    hce = AlphaBeta(SearchConfig(eval="hce", hash_mb=1))
+    net = Network.load(net_path)
+    queen_up = chess.Board("rnb1kbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 3")
+    sides = {"hce": 0, "net": 0}
+    for board in [queen_up, *boards[::97]]:
+        static = hce.evaluate(board)
+        expected = static if abs(static) > 400 else net.evaluate(board) + nnue_tempo
+        sides["hce" if abs(static) > 400 else "net"] += 1
+        assert hybrid.evaluate(board) == expected
+    assert hce.evaluate(queen_up) > 400 and sides["net"] > 0
+    with pytest.raises(SearchConfigError, match="nnue-hybrid"):
+        SearchConfig(eval="nnue-hybrid")
+
+
 # --- the incremental accumulator -------------------------------------------------------------
 
 #: Roots whose searches make every kind of accumulator update: castling both ways

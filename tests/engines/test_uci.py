@@ -183,7 +183,7 @@ def test_handshake_declares_id_and_options(engine: chess.engine.SimpleEngine) ->
     assert engine.options["Clear Hash"].type == "button"
     assert (engine.options["MultiPV"].min, engine.options["MultiPV"].max) == (1, 256)
     if "Eval" in engine.options:
-        assert engine.options["Eval"].var == ["hce", "hce-simple", "nnue"]
+        assert engine.options["Eval"].var == ["hce", "hce-simple", "nnue", "nnue-hybrid"]
         assert engine.options["Model"].type == "string"
         assert engine.options["EvalFile"].type == "string"
         assert engine.options["LMR"].var == ["standard", "none"]
@@ -461,8 +461,8 @@ def test_alphabeta_options_follow_the_command_line() -> None:
     UciEngine(spec, output=out).handle("uci")
     text = out.getvalue()
     assert "option name Hash type spin default 64 min 1 max 65536" in text
-    assert "option name Eval type combo default hce-simple var hce var hce-simple var nnue" \
-        in text
+    assert ("option name Eval type combo default hce-simple var hce var hce-simple var nnue "
+            "var nnue-hybrid") in text
     assert "option name Model type string default <empty>" in text
     assert "option name LMR type combo default none var standard var none" in text
     with pytest.raises(ValueError, match="'sharp'"):
