@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engines.alphabeta import EVALS, NNUE_EVALS
 from engines.alphabeta.formula import LmrFormula
 from engines.identity import MODEL_VERSION, EngineIdentityError, check_model_version
 from engines.uci import AUTHOR, EngineSpec, Program, Searcher, UciError, UciOption
@@ -23,9 +24,8 @@ from engines.volatility import options as volatility_options
 
 log = logging.getLogger(__name__)
 
-#: Evaluations the program accepts; ``nnue`` needs a network: ``--nnue FILE``, or ``--model
-#: nnue@3``, which ``chesslab engine`` resolves to the model's exported file.
-EVALS = ("hce", "hce-simple", "nnue", "nnue-hybrid")
+# Evaluations (EVALS): those of NNUE_EVALS need a network: ``--nnue FILE``, or ``--model
+# nnue@3``, which ``chesslab engine`` resolves to the model's exported file.
 LMRS = ("default", "none")
 #: The LMR combo's values in UCI: "default" is a keyword of the option syntax ("var default"
 #: breaks python-chess and other parsers), so the paper's formula is "standard" there.
@@ -69,7 +69,7 @@ class AlphaBetaOptions:
             raise ValueError(f"--hash must be 1..65536 MB, got {self.hash!r}")
         if self.model:
             check_model_version(self.model)
-        if self.eval.startswith("nnue") and not (self.nnue or self.model):
+        if self.eval in NNUE_EVALS and not (self.nnue or self.model):
             raise ValueError(f"--eval {self.eval} needs --nnue FILE or --model KIND@VERSION "
                              f"(e.g. nnue@3)")
         if self.nnue:   # a bad file fails at start-up, not at the first isready
@@ -133,7 +133,7 @@ def make_searcher(values: Mapping[str, Any]) -> Searcher:
             check_model_version(values["Model"])
         except EngineIdentityError as exc:
             raise UciError(str(exc)) from None
-    if values["Eval"].startswith("nnue") and not values["EvalFile"]:
+    if values["Eval"] in NNUE_EVALS and not values["EvalFile"]:
         raise UciError(f"evaluation {values['Eval']!r} needs the EvalFile option (model "
                        f"{values['Model'] or 'none'!r}): a chesslab NNUE v1 .npz file")
     lmr = lmr_of(values["LMR"], values["LMRFormula"])

@@ -328,13 +328,13 @@ def quantise(net: NnueNet, calibration: np.ndarray | None = None) -> dict[str, n
 
 def mean_layer_inputs(net: NnueNet, features: np.ndarray) -> dict[str, np.ndarray]:
     """The float model's mean input of each dense layer over ``features``, in 0..127."""
-    sums = {layer: np.zeros(0) for layer in ("l1", "l2", "out")}
+    layers = ("l1", "l2", "out")
+    sums: dict[str, np.ndarray] = {}
     with torch.no_grad():
         for start in range(0, len(features), 4096):
             chunk = torch.from_numpy(features[start:start + 4096].astype(np.int64))
-            for layer, x in zip(sums, net.layer_inputs(chunk), strict=True):
-                total = x.double().sum(dim=0).cpu().numpy()
-                sums[layer] = total if not sums[layer].size else sums[layer] + total
+            for layer, x in zip(layers, net.layer_inputs(chunk), strict=True):
+                sums[layer] = sums.get(layer, 0) + x.double().sum(dim=0).cpu().numpy()
     return {layer: FT_SCALE * total / len(features) for layer, total in sums.items()}
 
 
