@@ -6,7 +6,7 @@ includes the epoch's query and encoding), side by side in one run, alternating r
 baseline and ours (the machine's load drifts); the best epoch of each is the least disturbed
 by other processes.
 
-    .venv/bin/python benchmarks/train.py --epochs 3 --batch-size 8192
+    .venv/bin/python benchmarks/train.py --epochs 3 --batch-size 8192 [--king-features]
 
 The warehouse: data/sample/games.pgn.zst ingested and labelled by Stockfish at depth 1 (about
 54,000 positions, half a minute on 2 cores), kept in --home for the next run.
@@ -58,7 +58,7 @@ def in_memory_tensors(lake: Lake) -> tuple[torch.Tensor, torch.Tensor, torch.Ten
 def plain_loop(data: tuple[torch.Tensor, ...], config: NnueConfig) -> list[float]:
     """Per-epoch positions/s of a bare PyTorch loop: shuffle, forward, loss, Adam, clip."""
     torch.manual_seed(config.seed)
-    net = NnueNet(config.factorize)
+    net = NnueNet(config.factorize, config.king_features)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate)
     features, score, result = data
     rates = []
@@ -94,11 +94,15 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=8192)
+    parser.add_argument("--king-features", action="store_true",
+                        help="both sides train Stockfish 12's per-king HalfKP columns (default: "
+                             "the piece-square net, chesslab's default)")
     args = parser.parse_args()
     torch.set_num_threads(2)
     lake = labelled_lake(args.home)
     config = NnueConfig(epochs=args.epochs, batch_size=args.batch_size, accelerator="cpu",
-                        progress=False, validation_percent=5.0, check_positions=10_000)
+                        progress=False, validation_percent=5.0, check_positions=10_000,
+                        king_features=args.king_features)
     data = in_memory_tensors(lake)
     print(f"{len(data[1])} positions, batch {args.batch_size}, {args.epochs} epochs x "
           f"{args.rounds} rounds, {torch.get_num_threads()} torch threads")
