@@ -29,6 +29,7 @@ use too): own engines from their program's options, external ones from their ``i
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -263,11 +264,43 @@ def engine_from_entry(name: str, entry: Mapping[str, Any], players: Mapping[str,
 # --------------------------------------------------------------------------------------------
 
 def chesslab_version() -> str:
-    """The installed chesslab version: the version of every own engine."""
+    """The installed chesslab version."""
     try:
         return metadata.version("chesslab")
     except metadata.PackageNotFoundError:
         return "0+unknown"
+
+
+#: The files whose text is an own engine's code: what a change to the way it plays touches.
+ENGINE_SOURCES = ("*.py", "*.pyx", "*.pxd")
+
+
+def source_revision(root: Path) -> str:
+    """8 hex of sha256 over the sources under ``root`` (relative paths and bytes, sorted;
+    ``__pycache__`` left out)."""
+    digest = hashlib.sha256()
+    files = sorted({f for pattern in ENGINE_SOURCES for f in root.rglob(pattern)
+                    if "__pycache__" not in f.relative_to(root).parts})
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:8]
+
+
+@functools.lru_cache(maxsize=1)
+def engines_revision() -> str:
+    """The ``engines`` package's :func:`source_revision`.
+
+    The package version alone would let a tournament resume across a change of the search
+    or evaluation and mix games of two programs under one engine id; any change under
+    ``engines/`` makes a new id for every own engine instead (coarse, never too fine)."""
+    return source_revision(Path(__file__).resolve().parent)
+
+
+def own_version() -> str:
+    """The version of every own engine: chesslab's and the engines' code revision,
+    ``0.1.0+rev.1a2b3c4d``."""
+    return f"{chesslab_version()}+rev.{engines_revision()}"
 
 
 def player_identity(spec: EngineSpec) -> EngineIdentity:
@@ -292,7 +325,7 @@ def own_identity(spec: EngineSpec) -> EngineIdentity:
         raise EngineSpecError(f"engine {spec.name!r}: {exc}") from None
     values = program_values(engine, spec)
     return EngineIdentity(
-        name=name, version=chesslab_version(), options=values, kind="own", search=name,
+        name=name, version=own_version(), options=values, kind="own", search=name,
         evaluation=str(values[uci.EVAL_OPTION]) if uci.EVAL_OPTION in values else None,
         model=str(values.get(uci.MODEL_OPTION) or "") or None)
 

@@ -9,10 +9,13 @@ import pytest
 from engines.registry import (
     EngineSpecError,
     chesslab_version,
+    engines_revision,
     expand_ladder,
     load_engines_file,
+    own_version,
     parse_engine,
     player_identity,
+    source_revision,
 )
 
 
@@ -37,7 +40,7 @@ def test_own_engine_identity_records_search_evaluation_and_model() -> None:
         "own", "alphabeta", "nnue", "nnue@3")
     assert identity.options == {"Eval": "nnue", "Hash": "16", "LMR": "standard",
                                 "Model": "nnue@3", "Volatility": "", "VolatilityThreshold": ""}
-    assert identity.version == chesslab_version()
+    assert identity.version == own_version() == f"{chesslab_version()}+rev.{engines_revision()}"
     plain = player_identity(parse_engine("alphabeta"))
     assert (plain.evaluation, plain.model) == ("hce", None)
     assert plain.engine_id == player_identity(parse_engine("alphabeta:eval=hce?hash=16")).engine_id
@@ -45,7 +48,28 @@ def test_own_engine_identity_records_search_evaluation_and_model() -> None:
         parse_engine("alphabeta:search_log_rate=0.5")).engine_id  # logging plays no move
     assert plain.engine_id != identity.engine_id
     assert plain.engine_id != player_identity(parse_engine("alphabeta?Hash=8")).engine_id
-    assert plain.engine_id.startswith(f"alphabeta-{chesslab_version()}-")
+    assert plain.engine_id.startswith(f"alphabeta-{chesslab_version()}-rev.{engines_revision()}-")
+
+
+def test_own_engine_versions_follow_the_engine_code(tmp_path: Path) -> None:
+    """An own engine's version carries a hash of the engines' sources: a change to the search
+    (a .pyx), to Python code or to a .pxd is a new revision, compiled caches are not."""
+    (tmp_path / "alphabeta").mkdir()
+    search = tmp_path / "alphabeta" / "search.pyx"
+    search.write_text("cdef int NNUE_TEMPO = 28\n")
+    (tmp_path / "uci.py").write_text("x = 1\n")
+    before = source_revision(tmp_path)
+    assert len(before) == 8 and int(before, 16) >= 0
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "uci.cpython-311.pyc").write_bytes(b"\x00")
+    (tmp_path / "alphabeta" / "search.c").write_text("/* generated */\n")
+    assert source_revision(tmp_path) == before
+    search.write_text("cdef int NNUE_TEMPO = 20\n")
+    assert source_revision(tmp_path) != before
+    search.write_text("cdef int NNUE_TEMPO = 28\n")
+    assert source_revision(tmp_path) == before
+    (tmp_path / "alphabeta" / "search.pxd").write_text("cdef int f()\n")
+    assert source_revision(tmp_path) != before
 
 
 def test_bad_own_engine_settings_are_errors_naming_the_engine() -> None:
