@@ -79,11 +79,11 @@ def bench_decision(count: int) -> dict[str, float]:
         torch.manual_seed(0)
         meta = {"format": FORMAT, "version": 1, "arch": "dense", "width": 50, "inputs": INPUTS,
                 "delta_scale": 0.01, "beta": 18.0, "target_fpr": 0.005, "threshold": 0.76}
-        path = save_npz({"meta": np.array(json.dumps(meta)), **export_arrays(DenseNet(50))},
+        path = save_npz({"meta": np.array(json.dumps(meta)), **export_arrays(DenseNet(50, INPUTS))},
                         Path(folder) / "v.npz")
         model = load_model(str(path))
     boards = [chess.Board(f) for f in fens(count)]
-    _, net_s = timed(lambda: [model.stability(b, 10, False) for b in boards])
+    _, net_s = timed(lambda: [model.stability(b, 10, False, 30) for b in boards])
     search = AlphaBeta(SearchConfig(hash_mb=4))
     _, search_s = timed(lambda: [list(search.iterate(b, max_depth=1)) for b in boards])
     return {"decisions": count, "net_ms": 1000 * net_s / count,

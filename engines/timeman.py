@@ -278,8 +278,9 @@ class ClockPolicy:
             or score_value(last) <= score_value(previous) - self.score_drop_cp
 
 
-#: ``stability(board, delta_value, pv_changed) -> probability that the position is stable``.
-StabilityPredictor = Callable[[chess.Board, int, bool], float]
+#: ``stability(board, delta_value, pv_changed, value) -> probability that the position is
+#: stable``; ``value`` is the last iteration's score (V6), which only some nets read.
+StabilityPredictor = Callable[[chess.Board, int, bool, int], float]
 
 
 @dataclass
@@ -287,8 +288,9 @@ class StableStopPolicy:
     """Paper 003, algorithm 2: search a stable position one ply less than the maximum depth.
 
     After the iteration at ``max_depth - 1`` completes, the predictor gets the position, the
-    change of the score between the last two iterations (``delta_value``, centipawns) and
-    whether their best moves differ (``pv_changed``); when it returns more than
+    change of the score between the last two iterations (``delta_value``, centipawns),
+    whether their best moves differ (``pv_changed``) and the last score (``value``, for nets
+    that read it); when it returns more than
     ``threshold`` the search stops there. The paper's threshold is 0.76 (its Table 4.1).
     Every other decision is left to ``fallback`` (the clock).
     """
@@ -310,7 +312,7 @@ class StableStopPolicy:
         previous, last = completed[-2], completed[-1]
         delta = score_value(last) - score_value(previous)
         pv_changed = first_move(last) != first_move(previous)
-        stable = self.stability(board, delta, pv_changed)
+        stable = self.stability(board, delta, pv_changed, score_value(last))
         log.debug("depth %d: stability %.3f (delta %d, pv changed %s)",
                   last.depth, stable, delta, pv_changed)
         return not stable > self.threshold

@@ -6,8 +6,9 @@ load. Two architectures, paper 003 chapter 3:
   export) + ReLU], flattened to Dense(w); the 6 side inputs through 2 x Dense(w); both
   concatenated -> Dense(w, ReLU) -> 1 (sigmoid); the paper's w = 100.
 
-The network multiplies ``delta_value`` by ``meta["delta_scale"]`` (centipawns to pawns) itself,
-so the inputs stay the paper's raw ones. A model is named by a path, or ``volatility@N``,
+The network multiplies ``delta_value`` (and ``value``, in the 775-input set that adds V6) by
+``meta["delta_scale"]`` (centipawns to pawns) itself, so the inputs stay the paper's raw ones;
+``meta["inputs"]`` says which set the net reads. A model is named by a path, or ``volatility@N``,
 resolved (without the warehouse) to ``<home>/models/volatility/N/volatility.npz``, where the
 trainer writes it; ``home`` is ``$CHESSLAB_HOME`` or ``./chesslab_home``.
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 import chess
 import numpy as np
 
-from engines.volatility.features import BOARD_INPUTS, DELTA_AT, features
+from engines.volatility.features import BOARD_INPUTS, DELTA_AT, INPUTS, VALUE_AT, features
 
 ARTIFACT = "volatility.npz"
 FORMAT = "chesslab-volatility"
@@ -69,21 +70,40 @@ class VolatilityModel:
         """The threshold chosen at training (Table 4.1's row at the target FPR)."""
         return float(self.meta["threshold"])  # type: ignore[arg-type]
 
+    @property
+    def inputs(self) -> int:
+        """774 (the paper's inputs) or 775 (and V6)."""
+        return int(self.meta.get("inputs", INPUTS))  # type: ignore[call-overload]
+
     def predict(self, x: np.ndarray) -> np.ndarray:
-        """(n, 774) inputs -> (n,) probabilities of "stable"."""
+        """(n, 774 or 775) inputs -> (n,) probabilities of "stable"."""
         x = np.asarray(x, dtype=np.float64).copy()
-        x[:, DELTA_AT] *= float(self.meta["delta_scale"])  # type: ignore[arg-type]
+        if x.ndim != 2 or x.shape[1] != self.inputs:
+            raise VolatilityModelError(f"volatility net reads {self.inputs} inputs, got an "
+                                       f"array of shape {x.shape}")
+        scale = float(self.meta["delta_scale"])  # type: ignore[arg-type]
+        x[:, DELTA_AT] *= scale
+        if self.inputs > VALUE_AT:
+            x[:, VALUE_AT] *= scale
         logits = _dense_logits(self.arrays, x) if self.arch == "dense" \
             else _conv_logits(self.arrays, x)
         return 1.0 / (1.0 + np.exp(-logits))
 
-    def stability(self, board: chess.Board, delta_value: int, pv_changed: bool) -> float:
+    def stability(self, board: chess.Board, delta_value: int, pv_changed: bool,
+                  value: int) -> float:
         """The :data:`engines.timeman.StabilityPredictor` of this net."""
-        return float(self.predict(features([board.fen()], [delta_value], [pv_changed]))[0])
+        return float(self.predict_positions([board.fen()], [delta_value], [pv_changed],
+                                            [value])[0])
 
     def predict_positions(self, fens: Sequence[str], delta_values: Sequence[float],
-                          pv_changed: Sequence[bool]) -> np.ndarray:
-        return self.predict(features(fens, delta_values, pv_changed))
+                          pv_changed: Sequence[bool],
+                          values: Sequence[float] | None = None) -> np.ndarray:
+        """Probabilities from the raw inputs; ``values`` (V6) is read only by a net of the
+        ``value`` input set, which needs it."""
+        if self.inputs > VALUE_AT and values is None:
+            raise VolatilityModelError("this volatility net reads V6 too: pass values")
+        return self.predict(features(fens, delta_values, pv_changed,
+                                     values if self.inputs > VALUE_AT else None))
 
 
 def load_model(model: str, home: str | os.PathLike[str] | None = None) -> VolatilityModel:

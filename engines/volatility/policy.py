@@ -48,7 +48,8 @@ class RandomStability:
             raise TimeManagementError(f"random stop rate must be in [0, 1], got {self.rate!r}")
         self.rng = random.Random(self.seed)
 
-    def __call__(self, board: chess.Board, delta_value: int, pv_changed: bool) -> float:
+    def __call__(self, board: chess.Board, delta_value: int, pv_changed: bool,
+                 value: int) -> float:
         return 1.0 if self.rng.random() < self.rate else 0.0
 
 
@@ -98,5 +99,6 @@ class VolatilityPolicy:
     def stable(self, board: chess.Board, completed: Sequence[Iteration]) -> bool:
         previous, last = completed[-2], completed[-1]
         delta = score_value(last) - score_value(previous)
-        probability = self.stability(board, delta, first_move(last) != first_move(previous))
+        probability = self.stability(board, delta, first_move(last) != first_move(previous),
+                                     score_value(last))
         return probability > self.threshold

@@ -24,7 +24,7 @@ import pyarrow as pa
 import torch
 from torch import nn
 
-from engines.volatility.features import BOARD_INPUTS, DELTA_AT, INPUTS, features
+from engines.volatility.features import BOARD_INPUTS, DELTA_AT, INPUT_SETS, VALUE_AT, features
 from engines.volatility.model import ARTIFACT, FORMAT, VolatilityModel, load_model
 from pipelines.train.dataset import (
     NO_LIMIT,
@@ -55,24 +55,27 @@ log = logging.getLogger(__name__)
 QUERY = "volatility_dataset"
 VIEW = "volatility_examples"
 DELTA_SCALE = 0.01   # the nets read delta_value in pawns
-SIDE_INPUTS = INPUTS - BOARD_INPUTS
 
 
 # --- the nets ------------------------------------------------------------------------------
 
 def scaled(x: torch.Tensor) -> torch.Tensor:
-    """The inputs with delta_value in pawns (what :class:`VolatilityModel` does too)."""
-    scale = torch.ones(INPUTS, dtype=x.dtype, device=x.device)
+    """The inputs with delta_value (and value) in pawns (what :class:`VolatilityModel` does
+    too)."""
+    scale = torch.ones(x.shape[1], dtype=x.dtype, device=x.device)
     scale[DELTA_AT] = DELTA_SCALE
+    if x.shape[1] > VALUE_AT:
+        scale[VALUE_AT] = DELTA_SCALE
     return x * scale
 
 
 class DenseNet(nn.Module):
-    """774 -> Dense(w, ReLU) -> Dense(w, ReLU) -> 1 logit (paper 003's final net, w = 50)."""
+    """774 (or 775) -> Dense(w, ReLU) -> Dense(w, ReLU) -> 1 logit (paper 003's final net,
+    w = 50)."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, inputs: int) -> None:
         super().__init__()
-        self.hidden0 = nn.Linear(INPUTS, width)
+        self.hidden0 = nn.Linear(inputs, width)
         self.hidden1 = nn.Linear(width, width)
         self.out = nn.Linear(width, 1)
 
@@ -83,14 +86,14 @@ class DenseNet(nn.Module):
 
 class ConvNet(nn.Module):
     """Chapter 3's convolutional net: 12x8x8 planes -> 2 x [3x3 conv(w) + batch norm + ReLU]
-    -> Dense(w); the 6 side inputs -> 2 x Dense(w); concatenated -> Dense(w) -> 1 logit."""
+    -> Dense(w); the 6 (7) side inputs -> 2 x Dense(w); concatenated -> Dense(w) -> 1 logit."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, inputs: int) -> None:
         super().__init__()
         self.conv0, self.bn0 = nn.Conv2d(12, width, 3, padding=1), nn.BatchNorm2d(width)
         self.conv1, self.bn1 = nn.Conv2d(width, width, 3, padding=1), nn.BatchNorm2d(width)
         self.board_fc = nn.Linear(width * 64, width)
-        self.side0, self.side1 = nn.Linear(SIDE_INPUTS, width), nn.Linear(width, width)
+        self.side0, self.side1 = nn.Linear(inputs - BOARD_INPUTS, width), nn.Linear(width, width)
         self.head, self.out = nn.Linear(2 * width, width), nn.Linear(width, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -103,7 +106,8 @@ class ConvNet(nn.Module):
 
 
 def make_net(config: VolatilityConfig) -> nn.Module:
-    return (DenseNet if config.arch == "dense" else ConvNet)(config.hidden)
+    return (DenseNet if config.arch == "dense" else ConvNet)(config.hidden,
+                                                             INPUT_SETS[config.inputs])
 
 
 def export_arrays(net: nn.Module) -> dict[str, np.ndarray]:
@@ -125,7 +129,8 @@ def export_arrays(net: nn.Module) -> dict[str, np.ndarray]:
 
 @dataclass
 class VolatilityBatch:
-    """Inputs (n, 774) float32, labels (n,) float32 (1 = stable) and the position keys."""
+    """Inputs (n, 774 or 775) float32, labels (n,) float32 (1 = stable) and the position
+    keys."""
 
     x: torch.Tensor
     stable: torch.Tensor
@@ -135,9 +140,10 @@ class VolatilityBatch:
         return int(self.stable.shape[0])
 
 
-def encode(record_batch: pa.RecordBatch) -> VolatilityBatch:
+def encode(record_batch: pa.RecordBatch, with_value: bool = False) -> VolatilityBatch:
     columns = record_batch.to_pydict()
-    x = features(columns["fen"], columns["delta_value"], columns["pv_change"])
+    x = features(columns["fen"], columns["delta_value"], columns["pv_change"],
+                 columns["v6"] if with_value else None)
     return VolatilityBatch(torch.from_numpy(x),
                            torch.tensor(columns["stable"], dtype=torch.float32),
                            np.asarray(columns["position_key"], dtype=np.uint64))
@@ -146,8 +152,10 @@ def encode(record_batch: pa.RecordBatch) -> VolatilityBatch:
 class VolatilityStream(torch.utils.data.IterableDataset):
     """One split streamed from DuckDB, encoded per record batch, cut into training batches."""
 
-    def __init__(self, split: SplitQuery, batch_size: int, read_batch: int) -> None:
+    def __init__(self, split: SplitQuery, batch_size: int, read_batch: int,
+                 with_value: bool = False) -> None:
         self.split, self.batch_size, self.read_batch = split, batch_size, read_batch
+        self.with_value = with_value
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
@@ -155,7 +163,7 @@ class VolatilityStream(torch.utils.data.IterableDataset):
 
     def __iter__(self) -> Iterator[VolatilityBatch]:
         for record_batch in stream_batches(self.split, self.epoch, self.read_batch):
-            batch = encode(record_batch)
+            batch = encode(record_batch, self.with_value)
             for start in range(0, len(batch), self.batch_size):
                 end = start + self.batch_size
                 yield VolatilityBatch(batch.x[start:end], batch.stable[start:end],
@@ -234,7 +242,8 @@ class VolatilityKind:
                 "validation positions; both splits need positions (label more games or raise "
                 "--validation-percent)")
         streams = [VolatilityStream(SplitQuery(str(lake.home), QUERY, parameters, validation),
-                                    config.batch_size, config.read_batch)
+                                    config.batch_size, config.read_batch,
+                                    config.inputs == "value")
                    for validation in (False, True)]
         loaders = [torch.utils.data.DataLoader(s, batch_size=None) for s in streams]
         keys_hash = int(summary[False]["keys_hash"]) ^ int(summary[True]["keys_hash"])
@@ -255,7 +264,8 @@ class VolatilityKind:
         assert self.lake is not None, "data() runs before export()"
         net = module.net.to("cpu").eval()
         meta = {"format": FORMAT, "version": 1, "arch": config.arch, "width": config.hidden,
-                "inputs": INPUTS, "delta_scale": DELTA_SCALE, "beta": config.beta,
+                "inputs": INPUT_SETS[config.inputs], "input_set": config.inputs,
+                "delta_scale": DELTA_SCALE, "beta": config.beta,
                 "target_fpr": config.target_fpr, "threshold": 0.5}
         arrays = export_arrays(net)
         path = folder / ARTIFACT

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pipelines.train.config import TrainConfig, TrainConfigError
 
 ARCHS = ("dense", "conv")
+#: The input sets (engines.volatility.features.INPUT_SETS, named here without numpy).
+INPUT_SETS = ("paper", "value")
 #: Paper 003's widths: dense 2 x 50 (section 4.2), convolutional 100 filters (section 4.3).
 DEFAULT_WIDTH = {"dense": 50, "conv": 100}
 
@@ -24,6 +26,9 @@ class VolatilityConfig(TrainConfig):
         "help": "stable when |V7 - V6| < beta centipawns (formula 3.1; the paper's 18)"})
     engine_id: str | None = field(default=None, metadata={
         "help": "label engine id (default: the engine with the most positions at 5, 6, 7)"})
+    inputs: str = field(default="paper", metadata={
+        "help": "paper (its 774 inputs) or value (those and V6, the depth-6 score: the size of "
+                "the score says how far it can still move)"})
     target_fpr: float = field(default=0.005, metadata={
         "help": "false-positive rate the deployed threshold is chosen at (the paper: 0.005)"})
 
@@ -31,6 +36,9 @@ class VolatilityConfig(TrainConfig):
         super().__post_init__()
         if self.arch not in ARCHS:
             raise TrainConfigError(f"arch: must be one of {', '.join(ARCHS)}, got {self.arch!r}")
+        if self.inputs not in INPUT_SETS:
+            raise TrainConfigError(
+                f"inputs: must be one of {', '.join(INPUT_SETS)}, got {self.inputs!r}")
         if self.width is not None and self.width < 1:
             raise TrainConfigError(f"width: must be at least 1, got {self.width!r}")
         if not self.beta > 0:

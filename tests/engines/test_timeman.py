@@ -254,12 +254,12 @@ def test_infinite_search_continues_regardless() -> None:
 
 def test_stable_stop_policy_is_paper_003_algorithm_2() -> None:
     """Algorithm 2: only after depth max-1 is the predictor asked, with delta_value = V(d-1) -
-    V(d-2) and whether the first PV move changed; above the threshold (0.76) stop one ply
-    early, otherwise search to the max depth."""
-    calls: list[tuple[int, bool]] = []
+    V(d-2), whether the first PV move changed and V(d-1); above the threshold (0.76) stop one
+    ply early, otherwise search to the max depth."""
+    calls: list[tuple[int, bool, int]] = []
 
-    def stability(board: chess.Board, delta: int, pv_changed: bool) -> float:
-        calls.append((delta, pv_changed))
+    def stability(board: chess.Board, delta: int, pv_changed: bool, value: int) -> float:
+        calls.append((delta, pv_changed, value))
         return 0.9 if abs(delta) < 18 else 0.1
 
     budget = Budget(max_depth=7)
@@ -270,17 +270,17 @@ def test_stable_stop_policy_is_paper_003_algorithm_2() -> None:
     assert calls == []  # depth 5 is not max_depth - 1
     d6_stable = It(6, 0.03, 55, pv=[chess.Move.from_uci("d2d4")])
     assert not policy.should_continue(BOARD, [d4, d5, d6_stable], budget, 0.03)
-    assert calls == [(5, False)]
+    assert calls == [(5, False, 55)]
     d6_volatile = It(6, 0.03, 10)
     assert policy.should_continue(BOARD, [d4, d5, d6_volatile], budget, 0.03)
-    assert calls[-1] == (-40, True)
+    assert calls[-1] == (-40, True, 10)
 
 
 def test_stable_stop_policy_defers_to_the_clock_first() -> None:
-    never_stable = StableStopPolicy(lambda board, delta, changed: 0.0)
+    never_stable = StableStopPolicy(lambda board, delta, changed, value: 0.0)
     assert not never_stable.should_continue(BOARD, [It(1, 0.5), It(2, 2.0)], CLOCK, 2.0)
     with pytest.raises(TimeManagementError, match="1.5"):
-        StableStopPolicy(lambda board, delta, changed: 0.0, threshold=1.5)
+        StableStopPolicy(lambda board, delta, changed, value: 0.0, threshold=1.5)
 
 
 def test_mate_scores_compare_above_any_centipawn_score() -> None:

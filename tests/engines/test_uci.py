@@ -545,7 +545,7 @@ def test_a_stability_policy_plugs_into_the_front_end() -> None:
     is searched (guards the hook a later volatility model is plugged into)."""
     for stability, deepest in ((1.0, 3), (0.0, 4)):
         out = io.StringIO()
-        policy = StableStopPolicy(lambda board, delta, changed, p=stability: p)
+        policy = StableStopPolicy(lambda board, delta, changed, value, p=stability: p)
         front = UciEngine(toy_spec([]), output=out, time_manager=TimeManager(policy=policy))
         run_go(front, "go depth 4")
         depths = [int(line.split()[2]) for line in lines(out) if line.startswith("info depth")]

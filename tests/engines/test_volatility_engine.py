@@ -19,7 +19,7 @@ import torch
 from engines.registry import own_identity, parse_engine
 from engines.timeman import Budget, GoLimits, plan
 from engines.uci import UciEngine, load_spec, program_names
-from engines.volatility.features import INPUTS, FeatureError, features
+from engines.volatility.features import INPUT_SETS, INPUTS, FeatureError, features
 from engines.volatility.model import FORMAT, VolatilityModelError, artifact_path, load_model
 from engines.volatility.policy import RandomStability, VolatilityPolicy
 from pipelines.train.nnue import save_npz
@@ -60,29 +60,43 @@ def test_features_match_python_chess() -> None:
         features(["8/8 x"], [0], [False])
 
 
-def write_net(net: torch.nn.Module, arch: str, path: Path, threshold: float = 0.5) -> Path:
-    meta = {"format": FORMAT, "version": 1, "arch": arch, "width": 0, "inputs": INPUTS,
+def write_net(net: torch.nn.Module, arch: str, path: Path, threshold: float = 0.5,
+              inputs: int = INPUTS) -> Path:
+    meta = {"format": FORMAT, "version": 1, "arch": arch, "width": 0, "inputs": inputs,
             "delta_scale": 0.01, "beta": 18.0, "target_fpr": 0.005, "threshold": threshold}
     return save_npz({"meta": np.array(json.dumps(meta)), **export_arrays(net)}, path)
 
 
 @pytest.mark.parametrize("arch", ["dense", "conv"])
-def test_numpy_model_is_the_torch_model(arch: str, tmp_path: Path) -> None:
-    """The engines' numpy forward pass (batch norm folded) equals the trained torch net."""
+@pytest.mark.parametrize("input_set", ["paper", "value"])
+def test_numpy_model_is_the_torch_model(arch: str, input_set: str, tmp_path: Path) -> None:
+    """The engines' numpy forward pass (batch norm folded) equals the trained torch net, with
+    the paper's inputs and with V6 added (both scaled to pawns on both sides)."""
     torch.manual_seed(1)
-    net = DenseNet(16) if arch == "dense" else ConvNet(6)
+    inputs = INPUT_SETS[input_set]
+    net = DenseNet(16, inputs) if arch == "dense" else ConvNet(6, inputs)
     net.train()
-    x = torch.from_numpy(features([b.fen() for b in BOARDS * 4],
-                                  np.arange(len(BOARDS) * 4) * 13 - 60,
-                                  [i % 2 == 0 for i in range(len(BOARDS) * 4)]))
+    n = len(BOARDS) * 4
+    fens, deltas = [b.fen() for b in BOARDS * 4], np.arange(n) * 13 - 60
+    changed, values = [i % 2 == 0 for i in range(n)], np.arange(n) * 9 - 150
+    x = torch.from_numpy(features(fens, deltas, changed,
+                                  values if input_set == "value" else None))
+    assert x.shape == (n, inputs)
     for _ in range(3):     # gives batch norm running statistics that are not the defaults
         net(x)
     net.eval()
-    model = load_model(str(write_net(net, arch, tmp_path / "v.npz")))
+    model = load_model(str(write_net(net, arch, tmp_path / "v.npz", inputs=inputs)))
     with torch.no_grad():
         expected = torch.sigmoid(net(x)).double().numpy()
     assert np.abs(model.predict(x.numpy()) - expected).max() < 1e-6
     assert expected.std() > 1e-3
+    one = model.stability(BOARDS[1], int(deltas[1]), changed[1], int(values[1]))
+    assert one == pytest.approx(expected[1], abs=1e-6)
+    if input_set == "value":
+        with pytest.raises(VolatilityModelError, match="reads V6"):
+            model.predict_positions(fens, deltas, changed)
+        with pytest.raises(VolatilityModelError, match="775 inputs.*774"):
+            model.predict(features(fens, deltas, changed))
 
 
 def test_model_names_resolve_without_the_warehouse(tmp_path: Path,
@@ -92,7 +106,7 @@ def test_model_names_resolve_without_the_warehouse(tmp_path: Path,
         artifact_path("volatility@3")
     folder = tmp_path / "models" / "volatility" / "3"
     folder.mkdir(parents=True)
-    write_net(DenseNet(4), "dense", folder / "volatility.npz")
+    write_net(DenseNet(4, INPUTS), "dense", folder / "volatility.npz")
     assert artifact_path("volatility@3") == folder / "volatility.npz"
     (tmp_path / "bad.npz").write_bytes(b"not a net")
     with pytest.raises(VolatilityModelError, match="bad.npz"):
@@ -108,14 +122,14 @@ class Recorder:
     def __init__(self, answer: float) -> None:
         self.answer, self.calls = answer, []
 
-    def __call__(self, board: chess.Board, delta: int, pv_changed: bool) -> float:
-        self.calls.append((delta, pv_changed))
+    def __call__(self, board: chess.Board, delta: int, pv_changed: bool, value: int) -> float:
+        self.calls.append((delta, pv_changed, value))
         return self.answer
 
 
 def test_algorithm_2_asks_once_after_depth_6() -> None:
-    """Fixed depth 7: the net is asked only after depth 6, with V6 - V5 and the 5 -> 6 move
-    change, and "stable" (> threshold) stops there."""
+    """Fixed depth 7: the net is asked only after depth 6, with V6 - V5, the 5 -> 6 move
+    change and V6, and "stable" (> threshold) stops there."""
     budget = plan(GoLimits(depth=7), chess.WHITE)
     runs = [iteration(d, 10 * d, "e2e4") for d in range(1, 6)] + [iteration(6, 37, "d2d4")]
     for answer, expected in ((0.9, False), (0.7, True)):
@@ -124,7 +138,7 @@ def test_algorithm_2_asks_once_after_depth_6() -> None:
         decisions = [policy.should_continue(chess.Board(), runs[:n], budget, 0.0)
                      for n in range(1, 7)]
         assert decisions == [True] * 5 + [expected]
-        assert net.calls == [(37 - 50, True)] and policy.stops == (not expected)
+        assert net.calls == [(37 - 50, True, 37)] and policy.stops == (not expected)
 
 
 def test_clock_variant_stops_after_min_depth_once_time_is_spent() -> None:
@@ -136,7 +150,7 @@ def test_clock_variant_stops_after_min_depth_once_time_is_spent() -> None:
     assert policy.should_continue(board, runs[:4], budget, 0.5)       # depth 4 < 5
     assert policy.should_continue(board, runs[:5], budget, 0.1)       # 0.1 s < 0.25 s
     assert not policy.should_continue(board, runs[:5], budget, 0.3)   # stable: stop
-    assert net.calls == [(0, False)]
+    assert net.calls == [(0, False, 5)]
     movetime = plan(GoLimits(movetime=1000), chess.WHITE)               # time not banked
     assert policy.should_continue(board, runs[:6], movetime, 0.5)
     never = VolatilityPolicy(Recorder(0.1), threshold=0.5)
@@ -145,7 +159,7 @@ def test_clock_variant_stops_after_min_depth_once_time_is_spent() -> None:
 
 def test_random_chooser_rate() -> None:
     chooser = RandomStability(0.2, seed=7)
-    share = np.mean([chooser(chess.Board(), 0, False) for _ in range(5000)])
+    share = np.mean([chooser(chess.Board(), 0, False, 0) for _ in range(5000)])
     assert share == pytest.approx(0.2, abs=0.02)
 
 
@@ -154,7 +168,7 @@ def always(tmp_path: Path) -> dict[str, str]:
     """Two dense nets whose output ignores the inputs: always stable, never stable."""
     paths = {}
     for name, bias in (("stable", 10.0), ("unstable", -10.0)):
-        net = DenseNet(4)
+        net = DenseNet(4, INPUTS)
         with torch.no_grad():
             net.out.weight.zero_()
             net.out.bias.fill_(bias)

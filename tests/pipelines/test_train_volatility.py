@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+import chess
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
@@ -90,6 +91,8 @@ def test_config_rejects_bad_values() -> None:
         VolatilityConfig(arch="lstm")
     with pytest.raises(TrainConfigError, match="beta.*-1"):
         VolatilityConfig(beta=-1)
+    with pytest.raises(TrainConfigError, match="inputs.*'all'"):
+        VolatilityConfig(inputs="all")
     assert preset(VolatilityConfig, "tiny").epochs == 4     # nnue-only preset keys ignored
     assert VolatilityConfig(arch="conv").hidden == 100 and VolatilityConfig().hidden == 50
     with pytest.raises(SystemExit) as exit_info:   # every help text formats (no stray %)
@@ -182,6 +185,27 @@ def test_train_conv(lake: Lake) -> None:
     assert payload["torch_vs_numpy_max_gap"] < 1e-5
     assert load_model(str(model.artifact_path)).arch == "conv"
     assert 0 <= payload["roc_auc"] <= 1
+
+
+def test_train_with_v6_among_the_inputs(lake: Lake) -> None:
+    """``--inputs value``: the nets read V6 too (775 inputs); the export says so and the
+    engine-side model, asked through the engines' predictor, matches the trainer's
+    validation predictions."""
+    model = train(lake, "volatility", preset(VolatilityConfig, "tiny", inputs="value",
+                                             epochs=2))
+    payload = json.loads(connect(lake).sql(
+        "select payload from model_events where event = 'exported'").fetchall()[0][0])
+    assert payload["torch_vs_numpy_max_gap"] < 1e-5
+    net = load_model(str(model.artifact_path))
+    assert net.inputs == 775 and net.meta["input_set"] == "value"
+    rows = connect(lake).sql(
+        "select e.fen, e.delta_value, e.pv_change, e.v6, p.probability "
+        "from volatility_predictions p join volatility_examples e using (position_key) "
+        "order by position_key limit 20").fetchall()
+    assert rows
+    for fen, delta, changed, v6, probability in rows:
+        assert net.stability(chess.Board(fen), delta, changed, v6) == pytest.approx(
+            probability, abs=1e-9)
 
 
 def test_paper_match_and_clock_sprt_are_recorded_against_the_model(
