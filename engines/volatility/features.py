@@ -84,6 +84,16 @@ def board_indices(fen: str) -> tuple[list[int], list[int]]:
     return active, [i for i, right in enumerate(order) if right in rights]
 
 
+def centipawn_columns(width: int) -> list[int]:
+    """The columns in centipawns among ``width`` inputs (delta_value, and value when the net
+    reads it): the nets scale them to pawns.
+
+    >>> centipawn_columns(774), centipawn_columns(775)
+    ([773], [773, 774])
+    """
+    return [DELTA_AT, VALUE_AT] if width > VALUE_AT else [DELTA_AT]
+
+
 def features(fens: Sequence[str], delta_values: Sequence[float],
              pv_changed: Sequence[bool],
              values: Sequence[float] | None = None) -> np.ndarray:

@@ -24,7 +24,7 @@ from pathlib import Path
 import chess
 import numpy as np
 
-from engines.volatility.features import BOARD_INPUTS, DELTA_AT, INPUTS, VALUE_AT, features
+from engines.volatility.features import BOARD_INPUTS, INPUTS, VALUE_AT, centipawn_columns, features
 
 ARTIFACT = "volatility.npz"
 FORMAT = "chesslab-volatility"
@@ -82,9 +82,7 @@ class VolatilityModel:
             raise VolatilityModelError(f"volatility net reads {self.inputs} inputs, got an "
                                        f"array of shape {x.shape}")
         scale = float(self.meta["delta_scale"])  # type: ignore[arg-type]
-        x[:, DELTA_AT] *= scale
-        if self.inputs > VALUE_AT:
-            x[:, VALUE_AT] *= scale
+        x[:, centipawn_columns(self.inputs)] *= scale
         logits = _dense_logits(self.arrays, x) if self.arch == "dense" \
             else _conv_logits(self.arrays, x)
         return 1.0 / (1.0 + np.exp(-logits))

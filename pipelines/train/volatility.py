@@ -24,7 +24,7 @@ import pyarrow as pa
 import torch
 from torch import nn
 
-from engines.volatility.features import BOARD_INPUTS, DELTA_AT, INPUT_SETS, VALUE_AT, features
+from engines.volatility.features import BOARD_INPUTS, INPUT_SETS, centipawn_columns, features
 from engines.volatility.model import ARTIFACT, FORMAT, VolatilityModel, load_model
 from pipelines.train.dataset import (
     NO_LIMIT,
@@ -63,9 +63,7 @@ def scaled(x: torch.Tensor) -> torch.Tensor:
     """The inputs with delta_value (and value) in pawns (what :class:`VolatilityModel` does
     too)."""
     scale = torch.ones(x.shape[1], dtype=x.dtype, device=x.device)
-    scale[DELTA_AT] = DELTA_SCALE
-    if x.shape[1] > VALUE_AT:
-        scale[VALUE_AT] = DELTA_SCALE
+    scale[centipawn_columns(x.shape[1])] = DELTA_SCALE
     return x * scale
 
 
