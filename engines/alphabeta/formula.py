@@ -1,8 +1,10 @@
 """A learned late-move-reduction formula in log d and log m (paper 003, Eq. 5.2 without the
 |alpha - S| and material terms, which the paper found weightless and dropped).
 
-r = floor(scale * (A * log d * log m + B * log d + C * log m)), clamped at 0 as the paper's
-``max(int(...), 0)`` table (Listing A.4). d is the node's remaining depth, m the 1-based move
+r = floor(scale * (A * log d * log m + B * log d + C * log m) + Y), clamped at 0 as the paper's
+``max(int(...), 0)`` table (Listing A.4). Y, the ``intercept`` term, is Listing A.4's fourth
+runtime parameter: the fits have none (they go through the origin), but the bench
+normalisation may add one when no scale alone reaches the default's node count. d is the node's remaining depth, m the 1-based move
 number. The search reads it as a 64 x 64 table, so a learned formula costs what the default
 formula costs; it is also a plain ``reduction(d, m, state)`` callable.
 
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 #: The terms a deployable formula may use, as the text form names them.
-TERMS = ("logd*logm", "logd", "logm")
+TERMS = ("logd*logm", "logd", "logm", "intercept")
 TABLE_SIZE = 64
 
 
@@ -34,7 +36,7 @@ class LmrFormulaError(ValueError):
 def term_value(term: str, depth: int, move_number: int) -> float:
     """One term at (d, m)."""
     log_d, log_m = math.log(depth), math.log(move_number)
-    return {"logd*logm": log_d * log_m, "logd": log_d, "logm": log_m}[term]
+    return {"logd*logm": log_d * log_m, "logd": log_d, "logm": log_m, "intercept": 1.0}[term]
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class LmrFormula:
                 values[term.strip()] = float(number)
             except ValueError:
                 raise LmrFormulaError(f"LMR formula {text!r}: bad term {item!r} (want "
-                                      "TERM=NUMBER; terms logd*logm, logd, logm)") from None
+                                      f"TERM=NUMBER; terms {', '.join(TERMS)})") from None
             if not eq:
                 raise LmrFormulaError(f"LMR formula {text!r}: bad term {item!r}")
         if not values:
@@ -83,6 +85,15 @@ class LmrFormula:
     def scaled(self, scale: float) -> LmrFormula:
         """Every coefficient times ``scale`` (the bench normalisation of Figure 6.1)."""
         return LmrFormula(tuple((term, value * scale) for term, value in self.coefficients))
+
+    def shifted(self, intercept: float) -> LmrFormula:
+        """The same terms with ``intercept`` as the constant (the normalisation's second knob).
+
+        >>> str(LmrFormula.parse("logd=0.5").shifted(0.1))
+        'logd=0.5;intercept=0.1'
+        """
+        terms = {term: value for term, value in self.coefficients if term != "intercept"}
+        return LmrFormula.of({**terms, "intercept": intercept} if intercept else terms)
 
     def value(self, depth: int, move_number: int) -> float:
         return sum(c * term_value(t, depth, move_number) for t, c in self.coefficients)

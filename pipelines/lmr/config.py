@@ -158,6 +158,10 @@ class LmrConfig:
         "help": "stop the scale search within this relative node difference (must be < 0.01)"})
     max_steps: int = field(default=30, metadata={
         "help": "bench runs of the scale search (the sweep's ten included)"})
+    intercept_steps: int = field(default=20, metadata={
+        "help": "bench runs trying Listing A.4's intercept (+-0.05 .. +-0.5) at the nearest "
+                "scale when no scale alone is within the tolerance (0: scale only, as Figure "
+                "6.1)"})
 
     def __post_init__(self) -> None:
         if self.label not in LABEL_RULES:
@@ -166,9 +170,12 @@ class LmrConfig:
         if self.deploy not in DEPLOYABLE:
             raise LmrTrainError(f"deploy: must be a Table 6.1 formula in log d and log m "
                                 f"({'; '.join(DEPLOYABLE)}), got {self.deploy!r}")
-        if not 0 < self.tolerance < 0.01 or self.min_rows < 1 or self.max_steps < len(SWEEP):
-            raise LmrTrainError(f"tolerance must be in (0, 0.01), min_rows >= 1, max_steps >= 10;"
-                                f" got {self.tolerance!r}, {self.min_rows!r}, {self.max_steps!r}")
+        if not 0 < self.tolerance < 0.01 or self.min_rows < 1 or self.max_steps < len(SWEEP) \
+                or not 0 <= self.intercept_steps <= 20:
+            raise LmrTrainError(f"tolerance must be in (0, 0.01), min_rows >= 1, max_steps >= 10,"
+                                f" intercept_steps in 0..20; got {self.tolerance!r}, "
+                                f"{self.min_rows!r}, {self.max_steps!r}, "
+                                f"{self.intercept_steps!r}")
         self.bench_config()
 
     def bench_config(self) -> BenchConfig:

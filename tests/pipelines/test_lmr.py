@@ -28,6 +28,7 @@ from pipelines.lmr.deploy import learned_formula, resolve_learned_specs
 from pipelines.lmr.label import in_paper_range
 from pipelines.lmr.run import example, research_scores
 from pipelines.train.lmr import (
+    INTERCEPTS,
     PAPER_TABLE_6_1,
     SWEEP,
     LmrConfig,
@@ -231,6 +232,22 @@ def test_normalise_finds_the_default_formula_again() -> None:
     assert sweep == sorted(sweep, reverse=True) and sweep[-1] <= normal.default_nodes
 
 
+def test_normalise_tries_the_intercept_when_no_scale_is_close_enough() -> None:
+    """With a tolerance no scale meets, the intercept stage benches Listing A.4's intercept
+    at the nearest scale, nearest zero first; the point kept is the nearest of all benched,
+    and the deployed formula (scaled, then shifted) counts exactly its nodes."""
+    formula = LmrFormula.of({"logd*logm": 1.0, "logd": 0.5})
+    bench = LmrConfig.tiny().bench_config()
+    normal = normalise(formula, bench, 1e-9, 12, intercept_steps=4)
+    assert [i for i, _ in normal.intercepts] == list(INTERCEPTS[:4]) == [0.05, -0.05, 0.1, -0.1]
+    points = [nodes for _, nodes in normal.curve] + [nodes for _, nodes in normal.intercepts]
+    assert abs(normal.nodes - normal.default_nodes) == min(
+        abs(n - normal.default_nodes) for n in points)
+    deployed = normal.apply(formula)
+    assert dict(deployed.coefficients).get("intercept", 0.0) == normal.intercept
+    assert run_bench(bench, LmrFormula.parse(str(deployed))).nodes == normal.nodes
+
+
 @pytest.mark.slow
 def test_paper_equation_6_1_normalises_on_the_full_bench() -> None:
     """Figure 6.1 on chesslab's bench (24 positions, depth 8): Eq. 6.1's coefficients reach the
@@ -258,6 +275,9 @@ def test_formula_text_table_and_callable_agree() -> None:
                                          + 0.86347 * math.log(d) - 1.8857 * math.log(m)))
             assert table[d][m] == formula(d, m, {}) == min(63, expected)
     assert LmrFormula.parse(str(formula)) == formula
+    shifted = formula.shifted(0.3)
+    assert shifted.table()[10][20] == math.floor(formula.value(10, 20) + 0.3)
+    assert shifted.shifted(0.0) == formula and "intercept=0.3" in str(shifted)
     with pytest.raises(LmrFormulaError, match="'logq=1'"):
         LmrFormula.parse("logq=1")
 
