@@ -63,6 +63,7 @@ class LmrDataSummary:
     mean_full_depth: float | None   # over the kept rows (paper: 4.55)
     outside_range: int = 0          # logged, never re-searched: outside --paper-range's d and m
                                     # or over --max-full-depth
+    at_max_share: float | None = None   # kept rows labelled full - 1: no depth failed high
 
     def __str__(self) -> str:
         def num(value: float | None, digits: int = 2) -> str:
@@ -75,7 +76,8 @@ class LmrDataSummary:
                 f"reduced and "
                 f"full depth); fail-low share {num(self.fail_low_share)} (paper 0.82), mean "
                 f"label {num(self.mean_label_table)} table / {num(self.mean_label_code)} code "
-                f"(paper 3.37), mean full depth {num(self.mean_full_depth)} (paper 4.55)")
+                f"(paper 3.37), mean full depth {num(self.mean_full_depth)} (paper 4.55), "
+                f"{num(self.at_max_share)} labelled full - 1 (paper: mean label 0.18 below it)")
 
 
 # --------------------------------------------------------------------------------------------

@@ -130,6 +130,13 @@ def fit_table(rows: Sequence[dict[str, Any]], label: str) -> list[Fit]:
     return fits
 
 
+def at_max_share(rows: Sequence[dict[str, Any]], label: str) -> float:
+    """The share of examples labelled full depth - 1, the largest reduction (no re-search
+    depth failed high); where it is near 1 the R^2 column measures how well each formula
+    fits log-shaped terms to depth - 1, not what makes a reduction safe."""
+    return float(np.mean([r[f"label_{label}"] == r["depth_full"] - 1 for r in rows]))
+
+
 def fit_rows(model: str, fits: Sequence[Fit], label: str, rows: int) -> list[dict[str, Any]]:
     """The ``lmr_fits`` rows."""
     fitted_at = now()
@@ -286,8 +293,12 @@ def train_lmr(lake: Lake, config: LmrConfig,
     lake.write("lmr_fits", fit_rows(run.model_id, fits, config.label, len(rows)))
     lake.write("model_metrics", [metrics_row(run.model_id, fits, len(rows),
                                              time.perf_counter() - started)])
-    record_event(lake, run.model_id, "trained", {"rows": len(rows), "label": config.label})
-    say(f"{run.model_id}: {len(rows)} examples, label {config.label}\n{format_table(fits)}")
+    at_max = at_max_share(rows, config.label)
+    record_event(lake, run.model_id, "trained", {"rows": len(rows), "label": config.label,
+                                                 "at_max_share": at_max})
+    say(f"{run.model_id}: {len(rows)} examples, label {config.label}, {at_max:.1%} of them "
+        f"full depth - 1 (the largest reduction: then the label is a function of the depth "
+        f"alone)\n{format_table(fits)}")
     formula = deployed_formula(fits, config.deploy)
     normal = normalise(formula, config.bench_config(), config.tolerance, config.max_steps,
                        config.intercept_steps)

@@ -208,6 +208,11 @@ def test_train_lmr_registers_fits_and_a_normalised_formula(lmr_home: Path, train
     events = {e: json.loads(p) for e, p in con.execute(
         "select event, payload from model_events where model_id = 'lmr@1'").fetchall()}
     assert set(events) == {"started", "trained", "exported", "deployed"}
+    labels = con.execute("select label_table, depth_full from lmr_examples where not mate and "
+                         "not capped and value <= alpha and fail_low_reduced and "
+                         "fail_low_full").fetchall()
+    at_max = sum(label == full - 1 for label, full in labels) / len(labels)
+    assert events["trained"]["at_max_share"] == pytest.approx(at_max) and 0 < at_max <= 1
     deployed = events["deployed"]
     _, formula = learned_formula(Lake(lmr_home), "lmr@latest")
     assert str(formula) == deployed["formula"]
