@@ -4,9 +4,10 @@
 r = floor(scale * (A * log d * log m + B * log d + C * log m) + Y), clamped at 0 as the paper's
 ``max(int(...), 0)`` table (Listing A.4). Y, the ``intercept`` term, is Listing A.4's fourth
 runtime parameter: the fits have none (they go through the origin), but the bench
-normalisation may add one when no scale alone reaches the default's node count. d is the node's remaining depth, m the 1-based move
-number. The search reads it as a 64 x 64 table, so a learned formula costs what the default
-formula costs; it is also a plain ``reduction(d, m, state)`` callable.
+normalisation may add one when no scale alone reaches the default's node count. d is the
+node's remaining depth, m the 1-based move number. The search reads it as a 64 x 64 table, so
+a learned formula costs what the default formula costs; it is also a plain
+``reduction(d, m, state)`` callable.
 
 The text form names every term, so it never starts with ``-`` (it travels as a command-line
 argument and inside engine spec strings, where ``,`` separates settings):

@@ -2,8 +2,9 @@
 -- One lmr-data run next to paper 003's figures: the share of logged decisions that failed
 -- low, and over the kept examples (fail low at the reduced and at the full depth) the mean
 -- labels and full depth and the share labelled full - 1 (no re-search depth failed high, so
--- the label is the largest possible and a function of the depth alone); the run's logged decisions, and of its examples those labelled, those
--- whose re-search ran out of nodes (capped) and those that found a mate (no label either).
+-- the label is the largest possible and a function of the depth alone); the run's logged
+-- decisions, and of its examples those labelled, those whose re-search ran out of nodes
+-- (capped) and those that found a mate (no label either).
 with logged as (
     select count(*) as logged,
         avg(case when value <= alpha then 1.0 else 0.0 end) as fail_low_share
