@@ -6,12 +6,13 @@
     (``chess.Board(fen)`` then ``halfkp_reference``). Target: >= 20x.
 (b) ``nps``: nodes per second of the alpha-beta search with ``--eval nnue`` against
     ``--eval hce`` on the Bratko-Kopec positions at the same fixed depth, one after the other
-    per position (so machine load hits both alike). Target: >= 0.4.
+    per position (so machine load hits both alike). Target: >= 0.4. ``--kernels`` adds the
+    network on each slower SIMD path this CPU has (AVX2 without VNNI, SSE), same tree.
 
 The network is a random one (fixed seed) unless ``--net`` names a ``chesslab NNUE v1`` file;
 its values change the tree but not the cost of a node.
 
-    .venv/bin/python benchmarks/nnue.py [--parts features,nps] [--rounds 3] [--depth 7]
+    .venv/bin/python benchmarks/nnue.py [--parts features,nps] [--rounds 3] [--depth 7] [--kernels]
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from engines.alphabeta import AlphaBeta, SearchConfig  # noqa: E402
 from engines.nnue.features import halfkp_batch  # noqa: E402
 from engines.nnue.netfile import random_arrays, save_arrays  # noqa: E402
+from engines.nnue.network import use_simd  # noqa: E402
 from engines.nnue.reference import halfkp_reference  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -81,33 +83,53 @@ def suite_boards() -> list[chess.Board]:
     return [chess.Board.from_epd(line)[0] for line in SUITE.read_text().splitlines() if line]
 
 
-def search_nodes(config: SearchConfig, board: chess.Board, depth: int) -> tuple[int, float]:
+#: NNUE kernel paths: name -> use_simd arguments (the first is the engine's default).
+KERNELS = {"nnue": (True, True), "nnue avx2": (True, False), "nnue sse": (False, False)}
+
+
+def search_nodes(config: SearchConfig, board: chess.Board, depth: int,
+                 simd: tuple[bool, bool] = (True, True)) -> tuple[int, float]:
+    use_simd(*simd)
     engine = AlphaBeta(config)
     start = time.perf_counter()
     result = engine.best_move(board, depth)
     return result.nodes, time.perf_counter() - start
 
 
-def run_nps(net_path: Path, depth: int) -> float:
-    """Nodes per second of nnue and hce over the suite, alternating the order per position."""
-    configs = {"hce": SearchConfig(eval="hce"),
-               "nnue": SearchConfig(eval="nnue", nnue_path=str(net_path))}
+def run_nps(net_path: Path, depth: int, kernels: bool = False) -> float:
+    """Nodes per second of nnue and hce over the suite, rotating the order per position."""
+    nnue = SearchConfig(eval="nnue", nnue_path=str(net_path))
+    configs = {"hce": (SearchConfig(eval="hce"), KERNELS["nnue"]),
+               "nnue": (nnue, KERNELS["nnue"])}
+    if kernels:
+        levels: dict[int, str] = {}
+        for name, simd in KERNELS.items():
+            levels.setdefault(use_simd(*simd), name)     # one name per path this CPU has
+        configs.update({name: (nnue, KERNELS[name]) for name in levels.values()
+                        if name != "nnue"})
     totals = {name: [0, 0.0] for name in configs}
-    print(f"nps: Bratko-Kopec, depth {depth}")
-    print(f"  {'position':<10}{'hce nps':>12}{'nnue nps':>12}{'ratio':>8}")
+    print(f"nps: Bratko-Kopec, depth {depth}; kernels {', '.join(list(configs)[1:])}")
+    print(f"  {'position':<10}" + "".join(f"{name + ' nps':>15}" for name in configs) +
+          f"{'nnue/hce':>10}")
     for i, board in enumerate(suite_boards()):
-        names = list(configs) if i % 2 == 0 else list(configs)[::-1]
+        names = list(configs)
+        names = names[i % len(names):] + names[:i % len(names)]
         rates = {}
         for name in names:
-            nodes, elapsed = search_nodes(configs[name], board, depth)
+            config, simd = configs[name]
+            nodes, elapsed = search_nodes(config, board, depth, simd)
             totals[name][0] += nodes
             totals[name][1] += elapsed
             rates[name] = nodes / elapsed
-        print(f"  BK.{i + 1:02d}     {rates['hce']:>12,.0f}{rates['nnue']:>12,.0f}"
-              f"{rates['nnue'] / rates['hce']:>8.2f}")
+        print(f"  BK.{i + 1:02d}     " + "".join(f"{rates[n]:>15,.0f}" for n in configs) +
+              f"{rates['nnue'] / rates['hce']:>10.2f}")
+    use_simd(*KERNELS["nnue"])
     nps = {name: nodes / elapsed for name, (nodes, elapsed) in totals.items()}
     ratio = nps["nnue"] / nps["hce"]
-    print(f"  all       {nps['hce']:>12,.0f}{nps['nnue']:>12,.0f}{ratio:>8.2f} (target >= 0.4)")
+    print("  all       " + "".join(f"{nps[n]:>15,.0f}" for n in configs) +
+          f"{ratio:>10.2f} (target >= 0.4)")
+    for name in list(configs)[2:]:
+        print(f"  nnue / {name}: {nps['nnue'] / nps[name]:.2f}")
     return ratio
 
 
@@ -117,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="feature extraction rounds")
     parser.add_argument("--depth", type=int, default=7, help="search depth of the nps part")
     parser.add_argument("--net", type=Path, help="a chesslab NNUE v1 .npz (default: random)")
+    parser.add_argument("--kernels", action="store_true",
+                        help="nps part: also the slower SIMD paths of this CPU")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
     if "features" in parts:
@@ -127,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if net is None:
                 net = Path(folder) / "random.npz"
                 save_arrays(net, random_arrays(seed=1))
-            run_nps(net, args.depth)
+            run_nps(net, args.depth, args.kernels)
     return 0
 
 

@@ -20,10 +20,10 @@ cdef class Network:
     cdef int16_t* ft_weight                    # [41024][FT_OUT]
     cdef int32_t ft_bias[FT_OUT]
     cdef int8_t l1_weight[L1_OUT][2 * FT_OUT]
-    cdef int64_t l1_bias[L1_OUT]
+    cdef int32_t l1_bias[L1_OUT]               # clamped to +-2^25 (see Network.__init__)
     cdef int8_t l2_weight[L2_OUT][L1_OUT]
-    cdef int64_t l2_bias[L2_OUT]
-    cdef int64_t out_weight[L2_OUT]
+    cdef int32_t l2_bias[L2_OUT]
+    cdef int32_t out_weight[L2_OUT]
     cdef int64_t out_bias
     cdef readonly str name
     cdef readonly bint king_independent       # same columns under every king square

@@ -5,7 +5,7 @@ from typing import Any
 import chess
 import numpy as np
 
-def use_avx2(enabled: bool) -> bool: ...
+def use_simd(avx2: bool, vnni: bool = ...) -> int: ...
 
 class Network:
     king_independent: bool

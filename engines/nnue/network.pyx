@@ -24,7 +24,8 @@ import chess
 from engines.core.position cimport (EMPTY, FLAG_CASTLE, FLAG_EP, KING, NO_MOVE, PAWN, ROOK,
                                     WHITE, Move, Position, king_square, move_from, move_promo,
                                     move_to, set_from_board)
-from engines.nnue.features cimport (HALFKP_FEATURES, active_features, feature_index,
+from engines.nnue.features cimport (HALFKP_FEATURES, HALFKP_KING_STRIDE, active_features,
+                                    feature_index,
                                     orient)
 
 # numpy and engines.nnue.netfile are imported where used: the alpha-beta search cimports this
@@ -36,6 +37,7 @@ cdef enum:
     WEIGHT_SHIFT = 6       # divide by 64, rounding down (arithmetic shift)
     OUT_CP = 600
     OUT_DIV = 127 * 64
+    BIAS_LIMIT = 1 << 25
 
 
 cdef inline int64_t floor_div(int64_t a, int64_t b) noexcept nogil:
@@ -46,8 +48,11 @@ cdef inline int64_t floor_div(int64_t a, int64_t b) noexcept nogil:
     return q
 
 
-cdef inline uint8_t clip(int64_t x) noexcept nogil:
-    return <uint8_t>(0 if x < 0 else (CLIP if x > CLIP else x))
+cdef inline int32_t clamp_bias(int64_t b) noexcept nogil:
+    # A dense layer's sum of products is under 2^24 in size (512 * 127 * 128), so a bias
+    # beyond +-2^25 clips the same way as the bias at +-2^25: clamped, the layer stays in
+    # int32 and gives the contract's values.
+    return <int32_t>(BIAS_LIMIT if b > BIAS_LIMIT else (-BIAS_LIMIT if b < -BIAS_LIMIT else b))
 
 
 # The first dense layer is 16,384 multiply-adds per evaluation, most of the NNUE's cost. It
@@ -62,18 +67,27 @@ cdef extern from *:
     #include <immintrin.h>
     #define NNUE_X86 1
     static int nnue_avx2 = -1;   /* unknown until first used */
+    static int nnue_vnni = -1;
 
     static inline int nnue_use_avx2(void) {
         if (nnue_avx2 < 0) nnue_avx2 = __builtin_cpu_supports("avx2");
         return nnue_avx2;
     }
 
+    static inline int nnue_use_vnni(void) {
+        if (nnue_vnni < 0)
+            nnue_vnni = nnue_use_avx2() && __builtin_cpu_supports("avx512vl") &&
+                        __builtin_cpu_supports("avx512vnni");
+        return nnue_vnni;
+    }
+
+    /* The four row sums of acc[0..3] (eight lanes each) into out[0..3]. */
     __attribute__((target("avx2")))
-    static inline int32_t nnue_hsum256(__m256i v) {
-        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-        return _mm_cvtsi128_si32(s);
+    static inline void nnue_hsum4(const __m256i* acc, int32_t* out) {
+        __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(acc[0], acc[1]),
+                                      _mm256_hadd_epi32(acc[2], acc[3]));
+        _mm_storeu_si128((__m128i*)out, _mm_add_epi32(_mm256_castsi256_si128(s),
+                                                       _mm256_extracti128_si256(s, 1)));
     }
 
     __attribute__((target("avx2")))
@@ -91,7 +105,42 @@ cdef extern from *:
                         _mm256_maddubs_epi16(in, wk), ones));
                 }
             }
-            for (int k = 0; k < 4; k++) out[r + k] = nnue_hsum256(acc[k]);
+            nnue_hsum4(acc, out + r);
+        }
+    }
+
+    /* The same with AVX-512 VNNI on 256-bit registers: vpdpbusd is pmaddubsw, pmaddwd and
+       paddd in one instruction, and exact where they are (no pair reaches 32,767). Eight
+       rows at a time: eight independent chains hide the instruction's latency. */
+    __attribute__((target("avx2,avx512f,avx512vl,avx512vnni")))
+    static void nnue_dense_vnni(const int8_t* w, const uint8_t* x, int32_t* out,
+                                int rows, int cols) {
+        for (int r = 0; r < rows; r += 8) {
+            __m256i acc[8];
+            for (int k = 0; k < 8; k++) acc[k] = _mm256_setzero_si256();
+            for (int c = 0; c < cols; c += 32) {
+                __m256i in = _mm256_loadu_si256((const __m256i*)(x + c));
+                for (int k = 0; k < 8; k++)
+                    acc[k] = _mm256_dpbusd_epi32(acc[k], in, _mm256_loadu_si256(
+                        (const __m256i*)(w + (r + k) * cols + c)));
+            }
+            nnue_hsum4(acc, out + r);
+            nnue_hsum4(acc + 4, out + r + 4);
+        }
+    }
+
+    /* The clipped ReLU of n int32 (a multiple of 32) into uint8: saturating packs to int8
+       (127 above), max with 0, and the lane order put back. */
+    __attribute__((target("avx2")))
+    static void nnue_clip_avx2(const int32_t* acc, uint8_t* out, int n) {
+        const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        for (int i = 0; i < n; i += 32) {
+            __m256i ab = _mm256_packs_epi32(_mm256_loadu_si256((const __m256i*)(acc + i)),
+                                            _mm256_loadu_si256((const __m256i*)(acc + i + 8)));
+            __m256i cd = _mm256_packs_epi32(_mm256_loadu_si256((const __m256i*)(acc + i + 16)),
+                                            _mm256_loadu_si256((const __m256i*)(acc + i + 24)));
+            __m256i v = _mm256_max_epi8(_mm256_packs_epi16(ab, cd), _mm256_setzero_si256());
+            _mm256_storeu_si256((__m256i*)(out + i), _mm256_permutevar8x32_epi32(v, order));
         }
     }
 
@@ -201,28 +250,39 @@ cdef extern from *:
     #endif
     }
 
-    /* The clipped ReLU of the accumulators: out[i] = min(max(acc[i], 0), 127). */
+    /* The clipped ReLU: out[i] = min(max(acc[i], 0), 127); n a multiple of 32. */
     NNUE_CLONES
-    static void nnue_clip(const int32_t* acc, uint8_t* out, int n) {
+    static void nnue_clip_plain(const int32_t* acc, uint8_t* out, int n) {
         for (int i = 0; i < n; i++) {
             int32_t v = acc[i] < 0 ? 0 : acc[i];
             out[i] = (uint8_t)(v > 127 ? 127 : v);
         }
     }
 
-    /* Use AVX2 when asked and the CPU has it (tests run both paths); returns the choice. */
-    static int nnue_set_avx2(int enabled) {
+    static void nnue_clip(const int32_t* acc, uint8_t* out, int n) {
     #ifdef NNUE_X86
-        nnue_avx2 = enabled && __builtin_cpu_supports("avx2");
-        return nnue_avx2;
+        if (nnue_use_avx2()) { nnue_clip_avx2(acc, out, n); return; }
+    #endif
+        nnue_clip_plain(acc, out, n);
+    }
+
+    /* Use AVX2 (and VNNI where the CPU has it) when asked, else the x86-64-v2 kernels (tests
+       run every path); returns the choice: 0 baseline, 1 AVX2, 2 AVX2 with VNNI. */
+    static int nnue_set_simd(int avx2, int vnni) {
+    #ifdef NNUE_X86
+        nnue_avx2 = avx2 && __builtin_cpu_supports("avx2");
+        nnue_vnni = nnue_avx2 && vnni && __builtin_cpu_supports("avx512vl") &&
+                    __builtin_cpu_supports("avx512vnni");
+        return nnue_avx2 + nnue_vnni;
     #else
         return 0;
     #endif
     }
 
-    /* out[r] = sum_c w[r * cols + c] * x[c]; rows a multiple of 4, cols of 32. */
+    /* out[r] = sum_c w[r * cols + c] * x[c]; rows a multiple of 8, cols of 32. */
     static void nnue_dense(const int8_t* w, const uint8_t* x, int32_t* out, int rows, int cols) {
     #ifdef NNUE_X86
+        if (nnue_use_vnni()) { nnue_dense_vnni(w, x, out, rows, cols); return; }
         if (nnue_use_avx2()) { nnue_dense_avx2(w, x, out, rows, cols); return; }
         nnue_dense_ssse3(w, x, out, rows, cols);
     #else
@@ -239,13 +299,14 @@ cdef extern from *:
     void nnue_apply(const int32_t* src, int32_t* dst, const int16_t* w, const int* added,
                     int n_add, const int* removed, int n_sub) noexcept nogil
     void nnue_clip(const int32_t* acc, uint8_t* out, int n) noexcept nogil
-    int nnue_set_avx2(int enabled) noexcept nogil
+    int nnue_set_simd(int avx2, int vnni) noexcept nogil
 
 
-def use_avx2(bint enabled) -> bool:
-    """Switch the AVX2 kernels on (the default where the CPU has AVX2) or off, for tests and
-    benchmarks of the SSE (x86-64-v2) path; returns whether AVX2 is now used."""
-    return bool(nnue_set_avx2(enabled))
+def use_simd(bint avx2, bint vnni=True) -> int:
+    """Choose the kernels, for tests and benchmarks: AVX2, and AVX-512 VNNI's vpdpbusd in the
+    dense layers, where the CPU has them (the default), or the SSE (x86-64-v2) path; returns
+    0 (SSE or plain C), 1 (AVX2) or 2 (AVX2 with VNNI)."""
+    return nnue_set_simd(avx2, vnni)
 
 
 cdef class Network:
@@ -272,8 +333,8 @@ cdef class Network:
         for j in range(FT_OUT):
             self.ft_bias[j] = arrays["ft_bias"][j]
         for i in range(L1_OUT):
-            self.l1_bias[i] = arrays["l1_bias"][i]
-            self.l2_bias[i] = arrays["l2_bias"][i]
+            self.l1_bias[i] = clamp_bias(arrays["l1_bias"][i])
+            self.l2_bias[i] = clamp_bias(arrays["l2_bias"][i])
             self.out_weight[i] = arrays["out_weight"][0, i]
             for j in range(2 * FT_OUT):
                 self.l1_weight[i][j] = arrays["l1_weight"][i, j]
@@ -316,9 +377,12 @@ cdef class Network:
 
     cdef void refresh(self, const Position* p, int perspective, int32_t* acc) noexcept nogil:
         cdef int features[64]
-        cdef int n = 0
+        cdef int n = 0, i
         if p.bb[perspective][KING]:     # no king only after a king capture (illegal roots)
             n = active_features(p, perspective, features, 64)
+        if self.king_independent:       # the king-square-0 columns, as in update()
+            for i in range(n):
+                features[i] %= HALFKP_KING_STRIDE
         nnue_apply(self.ft_bias, acc, self.ft_weight, features, n, NULL, 0)
 
     cdef void update(self, const Accumulator* before, Accumulator* after) noexcept nogil:
@@ -346,7 +410,9 @@ cdef class Network:
             if mover == KING and c == us and not self.king_independent:
                 self.refresh(after.pos, c, after.v[c])
                 continue
-            king = orient(c, king_square(parent, c))
+            # A piece-square net's columns are the same under every king square: those of
+            # square 0 keep the updates in 328 KB of the 21 MB table (it stays in cache).
+            king = 0 if self.king_independent else orient(c, king_square(parent, c))
             n_add = 0
             n_sub = 0
             if mover != KING:
@@ -374,19 +440,24 @@ cdef class Network:
     cdef int propagate(self, const int32_t* stm, const int32_t* other) noexcept nogil:
         cdef uint8_t q0[2 * FT_OUT]
         cdef uint8_t q1[L1_OUT]
+        cdef uint8_t q2[L2_OUT]
         cdef int32_t h1[L1_OUT]
         cdef int32_t h2[L2_OUT]
         cdef int i
-        cdef int64_t out = self.out_bias
+        cdef int32_t total = 0
         nnue_clip(stm, q0, FT_OUT)
         nnue_clip(other, q0 + FT_OUT, FT_OUT)
         nnue_dense(&self.l1_weight[0][0], q0, h1, L1_OUT, 2 * FT_OUT)
         for i in range(L1_OUT):
-            q1[i] = clip((h1[i] + self.l1_bias[i]) >> WEIGHT_SHIFT)
+            h1[i] = (h1[i] + self.l1_bias[i]) >> WEIGHT_SHIFT
+        nnue_clip(h1, q1, L1_OUT)
         nnue_dense(&self.l2_weight[0][0], q1, h2, L2_OUT, L1_OUT)
         for i in range(L2_OUT):
-            out += self.out_weight[i] * clip((h2[i] + self.l2_bias[i]) >> WEIGHT_SHIFT)
-        return <int>floor_div(out * OUT_CP, OUT_DIV)
+            h2[i] = (h2[i] + self.l2_bias[i]) >> WEIGHT_SHIFT
+        nnue_clip(h2, q2, L2_OUT)
+        for i in range(L2_OUT):        # under 2^25 in size: 32 * 127 * 32,768
+            total += self.out_weight[i] * q2[i]
+        return <int>floor_div((self.out_bias + total) * OUT_CP, OUT_DIV)
 
     cdef int evaluate_position(self, const Position* p) noexcept nogil:
         cdef int32_t acc[2][FT_OUT]

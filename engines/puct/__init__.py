@@ -15,6 +15,13 @@ this is paper 004's "White maximises, Black minimises" with the sign fixed, i.e.
 - ``chessbreaker``: paper 004's ``Q + c(n) * P / (1 + N)``, c annealed linearly from
   ``c_start`` (1) to ``c_end`` (0.2) over the simulations of one search; with ``max_depth`` 4
   and ``temperature`` 0.2 it is the paper's search.
+
+First-play urgency, the Q an unvisited child is selected by: ``fpu`` (absolute; AlphaZero's
+0, a draw), or with ``fpu_reduction`` r > 0 Lc0's reduction strategy, the node's own Q (its
+net value and the values backed up through it) minus ``r * sqrt(sum of visited priors)``: a
+move the net thinks little of is tried once the ones it likes have shown their worth, in
+won and lost positions alike, where an absolute draw value over- or under-rates every
+unvisited move.
 """
 from __future__ import annotations
 
@@ -42,6 +49,8 @@ class PuctConfig:
                                      # simulation without expanding (0 = no cap; 004: 4)
     batch: int = 8                   # leaves evaluated per network call (virtual loss)
     fpu: float = 0.0                 # Q of an unvisited child (first-play urgency)
+    fpu_reduction: float = 0.0       # > 0: an unvisited child's Q is the node's Q minus this
+                                     # times sqrt(prior mass already visited) (Lc0), not fpu
     temperature: float = 0.0         # move choice: 0 = most visited, else N ** (1 / t)
     noise_alpha: float = 0.0         # Dirichlet noise on the root priors (0 = none, 004)
     noise_share: float = 0.25
@@ -51,7 +60,8 @@ class PuctConfig:
         if self.formula not in FORMULAS:
             raise PuctConfigError(
                 f"formula: must be one of {', '.join(FORMULAS)}, got {self.formula!r}")
-        for name in ("c1", "c2", "c_start", "c_end", "temperature", "noise_alpha"):
+        for name in ("c1", "c2", "c_start", "c_end", "temperature", "noise_alpha",
+                     "fpu_reduction"):
             if getattr(self, name) < 0:
                 raise PuctConfigError(f"{name}: must not be negative, got {getattr(self, name)!r}")
         if self.max_depth < 0 or self.batch < 1:

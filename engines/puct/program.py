@@ -45,6 +45,9 @@ class PuctOptions:
     batch: int = field(default=8, metadata={"help": "leaves per network call (virtual loss)"})
     temperature: float = field(default=0.0, metadata={
         "help": "move choice: 0 = most visited, else visits ** (1 / t) (ChessBreaker: 0.2)"})
+    fpu_reduction: float = field(default=0.0, metadata={
+        "help": "first-play urgency: 0 = an unvisited move counts as a draw (AlphaZero); r > 0 "
+                "= the node's Q minus r * sqrt(visited prior mass) (Lc0's reduction)"})
     threads: int = field(default=1, metadata={"help": "torch threads"})
     seed: int = field(default=0, metadata={"help": "temperature seed, 0 = from the clock"})
 
@@ -62,7 +65,8 @@ class PuctOptions:
     def config(self) -> PuctConfig:
         try:
             return PuctConfig(formula=self.formula, max_depth=self.max_depth, batch=self.batch,
-                              temperature=self.temperature, seed=self.seed)
+                              temperature=self.temperature, seed=self.seed,
+                              fpu_reduction=self.fpu_reduction)
         except PuctConfigError as exc:
             raise ValueError(str(exc)) from None
 
@@ -77,6 +81,7 @@ def puct_spec(options: PuctOptions | None = None) -> EngineSpec:
         UciOption("MaxDepth", "spin", options.max_depth, 0, 100),
         UciOption("Batch", "spin", options.batch, 1, 1024),
         UciOption("Temperature", "string", str(options.temperature)),
+        UciOption("FpuReduction", "string", str(options.fpu_reduction)),
         UciOption("Threads", "spin", options.threads, 1, 64),
         UciOption("Seed", "spin", options.seed, 0, 2**31 - 1),
     )
@@ -106,7 +111,8 @@ class PuctSearcher:
         try:
             config = PuctConfig(formula=values["Formula"], max_depth=values["MaxDepth"],
                                 batch=values["Batch"],
-                                temperature=float(values["Temperature"]), seed=values["Seed"])
+                                temperature=float(values["Temperature"]), seed=values["Seed"],
+                                fpu_reduction=float(values["FpuReduction"]))
         except (PuctConfigError, ValueError) as exc:
             raise UciError(str(exc)) from None
         self.search = Puct(NetEvaluator(net), config, simulations=values["Simulations"])

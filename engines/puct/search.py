@@ -56,8 +56,13 @@ class Node:
         self.value_sum = np.zeros(len(moves))
         self.children = [None] * len(moves)
 
-    def q(self, fpu: float) -> np.ndarray:
-        return np.where(self.visits > 0, self.value_sum / np.maximum(self.visits, 1), fpu)
+    def q(self, fpu: float, fpu_reduction: float = 0.0) -> np.ndarray:
+        """Edge Q values, ``fpu`` for the unvisited (see :class:`PuctConfig`)."""
+        visited = self.visits > 0
+        if fpu_reduction > 0:
+            own = (float(self.value or 0.0) + self.value_sum.sum()) / (1 + self.visits.sum())
+            fpu = own - fpu_reduction * math.sqrt(float(self.prior[visited].sum()))
+        return np.where(visited, self.value_sum / np.maximum(self.visits, 1), fpu)
 
     def child(self, index: int) -> Node:
         node = self.children[index]
@@ -282,7 +287,7 @@ class Puct:
     def _select(self, node: Node, simulation: int, mask: np.ndarray | None) -> int:
         c = self.config
         parent = max(node.total, 1)
-        q = node.q(c.fpu)
+        q = node.q(c.fpu, c.fpu_reduction)
         if c.formula == "alphazero":
             scale = math.log((node.total + c.c1 + 1) / c.c1) + c.c2
             score = q + scale * node.prior * math.sqrt(parent) / (1 + node.visits)

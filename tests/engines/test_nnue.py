@@ -26,7 +26,7 @@ from engines.nnue.netfile import (
     random_arrays,
     save_arrays,
 )
-from engines.nnue.network import Network, use_avx2
+from engines.nnue.network import Network, use_simd
 from engines.nnue.reference import evaluate_quantised, halfkp_reference, quantised_layers
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -167,21 +167,26 @@ def test_random_net_activations_are_not_all_clipped(boards: list[chess.Board],
     assert len(set(scores)) > len(scores) // 2
 
 
-@pytest.mark.parametrize("avx2", [True, False], ids=["avx2-if-present", "sse"])
+#: The kernels: AVX2 with VNNI's vpdpbusd, AVX2 alone, SSE (x86-64-v2), each where present.
+SIMD = pytest.mark.parametrize("simd", [(True, True), (True, False), (False, False)],
+                               ids=["vnni-if-present", "avx2-if-present", "sse"])
+
+
+@SIMD
 def test_compiled_eval_equals_numpy_reference(boards: list[chess.Board], net_arrays: NetArrays,
-                                              net_path: Path, avx2: bool) -> None:
-    """The C network (both SIMD paths) equals evaluate_quantised exactly on every position of
+                                              net_path: Path, simd: tuple[bool, bool]) -> None:
+    """The C network (every SIMD path) equals evaluate_quantised exactly on every position of
     the fixture games; an off-by-one in a floor or a saturating add would show."""
     net = Network.load(net_path)
     try:
-        use_avx2(avx2)
+        use_simd(*simd)
         for board in boards:
             assert net.evaluate(board) == evaluate_quantised(net_arrays, *halfkp_reference(board))
         for board in boards[::50]:
             accumulators = quantised_layers(net_arrays, *halfkp_reference(board))[0]
             assert (net.accumulators(board).ravel() == accumulators).all()
     finally:
-        use_avx2(True)
+        use_simd(True)
 
 
 def test_searcher_static_eval_is_the_network(net_path: Path, boards: list[chess.Board]) -> None:
@@ -227,9 +232,9 @@ SEARCH_ROOTS = [
 ]
 
 
-@pytest.mark.parametrize("avx2", [True, False], ids=["avx2-if-present", "sse"])
+@SIMD
 def test_incremental_accumulators_equal_rebuilds_at_every_node(net_path: Path,
-                                                               avx2: bool) -> None:
+                                                               simd: tuple[bool, bool]) -> None:
     """At every evaluated node of searches (make = incremental update from the parent
     entry, unmake = back to the untouched parent entry), both perspectives' accumulators equal
     ones rebuilt from the position; the check itself fails on a wrong en passant update."""
@@ -237,7 +242,7 @@ def test_incremental_accumulators_equal_rebuilds_at_every_node(net_path: Path,
     stack = engine._searcher.nnue
     stack.verify = True
     try:
-        use_avx2(avx2)
+        use_simd(*simd)
         for fen in SEARCH_ROOTS:
             engine.new_game()
             # A random net's quiescence search can explode (333k nodes at depth 1 on
@@ -245,7 +250,7 @@ def test_incremental_accumulators_equal_rebuilds_at_every_node(net_path: Path,
             results = list(engine.iterate(chess.Board(fen), max_depth=6, max_nodes=20000))
             assert results and results[0].pv[0] in chess.Board(fen).legal_moves
     finally:
-        use_avx2(True)
+        use_simd(True)
     assert stack.checked > 5 * 10000
     assert stack.mismatches == 0
 
@@ -254,14 +259,19 @@ def test_a_piece_square_net_keeps_its_accumulators_through_king_moves(
         tmp_path: Path, net_arrays: NetArrays) -> None:
     """A net with the same columns under every king square (what training without king
     features exports) is recognised, and its incremental accumulators, not rebuilt on king
-    moves, equal rebuilds at every node (castling, king captures included)."""
+    moves, equal rebuilds at every node (castling, king captures included), and its evaluation
+    the reference's."""
     columns = net_arrays["ft_weight"].reshape(64, 641, 256)
     arrays = dict(net_arrays, ft_weight=np.ascontiguousarray(
         np.broadcast_to(columns[:1], columns.shape).reshape(-1, 256)))
     path = tmp_path / "psq.npz"
     save_arrays(path, arrays)
-    assert Network.load(path).king_independent
+    net = Network.load(path)
+    assert net.king_independent
     assert not Network(net_arrays).king_independent
+    for fen in SEARCH_ROOTS:      # it reads the king-square-0 columns: the same values
+        board = chess.Board(fen)
+        assert net.evaluate(board) == evaluate_quantised(arrays, *halfkp_reference(board))
     engine = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(path), hash_mb=1))
     stack = engine._searcher.nnue
     stack.verify = True

@@ -16,7 +16,7 @@ import pytest
 from engines.puct import C1, C2, PuctConfig, PuctConfigError
 from engines.puct.encoding import MOVES, PLANES, index_move, legal_indices, move_index, planes
 from engines.puct.network import Architecture, load_network, random_network, save_network
-from engines.puct.search import NetEvaluator, Puct, cp_from_q, terminal_value
+from engines.puct.search import NetEvaluator, Node, Puct, cp_from_q, terminal_value
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 GAMES = ROOT / "tests" / "fixtures" / "label_engines" / "selfplay.pgn"
@@ -127,6 +127,23 @@ def test_search_avoids_the_mate_it_would_allow_as_black() -> None:
         board.push(reply)
         assert not board.is_checkmate(), reply
         board.pop()
+
+
+def test_fpu_reduction_scores_unvisited_moves_below_the_nodes_own_value() -> None:
+    """Lc0's reduction: the node's Q (net value and backed-up values) minus r times the square
+    root of the visited prior mass; the absolute fpu is AlphaZero's draw."""
+    moves = list(chess.Board().legal_moves)
+    root = Node()
+    root.expand(moves, np.full(len(moves), 1 / len(moves)), 0.6)
+    root.visits[:3] = [2, 1, 1]
+    root.value_sum[:3] = [1.6, 0.9, -0.1]
+    own = (0.6 + 1.6 + 0.9 - 0.1) / 5
+    q = root.q(0.0, 0.5)
+    assert q[:3] == pytest.approx([0.8, 0.9, -0.1])
+    assert q[3:] == pytest.approx(own - 0.5 * math.sqrt(3 / len(moves)))
+    assert (root.q(-0.2)[3:] == -0.2).all()
+    with pytest.raises(PuctConfigError, match="fpu_reduction"):
+        PuctConfig(fpu_reduction=-0.1)
 
 
 def test_batches_and_tree_reuse() -> None:
