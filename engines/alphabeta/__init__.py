@@ -29,6 +29,12 @@ EVALS = ("hce", "hce-simple", "nnue", "nnue-hybrid")
 #: The evaluations that play with a network.
 NNUE_EVALS = ("nnue", "nnue-hybrid")
 LMR_BUILTINS = ("default", "none")
+# Added to the network's score for the side to move, as Stockfish 12 adds Tempo = 28 to its
+# NNUE's. A net trained on quiet positions may give the side to move no bonus (ours: about
+# -10 cp); without one, scores swing between odd and even plies, and the search needs three
+# times the nodes of the HCE to reach the same depth.
+NNUE_TEMPO = 28
+MAX_TEMPO = 200
 MATE = 32000
 MATE_BOUND = MATE - 1000
 
@@ -52,6 +58,8 @@ class SearchConfig:
         "nnue-hybrid" (Stockfish 12's hybrid: the HCE's score where it is over 400 cp either
         way, the network's elsewhere).
     nnue_path: the ``chesslab NNUE v1`` .npz file that eval "nnue" ("nnue-hybrid") plays with.
+    nnue_tempo: centipawns added to the network's score for the side to move (Stockfish 12's
+        28 by default; 0 plays the net's score as it is).
     lmr: late-move reductions, "default" (paper 003: floor(log d * log m / 1.95)), "none",
         or a Python callable reduction(depth, move_number, state) -> plies.
     hash_mb: transposition table size in MiB (rounded down to a power-of-two entry count).
@@ -64,6 +72,7 @@ class SearchConfig:
     hash_mb: int = 16
     search_log_rate: float = 0.0
     nnue_path: str | None = None
+    nnue_tempo: int = NNUE_TEMPO
 
     def __post_init__(self) -> None:
         if self.eval not in EVALS:
@@ -81,6 +90,9 @@ class SearchConfig:
         if not 0.0 <= self.search_log_rate <= 1.0:
             raise SearchConfigError(
                 f"search_log_rate must be in [0, 1], got {self.search_log_rate!r}")
+        if not 0 <= self.nnue_tempo <= MAX_TEMPO:
+            raise SearchConfigError(
+                f"nnue_tempo must be in 0..{MAX_TEMPO} cp, got {self.nnue_tempo!r}")
 
     @classmethod
     def tiny(cls) -> SearchConfig:
@@ -141,7 +153,8 @@ class AlphaBeta:
 
             network = Network.load(self.config.nnue_path)
         self._searcher = Searcher(self.config.eval, self.config.lmr, self.config.hash_mb,
-                                  self.config.search_log_rate, network=network)
+                                  self.config.search_log_rate, network=network,
+                                  tempo=self.config.nnue_tempo)
         self.run_id = uuid.uuid4().hex
         self._log_seq = 0      # row number of the next logged decision in this run
 

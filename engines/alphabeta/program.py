@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.alphabeta import EVALS, NNUE_EVALS
+from engines.alphabeta import EVALS, MAX_TEMPO, NNUE_EVALS, NNUE_TEMPO
 from engines.alphabeta.formula import LmrFormula
 from engines.identity import MODEL_VERSION, EngineIdentityError, check_model_version
 from engines.uci import AUTHOR, EngineSpec, Program, Searcher, UciError, UciOption
@@ -48,6 +48,9 @@ class AlphaBetaOptions:
         "help": "late-move reductions: default (log d * log m / 1.95), none, or a learned "
                 "formula lmr@N (chesslab resolves it to --lmr-formula)"})
     hash: int = field(default=16, metadata={"help": "transposition table size in MB"})
+    nnue_tempo: int = field(default=NNUE_TEMPO, metadata={
+        "help": "centipawns --eval nnue adds to the net's score for the side to move "
+                "(Stockfish 12: 28)"})
     model: str = field(default="", metadata={
         "help": "model version the evaluation loads, KIND@VERSION (e.g. nnue@3)"})
     search_log_rate: float = field(default=0.0, metadata={
@@ -76,6 +79,8 @@ class AlphaBetaOptions:
             check_network_file(self.nnue)
         if not 0.0 <= self.search_log_rate <= 1.0:
             raise ValueError(f"--search-log-rate must be in [0, 1], got {self.search_log_rate!r}")
+        if not 0 <= self.nnue_tempo <= MAX_TEMPO:
+            raise ValueError(f"--nnue-tempo must be in 0..{MAX_TEMPO}, got {self.nnue_tempo!r}")
         volatility_options.check_volatility(self.volatility)
 
     @classmethod
@@ -109,6 +114,7 @@ def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
         UciOption("LMRFormula", "string", options.lmr_formula),
         UciOption("Model", "string", options.model),
         UciOption("EvalFile", "string", options.nnue),
+        UciOption("NnueTempo", "spin", options.nnue_tempo, 0, MAX_TEMPO),
         UciOption("SearchLogRate", "string", str(options.search_log_rate)),
         *volatility_options.uci_options(options.volatility, options.volatility_threshold),
     )
@@ -138,7 +144,8 @@ def make_searcher(values: Mapping[str, Any]) -> Searcher:
                        f"{values['Model'] or 'none'!r}): a chesslab NNUE v1 .npz file")
     lmr = lmr_of(values["LMR"], values["LMRFormula"])
     config = SearchConfig(eval=values["Eval"], lmr=lmr, hash_mb=values["Hash"],
-                          search_log_rate=rate, nnue_path=values["EvalFile"] or None)
+                          search_log_rate=rate, nnue_path=values["EvalFile"] or None,
+                          nnue_tempo=values["NnueTempo"])
     return AlphaBeta(config)
 
 

@@ -44,17 +44,9 @@ cdef enum:
     RFP_MARGIN = 100                # centipawns per ply of remaining depth
     TIME_CHECK_MASK = 1023          # look at the clock every 1024 nodes
     HISTORY_LIMIT = 400000          # halve history before it reaches the killer scores
-    # Added to the network's score for the side to move, as Stockfish 12 adds Tempo = 28 to
-    # its NNUE's. A net trained on quiet positions may give the side to move no bonus (ours:
-    # about -10 cp); without one, scores swing between odd and even plies, and the search
-    # needs three times the nodes of the HCE (tempo 10) to reach the same depth.
-    NNUE_TEMPO = 28
     # eval "nnue-hybrid" (Stockfish 12's hybrid): where the HCE's score is this far from
     # zero the position is decided by material, and the HCE's cheap score stands.
     HYBRID_CP = 400
-
-#: The tempo bonus of eval "nnue" (centipawns for the side to move), for tests and tools.
-nnue_tempo = NNUE_TEMPO
 
 # Move ordering bands: TT move, good captures/promotions, killers, quiet history, bad captures.
 cdef int SCORE_TT = 4000000
@@ -127,6 +119,7 @@ cdef class Searcher:
     cdef int eval_kind
     cdef public AccumulatorStack nnue     # eval "nnue" and "nnue-hybrid" only
     cdef bint hybrid                      # eval "nnue-hybrid"
+    cdef int tempo                        # added to the network's score (eval "nnue")
     cdef int lmr_kind
     cdef object lmr_callable
     cdef object callback_error
@@ -146,11 +139,12 @@ cdef class Searcher:
         self.records = NULL
 
     def __init__(self, str eval_name, lmr, int hash_mb, double log_rate, u64 seed=1,
-                 Network network=None):
+                 Network network=None, int tempo=0):
         cdef u64 entries = 1
         cdef int d, m
         self.eval_kind = EVAL_SIMPLE if eval_name == "hce-simple" else EVAL_PESTO
         self.hybrid = eval_name == "nnue-hybrid"
+        self.tempo = tempo
         if eval_name in ("nnue", "nnue-hybrid"):
             if network is None:
                 raise ValueError("eval 'nnue' needs a network")
@@ -289,7 +283,7 @@ cdef class Searcher:
                 hce = evaluate(p, EVAL_PESTO)
                 if hce > HYBRID_CP or hce < -HYBRID_CP:
                     return hce
-            return self.nnue.evaluate(p, ply) + NNUE_TEMPO
+            return self.nnue.evaluate(p, ply) + self.tempo
         return evaluate(p, self.eval_kind)
 
     cdef inline void moved(self, int ply, const Position* parent, Move m,

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engines.registry import EngineSpec
+from engines.registry import EngineSpec, own_version
 from pipelines.tournament.config import TournamentConfig
 
 
@@ -77,7 +77,9 @@ def tournament_id(config: TournamentConfig, players: Sequence[EngineSpec],
     """A hash of what decides the games: rerunning the same command resumes the tournament
     (an SPRT's with more rounds too: :func:`rounds_only_cap`)."""
     identity = {
-        "players": [[p.name, p.setup_hash] for p in players],
+        # an own engine's code revision too: a rebuilt engine starts a new tournament
+        "players": [[p.name, p.setup_hash] + ([own_version()] if p.kind == "own" else [])
+                    for p in players],
         "format": config.format, "rounds": None if rounds_only_cap(config) else config.rounds,
         "openings": openings_digest, "opening_plies": config.opening_plies,
         "opening_order": config.opening_order, "seed": config.seed,

@@ -14,8 +14,7 @@ import chess.pgn
 import numpy as np
 import pytest
 
-from engines.alphabeta import AlphaBeta, SearchConfig, SearchConfigError
-from engines.alphabeta.search import nnue_tempo
+from engines.alphabeta import NNUE_TEMPO, AlphaBeta, SearchConfig, SearchConfigError
 from engines.nnue.features import halfkp_batch, halfkp_indices
 from engines.nnue.netfile import (
     ARRAYS,
@@ -194,9 +193,14 @@ def test_searcher_static_eval_is_the_network(net_path: Path, boards: list[chess.
     plus Stockfish 12's tempo bonus."""
     engine = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(net_path), hash_mb=1))
     net = Network.load(net_path)
-    assert nnue_tempo == 28
+    assert NNUE_TEMPO == 28
+    plain = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(net_path), hash_mb=1,
+                                   nnue_tempo=0))
     for board in boards[::97]:
         assert engine.evaluate(board) == net.evaluate(board) + 28
+        assert plain.evaluate(board) == net.evaluate(board)
+    with pytest.raises(SearchConfigError, match="nnue_tempo"):
+        SearchConfig(eval="nnue", nnue_path=str(net_path), nnue_tempo=-1)
 
 
 def test_hybrid_eval_takes_the_hce_where_material_decides(net_path: Path,
@@ -210,7 +214,7 @@ def test_hybrid_eval_takes_the_hce_where_material_decides(net_path: Path,
     sides = {"hce": 0, "net": 0}
     for board in [queen_up, *boards[::97]]:
         static = hce.evaluate(board)
-        expected = static if abs(static) > 400 else net.evaluate(board) + nnue_tempo
+        expected = static if abs(static) > 400 else net.evaluate(board) + NNUE_TEMPO
         sides["hce" if abs(static) > 400 else "net"] += 1
         assert hybrid.evaluate(board) == expected
     assert hce.evaluate(queen_up) > 400 and sides["net"] > 0

@@ -216,6 +216,20 @@ def test_an_sprt_s_rounds_only_cap_it() -> None:
         True, False)
 
 
+def test_a_rebuilt_own_engine_starts_a_new_tournament(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An own engine's code revision is part of the tournament id, so a rerun after the
+    engine changed plays a new match instead of resuming one with the old build's games;
+    a tournament of external engines alone keeps its id."""
+    import pipelines.tournament.schedule as schedule
+
+    own = TournamentConfig.tiny(engines=("alphabeta", "alphabeta:eval=hce-simple"))
+    external = TournamentConfig.tiny(engines=(SF, "stockfish?Hash=32"))
+    before = [tournament_id(c, resolve_players(c), None) for c in (own, external)]
+    monkeypatch.setattr(schedule, "own_version", lambda: "0.1.0+rev.00000000")
+    after = [tournament_id(c, resolve_players(c), None) for c in (own, external)]
+    assert before[0] != after[0] and before[1] == after[1]
+
+
 def test_engine_that_cannot_start_is_a_user_error(home: Path, stockfish_path: str) -> None:
     """Stockfish 15.1's UCI_Elo starts at 1350: a 1000 rung fails before any game is played
     (not a tournament of forfeits) and nothing is written."""
