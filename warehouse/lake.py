@@ -91,9 +91,12 @@ class Lake:
     def delta(self, name: str, version: int | None = None) -> DeltaTable | None:
         """The table's Delta table (at ``version``), or None before its first write."""
         folder = self.table_dir(name)
-        if not (folder / DELTA_LOG).is_dir():
+        log_dir = folder / DELTA_LOG
+        if not log_dir.is_dir():
             refuse_old_layout(folder)
             return None
+        if not any(log_dir.glob("*.json")):
+            return None     # another process is creating the table: its first commit is not in
         try:
             return DeltaTable(str(folder), version=version)
         except (DeltaError, TableNotFoundError) as exc:

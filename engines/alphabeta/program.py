@@ -5,8 +5,8 @@ alphabeta``, ``python -m engines.uci alphabeta``).
 Importing this module stays cheap: the compiled search loads when the first searcher is built.
 
 >>> [option.name for option in PROGRAM.spec(AlphaBetaOptions.tiny()).options]
-['Hash', 'Eval', 'LMR', 'LMRFormula', 'Model', 'EvalFile', 'SearchLogRate', 'Volatility',
- 'VolatilityThreshold']
+['Hash', 'Eval', 'LMR', 'LMRFormula', 'Model', 'EvalFile', 'NnueTempo', 'SearchLogRate',
+ 'Volatility', 'VolatilityThreshold']
 """
 from __future__ import annotations
 

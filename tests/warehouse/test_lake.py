@@ -165,3 +165,11 @@ def test_nullable_key_columns_match_null_safely(home: Path) -> None:
     assert lake.read("ingest_errors").num_rows == 2
     with pytest.raises(WarehouseError, match="required column 'source_id' is null"):
         lake.write("ingest_errors", [{**error, "source_id": None}])
+
+
+def test_a_table_another_process_is_creating_reads_as_not_there_yet(home: Path) -> None:
+    """Between a writer creating ``_delta_log`` and its first commit landing, a reader (a
+    dashboard, a test polling progress) sees no table rather than an error."""
+    lake = Lake(home)
+    (lake.table_dir("labels") / "_delta_log").mkdir(parents=True)
+    assert lake.delta("labels") is None and lake.parts("labels") == []
