@@ -77,10 +77,12 @@ cdef extern from *:
         return nnue_avx2;
     }
 
+    static inline int nnue_cpu_vnni(void) {
+        return __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    }
+
     static inline int nnue_use_vnni(void) {
-        if (nnue_vnni < 0)
-            nnue_vnni = nnue_use_avx2() && __builtin_cpu_supports("avx512vl") &&
-                        __builtin_cpu_supports("avx512vnni");
+        if (nnue_vnni < 0) nnue_vnni = nnue_use_avx2() && nnue_cpu_vnni();
         return nnue_vnni;
     }
 
@@ -274,8 +276,7 @@ cdef extern from *:
     static int nnue_set_simd(int avx2, int vnni) {
     #ifdef NNUE_X86
         nnue_avx2 = avx2 && __builtin_cpu_supports("avx2");
-        nnue_vnni = nnue_avx2 && vnni && __builtin_cpu_supports("avx512vl") &&
-                    __builtin_cpu_supports("avx512vnni");
+        nnue_vnni = nnue_avx2 && vnni && nnue_cpu_vnni();
         return nnue_avx2 + nnue_vnni;
     #else
         return 0;
