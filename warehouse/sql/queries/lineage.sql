@@ -7,13 +7,15 @@
 --   labelled positions were first ingested from.
 -- positions: positions the label engine had scored at the data set's depths (mate scores left
 -- out) when the data set was taken, per file; the view's own filters (in check) are applied
--- after, so their sum is at least train_rows + validation_rows.
+-- after, so their sum is at least train_rows + validation_rows. A data set of games' [%eval]
+-- annotations (label engine 'pgn:...') counts the annotated positions of nnue_examples.
 with ratings as (select * from latest_ratings),
 players as (select * from tournament_players),
 engines as (select distinct engine_id, model from engines),
 models as (select * from models),
 datasets as (select * from model_datasets),
 labels as (select * from labels),
+annotated as (select * from nnue_examples where engine_id like 'pgn:%'),
 positions as (select * from positions),
 sources as (select * from sources),
 rated as (
@@ -32,6 +34,11 @@ used as (
         and list_contains(d.label_depths, l.depth)
         and l.labelled_at <= d.recorded_at
         and l.score_mate is null and l.score_cp is not null
+    where d.model_id in (select model_id from rated)
+    union
+    select d.model_id, a.position_key
+    from datasets d
+    join annotated a on a.engine_id = d.label_engine_id and list_contains(d.label_depths, a.depth)
     where d.model_id in (select model_id from rated)
 ),
 files as (

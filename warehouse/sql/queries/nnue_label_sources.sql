@@ -1,5 +1,7 @@
--- Label engines and depths the NNUE data set can use, with their example counts, the engine
--- with the most examples first (its deepest depth is the default).
+-- Label engines and depths the NNUE data set can use, with their example counts: engines of
+-- the labels table first, the one with the most examples first (its deepest depth is the
+-- default), then games' [%eval] annotations ('pgn:...'), the default only where no engine
+-- labelled anything.
 with examples as (select * from nnue_examples),
 counts as (
     select engine_id, depth, count(*) as positions
@@ -8,4 +10,5 @@ counts as (
 )
 select engine_id, depth, positions
 from counts
-order by sum(positions) over (partition by engine_id) desc, engine_id, depth desc
+order by engine_id like 'pgn:%', sum(positions) over (partition by engine_id) desc, engine_id,
+    depth desc

@@ -22,6 +22,32 @@ checks as (
     join moves after on after.game_id = m.game_id and after.ply = m.ply + 1
     group by after.position_key
 ),
+annotations as (
+    select
+        after.position_key,
+        'pgn:' || coalesce(json_extract_string(g.tags, '$.Annotator'), '[%eval]') as engine_id,
+        coalesce(try_cast(nullif(regexp_extract(json_extract_string(g.tags, '$.Annotator'),
+            'depth (\d+)', 1), '') as integer), 0) as depth,
+        m.eval_cp as white_cp,
+        after.uci as best_move
+    from moves m
+    join moves after on after.game_id = m.game_id and after.ply = m.ply + 1
+    join games g on g.game_id = m.game_id
+    where m.eval_cp is not null
+    qualify row_number() over (partition by after.position_key, engine_id, depth
+                               order by m.game_id) = 1
+),
+scores as (
+    select position_key, engine_id, depth, score_cp, best_move
+    from labels
+    where score_cp is not null and score_mate is null
+    union all
+    select a.position_key, a.engine_id, a.depth,
+        case when split_part(p.fen, ' ', 2) = 'w' then a.white_cp else -a.white_cp end,
+        a.best_move
+    from annotations a
+    join positions p using (position_key)
+),
 examples as (
     select
         l.position_key,
@@ -34,12 +60,11 @@ examples as (
         f.game_id,
         g.result as game_result,
         c.in_check
-    from labels l
+    from scores l
     join positions p using (position_key)
     left join first_game f using (position_key)
     left join games g using (game_id)
     left join checks c using (position_key)
-    where l.score_cp is not null and l.score_mate is null
 )
 select
     position_key,

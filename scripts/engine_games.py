@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Annotated engine-vs-itself games for training data, on a machine without chesslab.
+
+A UCI engine (Stockfish, say) plays itself to a fixed depth from varied starts (``--random-plies``
+random legal plies from the start position), on ``--workers`` processes, and every position
+it searched is annotated with that search's score the way Lichess annotates its analysed
+games: ``{[%eval 0.35,8]}`` after a move is the evaluation of the position the move reached,
+White's view, with the depth after the comma. It needs only python-chess and the engine
+binary, so it runs on a bare many-core machine; the games then go through the ordinary path
+on the warehouse's machine, and the annotations become training labels there:
+
+    python3 scripts/engine_games.py --engine /usr/games/stockfish --depth 8 --minutes 8 \
+        --workers 16 --seed 1 --out games/
+    chesslab ingest games/sf-d8-s1-w*.pgn.gz
+    chesslab train nnue --label-engine "pgn:Stockfish 15.1 depth 8" --label-depth 8
+
+(``chesslab selfplay --engine stockfish`` does the same with chesslab installed, and writes the
+games straight into the warehouse.) Game ``g`` of seed ``s`` always starts from the same
+random plies. A game ends by the rules, by adjudication when one side's score stays at
+``--resign`` centipawns or more for 4 plies (or a mate is found), as a draw when both
+scores stay within 10 cp for 12 plies after move 40, or at ``--max-plies`` (result ``*``).
+Each worker writes whole games to its own gzip file as it goes; ``--minutes`` stops workers
+between games, so a run cut short loses at most the games in progress.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import multiprocessing
+import random
+import sys
+import time
+from pathlib import Path
+
+import chess
+import chess.engine
+import chess.pgn
+
+MATE_CP = 100_000
+
+
+def random_start(rng: random.Random, plies: int) -> chess.Board:
+    """The start position after ``plies`` random legal plies that leave the game going."""
+    for _ in range(100):
+        board = chess.Board()
+        for _ in range(plies):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        if not board.is_game_over(claim_draw=True):
+            return board
+    return board
+
+
+def eval_text(score: chess.engine.PovScore, depth: int) -> str:
+    """A Lichess ``[%eval]`` comment of ``score`` from White's view, with its depth."""
+    white = score.white()
+    if white.is_mate():
+        return f"[%eval #{white.mate()},{depth}]"
+    return f"[%eval {white.score(mate_score=MATE_CP) / 100:.2f},{depth}]"
+
+
+def play(engine: chess.engine.SimpleEngine, index: int, args: argparse.Namespace,
+         name: str) -> chess.pgn.Game:
+    """Game ``index``: its random start, then the engine at ``--depth`` on both sides."""
+    rng = random.Random(f"{args.seed}:{index}")
+    board = random_start(rng, args.random_plies)
+    game = chess.pgn.Game()
+    game.headers.update({"Event": f"{name} self-play", "Site": "chesslab engine_games",
+                         "Round": str(index), "White": name, "Black": name,
+                         "Annotator": f"{name} depth {args.depth}"})
+    node: chess.pgn.GameNode = game
+    for move in board.move_stack:
+        node = node.add_variation(move)
+    board = board.copy(stack=True)
+    resign, quiet = 0, 0
+    result = "*"
+    while len(board.move_stack) < args.max_plies:
+        if board.is_game_over(claim_draw=True):
+            result = board.result(claim_draw=True)
+            break
+        info = engine.analyse(board, chess.engine.Limit(depth=args.depth), game=game)
+        score, pv = info.get("score"), info.get("pv") or []
+        if score is None or not pv:
+            break
+        if node is not game:  # the evaluation of the position the last move reached
+            node.comment = eval_text(score, args.depth)
+        mover = score.relative.score(mate_score=MATE_CP)
+        resign = resign + 1 if abs(mover) >= args.resign else 0
+        quiet = quiet + 1 if abs(mover) <= 10 and board.fullmove_number > 40 else 0
+        if resign >= 4 or score.relative.is_mate() and resign >= 1:
+            result = ("1-0" if score.white().score(mate_score=MATE_CP) > 0 else "0-1")
+            game.headers["Termination"] = "adjudication"
+            break
+        if quiet >= 12:
+            result = "1/2-1/2"
+            game.headers["Termination"] = "adjudication"
+            break
+        node = node.add_variation(pv[0])
+        board.push(pv[0])
+    game.headers["Result"] = result
+    return game
+
+
+def worker(rank: int, args: argparse.Namespace, deadline: float) -> tuple[int, int]:
+    """Play games rank, rank + workers, ... until the deadline; append each to its file."""
+    out = Path(args.out) / f"{args.prefix}-w{rank:02d}.pgn.gz"
+    games = plies = 0
+    with chess.engine.SimpleEngine.popen_uci(args.engine) as engine:
+        engine.configure({"Threads": 1, "Hash": args.hash})
+        name = engine.id.get("name", Path(args.engine).name)
+        index = rank
+        while time.time() < deadline and (args.games is None or index < args.games):
+            game = play(engine, index, args, name)
+            with gzip.open(out, "at") as f:  # one gzip member per game: a kill loses one game
+                print(game, file=f, end="\n\n")
+            games += 1
+            plies += len(list(game.mainline_moves()))
+            index += args.workers
+    return games, plies
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--engine", required=True, help="the UCI engine binary")
+    parser.add_argument("--depth", type=int, default=8)
+    parser.add_argument("--random-plies", type=int, default=8)
+    parser.add_argument("--games", type=int, help="stop after this many games in all")
+    parser.add_argument("--minutes", type=float, default=60.0, help="stop starting games then")
+    parser.add_argument("--workers", type=int, default=multiprocessing.cpu_count())
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--resign", type=int, default=1000, help="adjudication score, cp")
+    parser.add_argument("--max-plies", type=int, default=400)
+    parser.add_argument("--hash", type=int, default=16, help="MB per engine")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--prefix", help="file name prefix (default: sf-dDEPTH-sSEED)")
+    args = parser.parse_args(argv)
+    args.prefix = args.prefix or f"sf-d{args.depth}-s{args.seed}"
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    start = time.time()
+    deadline = start + 60.0 * args.minutes
+    with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
+        done = pool.starmap(worker, [(rank, args, deadline) for rank in range(args.workers)])
+    games, plies = sum(g for g, _ in done), sum(p for _, p in done)
+    seconds = time.time() - start
+    print(f"engine_games: {games} games, {plies} plies in {seconds:.0f} s "
+          f"({plies / seconds:.0f} plies/s) on {args.workers} workers -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

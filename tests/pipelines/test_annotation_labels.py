@@ -1,0 +1,130 @@
+"""Games' ``[%eval]`` annotations as NNUE labels: the nnue_examples rows they give (the
+position each annotated move reached, its score from the side to move's view, the move played
+next), the label-source order that keeps engine labels the default, and
+scripts/engine_games.py's games (real Stockfish) through the ordinary ingest.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import chess
+import chess.engine
+
+from pipelines.ingest import IngestConfig, ingest_paths
+from pipelines.label import LabelConfig, label_positions
+from pipelines.train import NnueConfig, preset
+from pipelines.train.nnue import choose_label_source
+from warehouse import Lake, connect
+from warehouse.catalog import named_query, query
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+ANNOTATED = """[Event "annotated"]
+[White "a"]
+[Black "b"]
+[Result "1-0"]
+[Annotator "Stockfish 15.1 depth 8"]
+
+1. e4 {[%eval 0.30,8]} e5 {[%eval 0.25,8]} 2. Nf3 {[%eval 0.35,8]} Nc6 {[%eval #4,8]}
+3. Bb5 {[%eval 0.28,8]} 1-0
+
+[Event "lichess"]
+[White "c"]
+[Black "d"]
+[Result "0-1"]
+
+1. d4 {[%eval 0.2] [%clk 0:03:00]} d5 {[%eval 0.21] [%clk 0:03:00]} 2. c4 0-1
+"""
+
+
+def examples(lake: Lake, engine_like: str) -> dict[str, tuple[int, int, str, float]]:
+    """FEN -> (depth, score, best move, result) of the view's rows of matching engines."""
+    rows = connect(lake).execute(
+        "select fen, depth, score_cp, best_move, result from nnue_examples "
+        "where engine_id like $e", {"e": engine_like}).fetchall()
+    return {fen: (depth, score, best, float(result)) for fen, depth, score, best, result in rows}
+
+
+def fen_after(*sans: str) -> str:
+    """The warehouse's FEN (no move counters) after ``sans`` from the start."""
+    board = chess.Board()
+    for san in sans:
+        board.push_san(san)
+    return board.epd()
+
+
+def test_annotations_label_the_positions_their_moves_reached(tmp_path: Path) -> None:
+    """Each [%eval] after a move scores the position it reached, turned to the side to move's
+    view; the move played next is the best move; the last move's annotation (no position
+    after it in moves) and mate annotations give no row; a game without an Annotator tag is
+    'pgn:[%eval]' at depth 0."""
+    pgn = tmp_path / "annotated.pgn"
+    pgn.write_text(ANNOTATED)
+    lake = Lake(tmp_path / "home")
+    ingest_paths(lake, [pgn], IngestConfig.tiny())
+    assert examples(lake, "pgn:Stockfish 15.1 depth 8") == {
+        fen_after("e4"): (8, -30, "e7e5", 0.0),
+        fen_after("e4", "e5"): (8, 25, "g1f3", 1.0),
+        fen_after("e4", "e5", "Nf3"): (8, -35, "b8c6", 0.0),
+    }
+    assert examples(lake, "pgn:[%eval]") == {
+        fen_after("d4"): (0, -20, "d7d5", 1.0),
+        fen_after("d4", "d5"): (0, 21, "c2c4", 0.0),
+    }
+    con = connect(lake)
+    sources = query(con, named_query("nnue_label_sources")).to_pylist()
+    assert choose_label_source(sources, preset(NnueConfig, "tiny")) == \
+        ("pgn:Stockfish 15.1 depth 8", 8)   # the only annotations with more rows
+
+
+def test_engine_labels_stay_the_default_source(tmp_path: Path, stockfish_path: str) -> None:
+    """With Stockfish labels on 2 positions and annotations on 5, the labels table's engine
+    is still the default source: annotated games never change which labels train a net
+    unless they are asked for (``--engine-id pgn:...``)."""
+    pgn = tmp_path / "annotated.pgn"
+    pgn.write_text(ANNOTATED)
+    lake = Lake(tmp_path / "home")
+    ingest_paths(lake, [pgn], IngestConfig.tiny())
+    summary = label_positions(lake, LabelConfig.tiny(depths=(2,), limit=2))
+    assert summary.labels == 2
+    sources = query(connect(lake), named_query("nnue_label_sources")).to_pylist()
+    assert [(s["engine_id"].startswith("pgn:"), s["positions"]) for s in sources] == \
+        [(False, 2), (True, 3), (True, 2)]
+    engine, depth = choose_label_source(sources, preset(NnueConfig, "tiny"))
+    assert engine.startswith("stockfish") and depth == 2
+
+
+def test_engine_games_are_annotated_stockfish_games(tmp_path: Path, stockfish_path: str) -> None:
+    """scripts/engine_games.py with real Stockfish: whole games, each engine move's position
+    annotated at the depth; ingested, the view holds them under the Annotator's engine id,
+    and Stockfish itself agrees with the stored score's sign where it is clear."""
+    out = tmp_path / "games"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "engine_games.py"), "--engine", stockfish_path,
+         "--depth", "4", "--games", "3", "--workers", "1", "--max-plies", "40",
+         "--random-plies", "4", "--seed", "7", "--out", str(out)],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "engine_games: 3 games" in done.stdout
+    files = sorted(out.glob("sf-d4-s7-w00.pgn.gz"))
+    assert len(files) == 1
+    lake = Lake(tmp_path / "home")
+    (summary,) = ingest_paths(lake, files, IngestConfig.tiny())
+    assert summary.games == 3 and summary.errors == 0
+    con = connect(lake)
+    (engine,) = {e for e, in con.execute(
+        "select distinct engine_id from nnue_examples").fetchall()}
+    assert engine.startswith("pgn:Stockfish") and engine.endswith("depth 4")
+    rows = con.execute("select fen, score_cp, best_move from nnue_examples").fetchall()
+    annotated = con.execute("select count(*) from moves where eval_cp is not null or "
+                            "eval_mate is not null").fetchall()[0][0]
+    assert 20 <= len(rows) <= annotated
+    with chess.engine.SimpleEngine.popen_uci(stockfish_path) as sf:
+        for fen, score, best in rows:
+            if abs(score) < 150:
+                continue
+            board = chess.Board(fen)
+            assert chess.Move.from_uci(best) in board.legal_moves
+            info = sf.analyse(board, chess.engine.Limit(depth=4))
+            assert (info["score"].relative.score(mate_score=100_000) > 0) == (score > 0), fen
