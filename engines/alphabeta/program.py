@@ -50,7 +50,7 @@ class AlphaBetaOptions:
     hash: int = field(default=16, metadata={"help": "transposition table size in MB"})
     nnue_tempo: int = field(default=NNUE_TEMPO, metadata={
         "help": "centipawns --eval nnue adds to the net's score for the side to move "
-                "(Stockfish 12: 28)"})
+                "(default 0: the net's score as it is; Stockfish 12 adds 28)"})
     model: str = field(default="", metadata={
         "help": "model version the evaluation loads, KIND@VERSION (e.g. nnue@3)"})
     search_log_rate: float = field(default=0.0, metadata={

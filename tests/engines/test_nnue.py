@@ -190,12 +190,12 @@ def test_compiled_eval_equals_numpy_reference(boards: list[chess.Board], net_arr
 
 def test_searcher_static_eval_is_the_network(net_path: Path, boards: list[chess.Board]) -> None:
     """SearchConfig(eval="nnue") evaluates with the loaded network, from the side to move,
-    plus Stockfish 12's tempo bonus."""
-    engine = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(net_path), hash_mb=1))
+    as it is by default, plus Stockfish 12's tempo bonus with nnue_tempo=28."""
+    engine = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(net_path), hash_mb=1,
+                                    nnue_tempo=28))
     net = Network.load(net_path)
-    assert NNUE_TEMPO == 28
-    plain = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(net_path), hash_mb=1,
-                                   nnue_tempo=0))
+    assert NNUE_TEMPO == 0
+    plain = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(net_path), hash_mb=1))
     for board in boards[::97]:
         assert engine.evaluate(board) == net.evaluate(board) + 28
         assert plain.evaluate(board) == net.evaluate(board)

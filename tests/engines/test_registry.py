@@ -39,7 +39,7 @@ def test_own_engine_identity_records_search_evaluation_and_model() -> None:
     assert (identity.kind, identity.search, identity.evaluation, identity.model) == (
         "own", "alphabeta", "nnue", "nnue@3")
     assert identity.options == {"Eval": "nnue", "Hash": "16", "LMR": "standard",
-                                "Model": "nnue@3", "NnueTempo": "28", "Volatility": "",
+                                "Model": "nnue@3", "NnueTempo": "0", "Volatility": "",
                                 "VolatilityThreshold": ""}
     assert identity.version == own_version() == f"{chesslab_version()}+rev.{engines_revision()}"
     plain = player_identity(parse_engine("alphabeta"))
