@@ -77,8 +77,10 @@ class NnueConfig(TrainConfig):
     """``chesslab train nnue``: the HalfKP 41024 -> 256x2 -> 32 -> 32 -> 1 net of the shared
     contract, trained on Stockfish scores of the nnue_examples view."""
 
-    engine_id: str | None = field(default=None, metadata={
-        "help": "label engine id (default: the engine with the most labels)"})
+    engine_id: tuple[str, ...] | None = field(default=None, metadata={
+        "help": "label engine ids, comma-separated (default: the engine with the most "
+                "labels); with several the data set is their union at --depth, and a position "
+                "labelled by more than one keeps the label of the first listed"})
     depth: int | None = field(default=None, metadata={
         "help": "label depth (default: the deepest of the label engine's depths)"})
     score_scale: float = field(default=410.0, metadata={
@@ -105,6 +107,10 @@ class NnueConfig(TrainConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.engine_id is not None and (not self.engine_id
+                                           or len(set(self.engine_id)) != len(self.engine_id)):
+            raise TrainConfigError(
+                f"engine_id: give one or more distinct engine ids, got {self.engine_id!r}")
         if self.depth is not None and self.depth < 1:
             raise TrainConfigError(f"depth: must be at least 1, got {self.depth!r}")
         if not self.score_scale > 0:

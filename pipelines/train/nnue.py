@@ -258,23 +258,37 @@ def concat(first: NnueBatch, second: NnueBatch) -> NnueBatch:
                        for f in ("features", "score_cp", "result")))
 
 
-def snapshot_parameters(config: NnueConfig, engine_id: str, depth: int) -> dict[str, Any]:
-    return {"engine_id": engine_id, "depth": depth,
+def snapshot_parameters(config: NnueConfig, engine_ids: tuple[str, ...],
+                        depth: int) -> dict[str, Any]:
+    return {"engine_ids": list(engine_ids), "depth": depth,
             "validation_permille": config.validation_permille}
 
 
-def choose_label_source(sources: list[dict[str, Any]], config: NnueConfig) -> tuple[str, int]:
-    """The label engine and depth to train on: the config's, else the engine with the most
-    examples at its deepest depth. DatasetError naming what is missing otherwise."""
-    if config.engine_id is not None:
-        sources = [s for s in sources if s["engine_id"] == config.engine_id]
-    if config.depth is not None:
-        sources = [s for s in sources if s["depth"] == config.depth]
-    if not sources:
-        raise DatasetError(
-            f"no {VIEW} rows for engine {config.engine_id or 'any'} at depth "
-            f"{config.depth or 'any'}: label positions first (chesslab label)")
-    return str(sources[0]["engine_id"]), int(sources[0]["depth"])
+def choose_label_source(sources: list[dict[str, Any]],
+                        config: NnueConfig) -> tuple[tuple[str, ...], int]:
+    """The label engines and depth to train on: the config's engines (all of them must have
+    labels at the depth: the config's, else the deepest they share), else the engine with the
+    most examples at its deepest depth. DatasetError naming what is missing otherwise."""
+    if config.engine_id is None:
+        if config.depth is not None:
+            sources = [s for s in sources if s["depth"] == config.depth]
+        if not sources:
+            raise DatasetError(
+                f"no {VIEW} rows for engine any at depth {config.depth or 'any'}: label "
+                f"positions first (chesslab label)")
+        return (str(sources[0]["engine_id"]),), int(sources[0]["depth"])
+    depths = [{int(s["depth"]) for s in sources if s["engine_id"] == engine}
+              for engine in config.engine_id]
+    for engine, found in zip(config.engine_id, depths, strict=True):
+        if not found or (config.depth is not None and config.depth not in found):
+            raise DatasetError(
+                f"no {VIEW} rows for engine {engine} at depth {config.depth or 'any'}: label "
+                f"positions first (chesslab label)")
+    shared = set.intersection(*depths)
+    if not shared:
+        raise DatasetError(f"{VIEW}: engines {', '.join(config.engine_id)} share no label "
+                           f"depth (give --depth)")
+    return config.engine_id, config.depth if config.depth is not None else max(shared)
 
 
 # --- export ---------------------------------------------------------------------------------
@@ -425,8 +439,9 @@ class NnueKind:
         streamed from it, and what model_datasets records."""
         con = connect(lake)
         sources = query(con, named_query("nnue_label_sources")).to_pylist()
-        engine_id, depth = choose_label_source(sources, config)
-        parameters = snapshot_parameters(config, engine_id, depth)
+        engine_ids, depth = choose_label_source(sources, config)
+        engine_id = ";".join(engine_ids)
+        parameters = snapshot_parameters(config, engine_ids, depth)
         snapshot = folder / SNAPSHOT
         if not snapshot.is_file():
             write_snapshot(lake, "nnue_snapshot", parameters, snapshot,

@@ -11,11 +11,14 @@ from pathlib import Path
 
 import chess
 import chess.engine
+import pyarrow.parquet as pq
+import pytest
 
 from pipelines.ingest import IngestConfig, ingest_paths
 from pipelines.label import LabelConfig, label_positions
 from pipelines.train import NnueConfig, preset
-from pipelines.train.nnue import choose_label_source
+from pipelines.train.dataset import DatasetError, write_snapshot
+from pipelines.train.nnue import choose_label_source, snapshot_parameters
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 
@@ -75,7 +78,7 @@ def test_annotations_label_the_positions_their_moves_reached(tmp_path: Path) -> 
     con = connect(lake)
     sources = query(con, named_query("nnue_label_sources")).to_pylist()
     assert choose_label_source(sources, preset(NnueConfig, "tiny")) == \
-        ("pgn:Stockfish 15.1 depth 8", 8)   # the only annotations with more rows
+        (("pgn:Stockfish 15.1 depth 8",), 8)   # the only annotations with more rows
 
 
 def test_engine_labels_stay_the_default_source(tmp_path: Path, stockfish_path: str) -> None:
@@ -91,8 +94,45 @@ def test_engine_labels_stay_the_default_source(tmp_path: Path, stockfish_path: s
     sources = query(connect(lake), named_query("nnue_label_sources")).to_pylist()
     assert [(s["engine_id"].startswith("pgn:"), s["positions"]) for s in sources] == \
         [(False, 2), (True, 3), (True, 2)]
-    engine, depth = choose_label_source(sources, preset(NnueConfig, "tiny"))
+    (engine,), depth = choose_label_source(sources, preset(NnueConfig, "tiny"))
     assert engine.startswith("stockfish") and depth == 2
+
+
+def test_a_data_set_can_join_label_sources(tmp_path: Path, stockfish_path: str) -> None:
+    """``--engine-id A,B``: the snapshot is the union of both engines' rows at the depth,
+    a position both labelled once with A's label; every engine must have labels at the
+    depth."""
+    pgn = tmp_path / "annotated.pgn"
+    pgn.write_text(ANNOTATED)
+    lake = Lake(tmp_path / "home")
+    ingest_paths(lake, [pgn], IngestConfig.tiny())
+    label_positions(lake, LabelConfig.tiny(depths=(8,)))
+    con = connect(lake)
+    (stockfish,) = {e for e, in con.execute(
+        "select distinct engine_id from labels").fetchall()}
+    annotated = "pgn:Stockfish 15.1 depth 8"
+    sources = query(con, named_query("nnue_label_sources")).to_pylist()
+    config = preset(NnueConfig, "tiny", engine_id=(annotated, stockfish))
+    engines, depth = choose_label_source(sources, config)
+    assert (engines, depth) == ((annotated, stockfish), 8)
+    snapshot = tmp_path / "snapshot.parquet"
+    write_snapshot(lake, "nnue_snapshot", snapshot_parameters(config, engines, depth),
+                   snapshot, lambda batch: batch, 64)
+    rows = {r["fen"]: r["score_cp"] for r in pq.read_table(snapshot).to_pylist()}
+    labelled = dict(con.execute(
+        "select fen, score_cp from nnue_examples where engine_id = $e and depth = 8 "
+        "and in_check is not true", {"e": stockfish}).fetchall())
+    annotations = examples(lake, annotated)
+    assert set(rows) == set(labelled) | set(annotations)
+    assert len(rows) > len(annotations)          # the engine labelled more positions
+    for fen, score in rows.items():               # the annotation wins where both exist
+        assert score == (annotations[fen][1] if fen in annotations else labelled[fen])
+    with pytest.raises(DatasetError, match="no nnue_examples rows for engine pgn:none"):
+        choose_label_source(sources, preset(NnueConfig, "tiny", engine_id=(stockfish,
+                                                                           "pgn:none")))
+    with pytest.raises(DatasetError, match=f"engine {stockfish} at depth 7"):
+        choose_label_source(sources, preset(NnueConfig, "tiny", engine_id=(stockfish,
+                                                                           annotated), depth=7))
 
 
 def test_engine_games_are_annotated_stockfish_games(tmp_path: Path, stockfish_path: str) -> None:

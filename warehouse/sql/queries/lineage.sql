@@ -30,7 +30,7 @@ used as (
     select distinct d.model_id, l.position_key
     from datasets d
     join labels l
-        on l.engine_id = d.label_engine_id
+        on list_contains(string_split(d.label_engine_id, ';'), l.engine_id)
         and list_contains(d.label_depths, l.depth)
         and l.labelled_at <= d.recorded_at
         and l.score_mate is null and l.score_cp is not null
@@ -38,7 +38,8 @@ used as (
     union
     select d.model_id, a.position_key
     from datasets d
-    join annotated a on a.engine_id = d.label_engine_id and list_contains(d.label_depths, a.depth)
+    join annotated a
+        on list_contains(string_split(d.label_engine_id, ';'), a.engine_id) and list_contains(d.label_depths, a.depth)
     where d.model_id in (select model_id from rated)
 ),
 files as (

@@ -19,7 +19,7 @@ select
     count(distinct x.position_key) as new_positions
 from latest l
 left join labels x
-    on x.engine_id = l.label_engine_id
+    on list_contains(string_split(l.label_engine_id, ';'), x.engine_id)
     and list_contains(l.label_depths, x.depth)
     and x.labelled_at > l.recorded_at
 group by all
