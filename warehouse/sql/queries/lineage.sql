@@ -9,6 +9,7 @@
 -- out) when the data set was taken, per file; the view's own filters (in check) are applied
 -- after, so their sum is at least train_rows + validation_rows. A data set of games' [%eval]
 -- annotations (label engine 'pgn:...') counts the annotated positions of nnue_examples.
+-- A data set of several label sources names them 'A;B' in label_engine_id.
 with ratings as (select * from latest_ratings),
 players as (select * from tournament_players),
 engines as (select distinct engine_id, model from engines),
@@ -39,7 +40,8 @@ used as (
     select d.model_id, a.position_key
     from datasets d
     join annotated a
-        on list_contains(string_split(d.label_engine_id, ';'), a.engine_id) and list_contains(d.label_depths, a.depth)
+        on list_contains(string_split(d.label_engine_id, ';'), a.engine_id)
+        and list_contains(d.label_depths, a.depth)
     where d.model_id in (select model_id from rated)
 ),
 files as (

@@ -1,8 +1,9 @@
 -- The NNUE data set of one or more label engines ($engine_ids, a list) at one depth, with its
 -- split, as written once per training run into the run's folder (every epoch then reads that
 -- file, and a resumed run trains on the same rows). A position several of the engines
--- labelled appears once, with the label of the first engine in the list. A position is in the validation split when its split_key (lowest
--- game id) hashes below the permille: validation and training never share a game.
+-- labelled appears once, with the label of the first engine in the list. A position is in
+-- the validation split when its split_key (lowest game id) hashes below the permille:
+-- validation and training never share a game.
 -- best_move goes along for the trainer's quiet-position filter (it needs the board).
 select
     position_key,
