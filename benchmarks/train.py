@@ -58,7 +58,7 @@ def in_memory_tensors(lake: Lake) -> tuple[torch.Tensor, torch.Tensor, torch.Ten
 def plain_loop(data: tuple[torch.Tensor, ...], config: NnueConfig) -> list[float]:
     """Per-epoch positions/s of a bare PyTorch loop: shuffle, forward, loss, Adam, clip."""
     torch.manual_seed(config.seed)
-    net = NnueNet(config.factorize, config.king_features)
+    net = NnueNet.from_config(config)
     optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate)
     features, score, result = data
     rates = []

@@ -26,7 +26,8 @@ cdef class Network:
     cdef int32_t out_weight[L2_OUT]
     cdef int64_t out_bias
     cdef readonly str name
-    cdef readonly bint king_independent       # same columns under every king square
+    cdef int king_class[64]                    # first oriented king square with the same columns
+    cdef readonly int king_classes             # distinct column blocks (1: a piece-square net)
     cdef void refresh(self, const Position* p, int perspective, int32_t* acc) noexcept nogil
     cdef void update(self, const Accumulator* before, Accumulator* after) noexcept nogil
     cdef int propagate(self, const int32_t* stm, const int32_t* other) noexcept nogil

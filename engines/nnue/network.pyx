@@ -11,8 +11,9 @@ child. A child entry is filled lazily, when its position is first evaluated: the
 accumulator plus the moved, promoted and castling-rook pieces' columns, minus the vacated and
 captured ones (en passant included); the perspective whose king moved is rebuilt from
 scratch (Stockfish's refinement of paper 002, which rebuilt both), unless the net has the
-same columns under every king square (a piece-square net): then a king move only removes
-what it captures and moves the castling rook. A null move copies the
+same columns under the king's old and new squares (always in a piece-square net, inside a
+bucket in a king-bucket net): then a king move only removes what it captures and moves the
+castling rook. A null move copies the
 parent: the accumulators are kept by colour, and evaluation reads them from the side to move.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t
@@ -346,12 +347,22 @@ cdef class Network:
                 self.l2_weight[i][j] = arrays["l2_weight"][i, j]
         self.out_bias = arrays["out_bias"][0]
         # A piece-square net (trained without king features) has the same columns under
-        # every king square: its accumulators do not change when a king moves.
-        columns = np.asarray(arrays["ft_weight"]).reshape(64, HALFKP_FEATURES // 64, FT_OUT)
-        self.king_independent = bool((columns == columns[:1]).all())
+        # every king square, a king-bucket net under every square of a bucket: each king
+        # square reads the columns of the first square with the same ones, and a king move
+        # inside its class changes no column (the accumulator is updated, not rebuilt).
+        columns = np.asarray(arrays["ft_weight"]).reshape(64, HALFKP_KING_STRIDE * FT_OUT)
+        first: dict[bytes, int] = {}
+        for i in range(64):
+            self.king_class[i] = first.setdefault(columns[i].tobytes(), i)
+        self.king_classes = len(first)
 
     def __dealloc__(self):
         free(self.ft_weight)
+
+    @property
+    def king_independent(self) -> bool:
+        """The same columns under every king square (a piece-square net)."""
+        return self.king_classes == 1
 
     @classmethod
     def load(cls, path) -> Network:
@@ -384,9 +395,9 @@ cdef class Network:
         cdef int n = 0, i
         if p.bb[perspective][KING]:     # no king only after a king capture (illegal roots)
             n = active_features(p, perspective, features, 64)
-        if self.king_independent:       # the king-square-0 columns, as in update()
-            for i in range(n):
-                features[i] %= HALFKP_KING_STRIDE
+        for i in range(n):              # the king's class's columns, as in update()
+            features[i] = (self.king_class[features[i] // HALFKP_KING_STRIDE] * HALFKP_KING_STRIDE
+                           + features[i] % HALFKP_KING_STRIDE)
         nnue_apply(self.ft_bias, acc, self.ft_weight, features, n, NULL, 0)
 
     cdef void update(self, const Accumulator* before, Accumulator* after) noexcept nogil:
@@ -411,12 +422,14 @@ cdef class Network:
             self.refresh(after.pos, 1, after.v[1])
             return
         for c in range(2):
-            if mover == KING and c == us and not self.king_independent:
+            # A piece-square net's columns are the same under every king square: those of
+            # square 0 keep the updates in 328 KB of the 21 MB table (it stays in cache); a
+            # king-bucket net's, one 328 KB block per bucket.
+            king = self.king_class[orient(c, king_square(parent, c))]
+            if (mover == KING and c == us
+                    and self.king_class[orient(c, king_square(after.pos, c))] != king):
                 self.refresh(after.pos, c, after.v[c])
                 continue
-            # A piece-square net's columns are the same under every king square: those of
-            # square 0 keep the updates in 328 KB of the 21 MB table (it stays in cache).
-            king = 0 if self.king_independent else orient(c, king_square(parent, c))
             n_add = 0
             n_sub = 0
             if mover != KING:
@@ -433,7 +446,7 @@ cdef class Network:
                 removed[n_sub] = feature_index(c, king, them, victim, to)
                 n_sub += 1
             if m & FLAG_CASTLE:
-                # The king's own side rebuilt above (unless the net is king-independent);
+                # The king's own side rebuilt above (unless its king stayed in its class);
                 # the other side sees the rook move.
                 removed[n_sub] = feature_index(c, king, us, ROOK, to + 1 if to & 7 == 6 else to - 2)
                 added[n_add] = feature_index(c, king, us, ROOK, to - 1 if to & 7 == 6 else to + 1)

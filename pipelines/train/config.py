@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 OPTIMIZERS = ("adam", "sgd")
 ACCELERATORS = ("auto", "cpu", "gpu")
+KING_BUCKET_COUNTS = (1, 2, 4, 8, 16, 64)   # the layouts of pipelines.train.nnue.KING_BUCKETS
 C = TypeVar("C", bound="TrainConfig")
 
 
@@ -101,6 +102,12 @@ class NnueConfig(TrainConfig):
                 "square, is the whole feature transformer, exported in the same HalfKP form: "
                 "at a million positions it generalises far better (validation loss 0.0050 "
                 "against 0.0060)"})
+    king_buckets: int = field(default=1, metadata={
+        "help": "1, 2, 4, 8, 16 or 64: a piece-square table per bucket of the own king's square "
+                "(2: its wing; 4: wing, and back rank or not; 8: pairs of files, back rank or "
+                "not; 16: pairs of files, ranks 1, 2, 3 and beyond; 64: every square), added to "
+                "the shared one and exported in the same HalfKP form; 1 (the default) is the "
+                "piece-square net, which cannot see where the kings stand"})
     check_positions: int = field(default=10_000, metadata={
         "help": "positions of the validation split on which the exported net is cross-checked "
                 "against the float model"})
@@ -121,6 +128,9 @@ class NnueConfig(TrainConfig):
         if not (self.factorize or self.king_features):
             raise TrainConfigError("king_features: false needs factorize: true (the net would "
                                    "have no feature columns to learn)")
+        if self.king_buckets not in KING_BUCKET_COUNTS:
+            raise TrainConfigError(f"king_buckets: one of {', '.join(map(str, KING_BUCKET_COUNTS))}"
+                                   f", got {self.king_buckets!r}")
         if self.check_positions < 1:
             raise TrainConfigError(
                 f"check_positions: must be at least 1, got {self.check_positions!r}")

@@ -60,6 +60,26 @@ VIEW = "nnue_examples"
 SNAPSHOT = "dataset.parquet"
 
 
+#: ``king_buckets`` -> how a perspective's oriented king square (file f, rank r from its own
+#: back rank) picks its bucket: wings (files a-d, e-h), then back rank or not, then pairs of
+#: files, then ranks 1, 2, 3 and beyond; 64 is every square (the real HalfKP columns again).
+KING_BUCKETS = {
+    1: lambda f, r: 0,
+    2: lambda f, r: f // 4,
+    4: lambda f, r: f // 4 + 2 * (r > 0),
+    8: lambda f, r: f // 2 + 4 * (r > 0),
+    16: lambda f, r: f // 2 + 4 * min(r, 3),
+    64: lambda f, r: f + 8 * r,
+}
+
+
+def king_bucket_map(buckets: int) -> np.ndarray:
+    """Bucket of each oriented king square 0..63 (int64), for ``king_buckets``."""
+    if buckets not in KING_BUCKETS:
+        raise ValueError(f"king_buckets: one of {sorted(KING_BUCKETS)}, got {buckets!r}")
+    return np.array([KING_BUCKETS[buckets](sq % 8, sq // 8) for sq in range(64)], dtype=np.int64)
+
+
 class ExportError(ValueError):
     """The net cannot be written in the integer format: names the layer and the value."""
 
@@ -74,16 +94,26 @@ class NnueNet(nn.Module):
     The shared table then starts random and the real columns at zero: they learn what the
     king's square adds, and a king square the data rarely shows keeps the shared values, not
     noise. Without ``king_features`` the real columns stay zero (a piece-square net: 641
-    columns to learn, not 41024). :meth:`ft_weight` folds the table into the real columns:
-    the exported net has the same form."""
+    columns to learn, not 41024). ``king_buckets`` > 1 adds a table of 641 columns per
+    bucket of the own king's square (:func:`king_bucket_map`), starting at zero: what a piece
+    on a square is worth with the king on that wing or off its back rank, learnt from every
+    position with the king there, where 41024 real columns would need each king square's
+    own. :meth:`ft_weight` folds the tables into the real columns: the exported net has the
+    same form (and the engine, seeing the same columns under every king square of a bucket,
+    rebuilds only when the king changes bucket)."""
 
-    def __init__(self, factorize: bool = False, king_features: bool = True) -> None:
+    def __init__(self, factorize: bool = False, king_features: bool = True,
+                 king_buckets: int = 1) -> None:
         super().__init__()
         if not (factorize or king_features):
             raise ValueError("an NNUE without king features needs the factoriser")
         self.ft = nn.EmbeddingBag(FEATURES, ACCUMULATOR, mode="sum", padding_idx=0)
         self.factor = nn.EmbeddingBag(PIECE_SQUARES, ACCUMULATOR, mode="sum", padding_idx=0) \
             if factorize else None
+        self.register_buffer("bucket_of_king", torch.from_numpy(king_bucket_map(king_buckets)),
+                             persistent=False)
+        self.buckets = nn.EmbeddingBag(king_buckets * PIECE_SQUARES, ACCUMULATOR, mode="sum",
+                                       padding_idx=0) if king_buckets > 1 else None
         self.ft_bias = nn.Parameter(torch.full((ACCUMULATOR,), 0.5))
         self.l1 = nn.Linear(2 * ACCUMULATOR, HIDDEN)
         self.l2 = nn.Linear(HIDDEN, HIDDEN)
@@ -95,7 +125,20 @@ class NnueNet(nn.Module):
                 self.factor.weight[0].zero_()
                 self.ft.weight.zero_()
             self.ft.weight[0].zero_()
+            if self.buckets is not None:
+                self.buckets.weight.zero_()
         self.ft.weight.requires_grad_(king_features)
+
+    @classmethod
+    def from_config(cls, config: NnueConfig) -> NnueNet:
+        return cls(config.factorize, config.king_features, config.king_buckets)
+
+    def bucket_index(self, features: torch.Tensor) -> torch.Tensor:
+        """HalfKP indices ``k * 641 + p`` -> bucket-table rows ``bucket(k) * 641 + p`` (0
+        pads)."""
+        p = features % PIECE_SQUARES
+        rows = self.bucket_of_king[features // PIECE_SQUARES] * PIECE_SQUARES + p
+        return torch.where(p == 0, torch.zeros_like(rows), rows)
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         """``features`` (n, 2, 30) indices -> y (n,)."""
@@ -108,6 +151,8 @@ class NnueNet(nn.Module):
         acc = self.ft(flat)
         if self.factor is not None:
             acc = acc + self.factor(flat % PIECE_SQUARES)
+        if self.buckets is not None:
+            acc = acc + self.buckets(self.bucket_index(flat))
         acc = acc.reshape(n, 2, ACCUMULATOR)
         x0 = torch.clamp(acc + self.ft_bias, 0, 1).reshape(n, 2 * ACCUMULATOR)
         x1 = torch.clamp(self.l1(x0), 0, 1)
@@ -115,11 +160,16 @@ class NnueNet(nn.Module):
         return x0, x1, x2
 
     def ft_weight(self) -> torch.Tensor:
-        """The feature transformer's 41024 columns with the factoriser folded in."""
-        if self.factor is None:
+        """The feature transformer's 41024 columns with the factoriser and the king buckets'
+        tables folded in."""
+        if self.factor is None and self.buckets is None:
             return self.ft.weight
-        folded = self.ft.weight + self.factor.weight[
-            torch.arange(FEATURES, device=self.ft.weight.device) % PIECE_SQUARES]
+        every = torch.arange(FEATURES, device=self.ft.weight.device)
+        folded = self.ft.weight
+        if self.factor is not None:
+            folded = folded + self.factor.weight[every % PIECE_SQUARES]
+        if self.buckets is not None:
+            folded = folded + self.buckets.weight[self.bucket_index(every)]
         folded[::PIECE_SQUARES] = 0  # k * 641 is never active (row 0 pads)
         return folded
 
@@ -398,7 +448,7 @@ class NnueModule(KindModule):
 
     def __init__(self, config: NnueConfig) -> None:
         super().__init__(config)
-        self.net = NnueNet(config.factorize, config.king_features)
+        self.net = NnueNet.from_config(config)
         self.val_abs_cp = self.val_positions = 0.0
 
     def loss(self, batch: NnueBatch) -> torch.Tensor:

@@ -259,21 +259,25 @@ def test_incremental_accumulators_equal_rebuilds_at_every_node(net_path: Path,
     assert stack.mismatches == 0
 
 
-def test_a_piece_square_net_keeps_its_accumulators_through_king_moves(
-        tmp_path: Path, net_arrays: NetArrays) -> None:
+@pytest.mark.parametrize("classes", [1, 4])
+def test_a_net_with_shared_king_columns_keeps_its_accumulators_through_king_moves(
+        tmp_path: Path, net_arrays: NetArrays, classes: int) -> None:
     """A net with the same columns under every king square (what training without king
-    features exports) is recognised, and its incremental accumulators, not rebuilt on king
-    moves, equal rebuilds at every node (castling, king captures included), and its evaluation
-    the reference's."""
+    features exports), or under every square of a bucket (``--king-buckets 4``: wing, back
+    rank or not), is recognised; its incremental accumulators, not rebuilt on king moves
+    inside a class, equal rebuilds at every node (castling, king captures, moves across
+    buckets included), and its evaluation the reference's."""
     columns = net_arrays["ft_weight"].reshape(64, 641, 256)
-    arrays = dict(net_arrays, ft_weight=np.ascontiguousarray(
-        np.broadcast_to(columns[:1], columns.shape).reshape(-1, 256)))
-    path = tmp_path / "psq.npz"
+    first = [0 if classes == 1 else [0, 4, 8, 12][sq % 8 // 4 + 2 * (sq >= 8)]
+             for sq in range(64)]
+    arrays = dict(net_arrays, ft_weight=np.ascontiguousarray(columns[first].reshape(-1, 256)))
+    path = tmp_path / "shared.npz"
     save_arrays(path, arrays)
     net = Network.load(path)
-    assert net.king_independent
-    assert not Network(net_arrays).king_independent
-    for fen in SEARCH_ROOTS:      # it reads the king-square-0 columns: the same values
+    assert net.king_classes == classes
+    assert net.king_independent == (classes == 1)
+    assert Network(net_arrays).king_classes == 64
+    for fen in SEARCH_ROOTS:      # it reads each class's first columns: the same values
         board = chess.Board(fen)
         assert net.evaluate(board) == evaluate_quantised(arrays, *halfkp_reference(board))
     engine = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(path), hash_mb=1))

@@ -30,11 +30,14 @@ from pipelines.ingest import IngestConfig, ingest_paths
 from pipelines.label import LabelConfig, label_positions
 from pipelines.train import NnueConfig, TrainConfigError, preset, resolve_model, train
 from pipelines.train.dataset import DatasetError, prefetched, stream_batches
+from pipelines.train.config import KING_BUCKET_COUNTS
 from pipelines.train.nnue import (
+    KING_BUCKETS,
     NnueKind,
     NnueNet,
     NnueStream,
     evaluate_quantised_batch,
+    king_bucket_map,
     load_npz,
     nnue_loss,
     noisy,
@@ -233,6 +236,41 @@ def test_factorised_real_columns_start_at_zero_and_psq_nets_keep_them_there() ->
         NnueNet(factorize=False, king_features=False)
 
 
+def test_king_buckets_fold_into_columns_shared_inside_each_bucket() -> None:
+    """With ``king_buckets=4`` the bucket tables start at zero, learn, and fold into the
+    exported columns so that a plain net holding them gives the same outputs; every king
+    square of a bucket (wing, back rank or not, from the perspective's side) gets the same
+    columns and the four buckets differ."""
+    assert king_bucket_map(4).tolist()[:16] == [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4
+    assert set(king_bucket_map(4)[16:]) == {2, 3}
+    assert sorted(set(king_bucket_map(16))) == list(range(16))
+    assert king_bucket_map(64).tolist() == list(range(64))
+    assert sorted(KING_BUCKETS) == list(KING_BUCKET_COUNTS)
+    torch.manual_seed(7)
+    net = NnueNet(factorize=True, king_features=False, king_buckets=4)
+    assert float(net.buckets.weight.abs().sum()) == 0.0  # type: ignore[union-attr]
+    fens = [chess.STARTING_FEN, "8/8/4k3/8/8/3K4/6P1/8 b - - 0 60",
+            "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8"]
+    features = torch.from_numpy(halfkp_batch(fens).astype("int64"))
+    optimiser = torch.optim.Adam([p for p in net.parameters() if p.requires_grad], lr=0.01)
+    for _ in range(3):
+        optimiser.zero_grad()
+        (net(features) - torch.tensor([0.3, -0.2, 0.1])).pow(2).sum().backward()
+        optimiser.step()
+    assert float(net.buckets.weight.abs().sum()) > 0  # type: ignore[union-attr]
+    plain = NnueNet()
+    plain.load_state_dict({k: v for k, v in net.state_dict().items()
+                           if not k.startswith(("factor.", "buckets."))})
+    with torch.no_grad():
+        plain.ft.weight.copy_(net.ft_weight())
+    assert torch.allclose(net(features), plain(features), atol=1e-5)
+    folded = net.ft_weight().detach().reshape(64, 641, -1)
+    for square, bucket in enumerate(king_bucket_map(4)):
+        assert torch.equal(folded[square], folded[[0, 4, 8, 12][bucket]])
+    assert len({folded[sq].sum().item() for sq in (0, 4, 8, 12)}) == 4
+    assert float(folded[:, 0].abs().sum()) == 0.0
+
+
 def test_bias_correction_cuts_the_export_error(lake: Lake) -> None:
     """Exported with bias correction from one half of the fixture's positions, a net whose
     hidden weights are a few 1/64 steps (as trained ones are) scores the other half closer
@@ -285,6 +323,8 @@ def test_config_rejects_bad_values() -> None:
         NnueConfig(optimizer="rmsprop")
     with pytest.raises(TrainConfigError, match="king_features.*factorize"):
         NnueConfig(factorize=False, king_features=False)
+    with pytest.raises(TrainConfigError, match="king_buckets: one of 1, 2, 4, 8, 16, 64, got 3"):
+        NnueConfig(king_buckets=3)
     with pytest.raises(TrainConfigError, match="preset.*'huge'"):
         preset(NnueConfig, "huge")
 
