@@ -110,6 +110,7 @@ class NnueNet(nn.Module):
         self.ft = nn.EmbeddingBag(FEATURES, ACCUMULATOR, mode="sum", padding_idx=0)
         self.factor = nn.EmbeddingBag(PIECE_SQUARES, ACCUMULATOR, mode="sum", padding_idx=0) \
             if factorize else None
+        self.bucket_of_king: torch.Tensor
         self.register_buffer("bucket_of_king", torch.from_numpy(king_bucket_map(king_buckets)),
                              persistent=False)
         self.buckets = nn.EmbeddingBag(king_buckets * PIECE_SQUARES, ACCUMULATOR, mode="sum",

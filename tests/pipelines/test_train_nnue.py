@@ -29,8 +29,8 @@ from flows.cli import main as cli_main
 from pipelines.ingest import IngestConfig, ingest_paths
 from pipelines.label import LabelConfig, label_positions
 from pipelines.train import NnueConfig, TrainConfigError, preset, resolve_model, train
-from pipelines.train.dataset import DatasetError, prefetched, stream_batches
 from pipelines.train.config import KING_BUCKET_COUNTS
+from pipelines.train.dataset import DatasetError, prefetched, stream_batches
 from pipelines.train.nnue import (
     KING_BUCKETS,
     NnueKind,
