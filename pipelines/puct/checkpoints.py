@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipelines.puct.config import GAVIOTA_DIR
 from pipelines.ratings import RatingTable
 from pipelines.tournament import TournamentConfig
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 
-#: The Debian package gaviotatb's 3-piece tables (adjudication of won 3-piece endings).
-GAVIOTA_DIR = "/usr/share/gaviotatb/gtb4"
 ENDGAMES = "endgames"
 BARE = "bare"
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from engines.puct import FORMULAS
@@ -13,6 +15,11 @@ from pipelines.train.policy_value_config import POLICY_TARGETS, VALUE_TARGETS
 STARTS = ("endgames", "startpos", "mixed")
 #: Fields that do not change what a run computes (left out of its id).
 NOT_IDENTITY = ("rounds", "workers", "progress", "preset")
+#: Fields added after runs existed, left out of the id at these values, so a run started
+#: before a field existed keeps its id (and resumes) under the new code.
+ADDED_DEFAULTS: dict[str, Any] = {"search_weight": 0.0, "tablebases": ""}
+#: The Debian package gaviotatb's 3-piece tables (``--tablebases gaviota``).
+GAVIOTA_DIR = "/usr/share/gaviotatb/gtb4"
 
 
 class SelfplayTrainError(ValueError):
@@ -42,6 +49,10 @@ class SelfplayTrainConfig:
                 "playout cap randomisation: 0.75)"})
     fast_simulations: int = field(default=8, metadata={"help": "simulations of a fast move"})
     max_plies: int = field(default=60, metadata={"help": "a game longer than this is a draw"})
+    tablebases: str = field(default="", metadata={
+        "help": "tablebase folders whose won, lost or drawn endings end a game at once, as the "
+                "checkpoints' adjudication ('gaviota': the gaviotatb package's 3-piece tables; "
+                "'': none)"})
     starts: str = field(default="endgames", metadata={
         "help": "endgames (004's random 3-7 piece starts), startpos, or mixed (every other)",
         "choices": STARTS})
@@ -52,6 +63,9 @@ class SelfplayTrainConfig:
     material_scale: float = field(default=10.0, metadata={
         "help": "material target = clip((own - opponent) / scale, -1, 1), pawn 1, knight and "
                 "bishop 3, rook 5, queen 9"})
+    search_weight: float = field(default=0.0, metadata={
+        "help": "share of the search's root Q in the value target: (1 - w) * target + w * Q "
+                "(0: the target alone)"})
     window: int = field(default=4, metadata={"help": "rounds in the replay window"})
     updates: int = field(default=20, metadata={"help": "optimiser steps per round"})
     batch_size: int = field(default=32, metadata={"help": "positions per step (004: 64)"})
@@ -79,11 +93,24 @@ class SelfplayTrainConfig:
                     f"{name}: one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         if not 0 <= self.fast_share < 1 or self.material_scale <= 0 or self.blocks < 0:
             raise SelfplayTrainError("fast_share in [0, 1), material_scale > 0, blocks >= 0")
+        for folder in filter(None, (self.tablebase_folders() or "").split(os.pathsep)):
+            if not Path(folder).is_dir():
+                raise SelfplayTrainError(f"tablebases: folder {folder!r} not found")
+        if not 0 <= self.search_weight <= 1:
+            raise SelfplayTrainError(f"search_weight: must be in [0, 1], got "
+                                     f"{self.search_weight!r}")
+
+    def tablebase_folders(self) -> str | None:
+        """The folders of ``tablebases`` ('gaviota' resolved), None for none."""
+        if not self.tablebases:
+            return None
+        return GAVIOTA_DIR if self.tablebases.lower() == "gaviota" else self.tablebases
 
     @property
     def run_id(self) -> str:
         """``pv-<hash>`` of everything that changes what the run computes."""
-        values = {k: v for k, v in dataclasses.asdict(self).items() if k not in NOT_IDENTITY}
+        values = {k: v for k, v in dataclasses.asdict(self).items() if k not in NOT_IDENTITY
+                  and not (k in ADDED_DEFAULTS and ADDED_DEFAULTS[k] == v)}
         text = json.dumps(values, sort_keys=True)
         return f"pv-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 

@@ -89,6 +89,7 @@ def train_config(config: SelfplayTrainConfig, round_: int,
         run_id=config.run_id, round=round_, window=config.window, updates=config.updates,
         blocks=config.blocks, channels=config.channels, value_hidden=config.value_hidden,
         policy_target=config.policy_target, value_target=config.value_target,
+        search_weight=config.search_weight,
         init_from=init_from or "")
 
 

@@ -16,12 +16,14 @@ from engines.puct.network import Architecture, PolicyValueNet, load_network, ran
 from engines.puct.search import NetEvaluator, Puct
 from pipelines.puct.config import SelfplayTrainConfig
 from pipelines.puct.endgames import endgame
+from pipelines.tournament.adjudication import Adjudicator
 
 #: Paper 002's relative piece values (the king excluded).
 PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}
 RANDOM_MODEL = "random"
 
 _NETS: dict[str, PolicyValueNet] = {}
+_TABLES: dict[str, Adjudicator] = {}
 
 
 def material_target(board: chess.Board, scale: float) -> float:
@@ -53,6 +55,16 @@ def network(config: SelfplayTrainConfig, artifact: str | None) -> PolicyValueNet
     return _NETS[key]
 
 
+def tables(config: SelfplayTrainConfig) -> Adjudicator | None:
+    """The adjudicating tablebases (opened once per process), None without any."""
+    folders = config.tablebase_folders()
+    if folders is None:
+        return None
+    if folders not in _TABLES:
+        _TABLES[folders] = Adjudicator(tablebases=folders)
+    return _TABLES[folders]
+
+
 @dataclass
 class GameRecord:
     """A finished game: its samples (rows of ``selfplay_samples``) and its summary row."""
@@ -61,17 +73,27 @@ class GameRecord:
     game: dict[str, Any] = field(default_factory=dict)
 
 
-def termination(board: chess.Board, max_plies: int, plies: int) -> tuple[str, str] | None:
-    """(result, reason) when the game is over (threefold and fifty moves end it at once)."""
+def termination(board: chess.Board, max_plies: int, plies: int,
+                tablebases: Adjudicator | None = None) -> tuple[str, str] | None:
+    """(result, reason) when the game is over (threefold and fifty moves end it at once; a
+    position the tablebases cover ends it with their verdict).
+
+    >>> termination(chess.Board("8/8/8/8/8/2k5/8/K1Q5 w - - 0 1"), 60, 0) is None
+    True
+    """
     if board.is_checkmate():
         return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
     for reason, over in (("stalemate", board.is_stalemate()),
                          ("insufficient", board.is_insufficient_material()),
                          ("fifty", board.halfmove_clock >= 100),
-                         ("repetition", board.is_repetition(3)),
-                         ("max_plies", plies >= max_plies)):
+                         ("repetition", board.is_repetition(3))):
         if over:
             return "1/2-1/2", reason
+    verdict = tablebases.tablebase_verdict(board) if tablebases is not None else None
+    if verdict is not None:
+        return verdict[0], "tablebase"
+    if plies >= max_plies:
+        return "1/2-1/2", "max_plies"
     return None
 
 
@@ -89,7 +111,9 @@ def play_game(config: SelfplayTrainConfig, run_id: str, round_: int, game: int,
     fen = start_fen(config, round_, game)
     board = chess.Board(fen)
     record = GameRecord()
-    while (over := termination(board, config.max_plies, len(board.move_stack))) is None:
+    adjudicator = tables(config)
+    while (over := termination(board, config.max_plies, len(board.move_stack),
+                               adjudicator)) is None:
         fast = rng.random() < config.fast_share
         root = search.search(board, config.fast_simulations if fast else config.simulations)
         t = config.temperature if len(board.move_stack) < config.temperature_plies \

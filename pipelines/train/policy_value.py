@@ -9,8 +9,8 @@ from the rest (paper 004's sampling) in one epoch.
 
 Loss: cross-entropy of the legal-move-masked policy against the visit distribution
 (``policy_target=visits``, AlphaZero and 002) or the move played (``played``, 004), plus the
-MSE of the value against the outcome or the material-shaped target (002), L2 by weight
-decay. Each epoch's extra metrics: policy accuracy (the played move), value MSE, and the
+MSE of the value against the outcome or the material-shaped target (002), optionally
+blended with the search's root Q (``search_weight``), L2 by weight decay. Each epoch's extra metrics: policy accuracy (the played move), value MSE, and the
 value head's *decisive share*: the share of validation positions where |v| > 0.5, next to the
 share of decisive targets, so a collapse towards draws (004's Fig. 3) shows per checkpoint.
 """
@@ -84,6 +84,9 @@ def encode(rows: list[dict[str, Any]], config: PolicyValueConfig) -> Samples:
         target.append(weights)
         played.append(move)
     value = np.array([r[config.value_target] for r in rows], dtype=np.float32)
+    if config.search_weight > 0:
+        q = np.array([r["search_value"] for r in rows], dtype=np.float32)
+        value = (1 - config.search_weight) * value + config.search_weight * q
     return Samples(planes_of_fens([r["fen"] for r in rows]), legal, target,
                    np.array(played, dtype=np.int64), value)
 
@@ -206,7 +209,8 @@ class PolicyValueKind:
             "parameters": json.dumps({"run_id": config.run_id, "round": config.round,
                                       "window": config.window,
                                       "policy_target": config.policy_target,
-                                      "value_target": config.value_target}, sort_keys=True),
+                                      "value_target": config.value_target,
+                                      "search_weight": config.search_weight}, sort_keys=True),
             "label_engine_id": None, "label_depths": [],
             "table_versions": json.dumps(table_versions(lake)),
             "train_rows": len(train), "validation_rows": len(validation),

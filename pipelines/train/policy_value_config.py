@@ -27,6 +27,9 @@ class PolicyValueConfig(TrainConfig):
         "help": "visits (AlphaZero, 002) or played (the move played, 004)"})
     value_target: str = field(default="outcome", metadata={
         "help": "outcome (the game's result) or material (002's material-shaped reward)"})
+    search_weight: float = field(default=0.0, metadata={
+        "help": "share of the search's root Q in the value target: (1 - w) * value_target + "
+                "w * Q (the z and q average of 'Lessons from AlphaZero'; 0: the target alone)"})
     weight_decay: float = field(default=1e-4, metadata={"help": "L2 (AlphaZero: 1e-4)"})
     init_from: str = field(default="", metadata={
         "help": "artifact the weights start from (the run's previous version)"})
@@ -39,6 +42,9 @@ class PolicyValueConfig(TrainConfig):
         if self.blocks < 0 or self.weight_decay < 0:
             raise TrainConfigError(f"blocks and weight_decay must not be negative, got "
                                    f"{self.blocks!r}, {self.weight_decay!r}")
+        if not 0.0 <= self.search_weight <= 1.0:
+            raise TrainConfigError(f"search_weight: must be in [0, 1], got "
+                                   f"{self.search_weight!r}")
         if self.policy_target not in POLICY_TARGETS:
             raise TrainConfigError(f"policy_target: must be one of {', '.join(POLICY_TARGETS)}"
                                    f", got {self.policy_target!r}")

@@ -195,6 +195,19 @@ def models_dir(lake: Lake, kind: str) -> Path:
     return lake.home / "models" / kind
 
 
+def claim_version(folder: Path, first: int) -> int:
+    """The first free version number from ``first`` on, claimed by creating its folder (a
+    trainer beside this one that claimed a number meanwhile keeps it; this one takes the
+    next)."""
+    version = first
+    while True:
+        try:
+            (folder / str(version)).mkdir(parents=True)
+            return version
+        except FileExistsError:
+            version += 1
+
+
 def open_run(lake: Lake, kind: str, config: TrainConfig) -> Run:
     """The unfinished version trained with the same config (to resume), else a new one."""
     folder = models_dir(lake, kind)
@@ -206,8 +219,7 @@ def open_run(lake: Lake, kind: str, config: TrainConfig) -> Run:
         if version not in finished and marker.is_file() and \
                 json.loads(marker.read_text())["identity"] == config.run_identity():
             return Run(kind, version, folder / str(version), resumed=True)
-    version = max([*numbered, *finished, 0]) + 1
-    (folder / str(version)).mkdir(parents=True)
+    version = claim_version(folder, max([*numbered, *finished, 0]) + 1)
     (folder / str(version) / RUN_FILE).write_text(json.dumps(
         {"identity": config.run_identity(), "config": json.loads(config.to_json())}))
     return Run(kind, version, folder / str(version), resumed=False)

@@ -85,3 +85,47 @@ def test_bad_options_are_named(capsys: pytest.CaptureFixture[str]) -> None:
         preset_config("tiny", games=0)
     assert cli_main(["selfplay-train", "--preset", "tiny", "--formula", "uct",
                      "--no-prefect"]) != 0
+
+
+def test_search_weight_blends_the_roots_q_into_the_value_target(
+        trained: tuple[Lake, str]) -> None:
+    from pipelines.train.policy_value import encode, window_rows
+    from pipelines.train.policy_value_config import PolicyValueConfig
+
+    lake, run_id = trained
+    rows = window_rows(lake, PolicyValueConfig(run_id=run_id, round=1, window=1))
+    plain = encode(rows, PolicyValueConfig(value_target="material"))
+    blend = encode(rows, PolicyValueConfig(value_target="material", search_weight=0.25))
+    q = [r["search_value"] for r in rows]
+    assert blend.value == pytest.approx(
+        [0.75 * m + 0.25 * v for m, v in zip(plain.value, q, strict=True)], abs=1e-6)
+    assert max(abs(v) for v in q) <= 1 and len(set(q)) > 1
+
+
+def test_run_ids_stay_stable_when_options_are_added() -> None:
+    # ids of runs made before search_weight existed: a rerun must find them to resume
+    config = preset_config("small", rounds=14, games=40, simulations=64,
+                           value_target="material")
+    assert config.run_id == "pv-2acb3931db"
+    assert preset_config("small", value_target="material", search_weight=0.5).run_id \
+        != preset_config("small", value_target="material").run_id
+    with pytest.raises(SelfplayTrainError, match="search_weight"):
+        preset_config("tiny", search_weight=1.5)
+
+
+def test_tablebases_end_self_play_games_with_their_verdict() -> None:
+    from pipelines.puct.selfplay import tables, termination
+
+    config = preset_config("tiny", tablebases="gaviota")
+    assert config.run_id != preset_config("tiny").run_id
+    adjudicator = tables(config)
+    assert adjudicator is not None and tables(preset_config("tiny")) is None
+    won = chess.Board("8/8/8/8/8/2k5/8/K1Q5 b - - 0 1")         # KQK, Black to move
+    assert termination(won, 60, 10, adjudicator) == ("1-0", "tablebase")
+    assert termination(won, 60, 10) is None
+    lost = chess.Board("8/8/8/8/8/2k5/8/K1q5 w - - 0 1")        # KQK, White to move
+    assert termination(lost, 60, 10, adjudicator) == ("0-1", "tablebase")
+    assert termination(chess.Board("8/8/8/8/8/k7/p7/K7 w - - 0 1"), 60, 10,
+                       adjudicator) == ("1/2-1/2", "stalemate")
+    with pytest.raises(SelfplayTrainError, match="tablebases: folder '/no/such' not found"):
+        preset_config("tiny", tablebases="/no/such")

@@ -218,7 +218,7 @@ def test_factorised_real_columns_start_at_zero_and_psq_nets_keep_them_there() ->
     shared values, not random ones); without king features they stay zero through training,
     so every king square's copy of a piece-square column is the same."""
     torch.manual_seed(5)
-    assert float(NnueNet(factorize=True).ft.weight.abs().sum()) == 0.0
+    assert float(NnueNet(factorize=True).ft.weight.detach().abs().sum()) == 0.0
     psq = NnueNet(factorize=True, king_features=False)
     fens = [chess.STARTING_FEN, "8/8/4k3/8/8/3K4/6P1/8 b - - 0 60"]
     features = torch.from_numpy(halfkp_batch(fens).astype("int64"))
@@ -227,8 +227,8 @@ def test_factorised_real_columns_start_at_zero_and_psq_nets_keep_them_there() ->
         optimiser.zero_grad()
         (psq(features) - torch.tensor([0.3, -0.2])).pow(2).sum().backward()
         optimiser.step()
-    assert float(psq.ft.weight.abs().sum()) == 0.0
-    assert float(psq.factor.weight.abs().sum()) > 0  # type: ignore[union-attr]
+    assert float(psq.ft.weight.detach().abs().sum()) == 0.0
+    assert float(psq.factor.weight.detach().abs().sum()) > 0  # type: ignore[union-attr]
     folded = psq.ft_weight()
     piece_square = 1 + 5 * 64 + 12
     assert torch.equal(folded[piece_square], folded[40 * 641 + piece_square])
@@ -446,6 +446,17 @@ def test_resume_after_interruption(lake: Lake) -> None:
         con.sql("select train_rows + validation_rows from model_datasets "
                 "where model_id = 'nnue@1'").fetchall()[0]),)]
     assert other.artifact_sha256 == again.artifact_sha256   # fixed seed: the same net
+
+
+def test_a_version_number_is_claimed_by_its_folder(tmp_path: Path) -> None:
+    """Two trainers on one warehouse: the one that finds its number taken takes the next."""
+    from pipelines.train.trainer import claim_version
+
+    folder = tmp_path / "models" / "nnue"
+    assert claim_version(folder, 1) == 1
+    (folder / "2").mkdir()                     # claimed by a trainer beside this one
+    assert claim_version(folder, 2) == 3
+    assert sorted(p.name for p in folder.iterdir()) == ["1", "2", "3"]
 
 
 @pytest.mark.slow
