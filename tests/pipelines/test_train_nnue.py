@@ -248,7 +248,7 @@ def test_king_buckets_fold_into_columns_shared_inside_each_bucket() -> None:
     assert sorted(KING_BUCKETS) == list(KING_BUCKET_COUNTS)
     torch.manual_seed(7)
     net = NnueNet(factorize=True, king_features=False, king_buckets=4)
-    assert float(net.buckets.weight.abs().sum()) == 0.0  # type: ignore[union-attr]
+    assert float(net.buckets.weight.detach().abs().sum()) == 0.0  # type: ignore[union-attr]
     fens = [chess.STARTING_FEN, "8/8/4k3/8/8/3K4/6P1/8 b - - 0 60",
             "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 8"]
     features = torch.from_numpy(halfkp_batch(fens).astype("int64"))
@@ -257,7 +257,7 @@ def test_king_buckets_fold_into_columns_shared_inside_each_bucket() -> None:
         optimiser.zero_grad()
         (net(features) - torch.tensor([0.3, -0.2, 0.1])).pow(2).sum().backward()
         optimiser.step()
-    assert float(net.buckets.weight.abs().sum()) > 0  # type: ignore[union-attr]
+    assert float(net.buckets.weight.detach().abs().sum()) > 0  # type: ignore[union-attr]
     plain = NnueNet()
     plain.load_state_dict({k: v for k, v in net.state_dict().items()
                            if not k.startswith(("factor.", "buckets."))})
