@@ -3,7 +3,8 @@ Elo against the baseline, the SPRT verdict and the rating on the Stockfish ladde
 model events it leaves.
 
 1. an SPRT match of the candidate against the baseline (``pipelines.tournament`` stops it at
-   the GSPRT's verdict, at most ``max_games`` games in pairs);
+   the GSPRT's verdict, at most ``max_games`` games in pairs), rated by BayesElo with the
+   baseline anchored at 0, so the lineage query starts from it even without a ladder;
 2. a gauntlet of the candidate against the ladder rungs ``stockfish@ELO``, rated by BayesElo
    with every rung anchored at its ``UCI_Elo`` (``pipelines.ratings``).
 
@@ -25,8 +26,9 @@ from pipelines.evaluate.models import (
     record_model_event,
     resolve_candidate,
 )
-from pipelines.ratings import RatingsConfig, fit, pair_counts, pair_elo
-from pipelines.ratings.sources import ladder_anchors, record_ratings, tournament_games
+from pipelines.ratings import RatingsConfig, pair_counts, pair_elo
+from pipelines.ratings.report import rate_tournament
+from pipelines.ratings.sources import tournament_games
 from pipelines.tournament import TournamentConfig, TournamentSummary, resolve_players
 from warehouse import Lake
 
@@ -167,11 +169,7 @@ def match_figures(lake: Lake, plan: EvaluationPlan, match: TournamentSummary) ->
 def ladder_figures(lake: Lake, plan: EvaluationPlan,
                    gauntlet: TournamentSummary) -> dict[str, Any]:
     """The candidate's BayesElo rating with the rungs anchored (the table is recorded)."""
-    games = tournament_games(lake, gauntlet.tournament_id)
-    ratings = RatingsConfig(anchors=ladder_anchors(lake, gauntlet.tournament_id))
-    table = fit(games, ratings)
-    record_ratings(lake, table, games, ratings, gauntlet.tournament_id,
-                   gauntlet.tournament_id)
+    table = rate_tournament(lake, gauntlet.tournament_id)   # the rungs anchored
     row = table.by_name()[plan.candidate]
     return dict(ladder_tournament=gauntlet.tournament_id, ladder_elo=row.elo,
                 ladder_plus=row.plus, ladder_minus=row.minus, ladder_games=row.games)
@@ -182,12 +180,16 @@ def summarize(lake: Lake, plan: EvaluationPlan, match: TournamentSummary,
     if match.sprt is None or not match.already_done + match.played:
         raise EvaluateError(f"evaluate {plan.candidate}: the SPRT match has no games")
     sprt, c = match.sprt, plan.config
+    figures = match_figures(lake, plan, match)
+    # The match's own table, the baseline anchored at 0: an evaluation without a ladder
+    # still leaves a rating row that joins to the model.
+    rate_tournament(lake, match.tournament_id, RatingsConfig(anchors={figures["against"]: 0.0}))
     ladder = ladder_figures(lake, plan, gauntlet) if gauntlet is not None else {}
     return Evaluation(
         model_id=plan.model_id, candidate=plan.candidate, match_tournament=match.tournament_id,
         sprt_decision=sprt.decision, sprt_llr=sprt.llr,
         sprt_bounds=(sprt.lower_bound, sprt.upper_bound), sprt_elo=(c.sprt[0], c.sprt[1]),
-        sprt_counts=sprt.counts, **match_figures(lake, plan, match), **ladder)
+        sprt_counts=sprt.counts, **figures, **ladder)
 
 
 def record_evaluation(lake: Lake, plan: EvaluationPlan, evaluation: Evaluation) -> list[str]:

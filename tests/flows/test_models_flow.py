@@ -118,6 +118,26 @@ def test_model_names_resolve_to_the_version_and_its_file(trained: Lake) -> None:
         resolve_model_arguments(["--model", "nnue@9"], trained.home)
 
 
+def test_an_evaluation_without_a_ladder_has_a_lineage(
+        trained: Lake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`chesslab evaluate nnue@1 --ladder ''` plays only the SPRT match; its rating table (the
+    baseline anchored at 0) is what the lineage query starts from, so `models --lineage`
+    reaches the data set from that match (it used to say "no ratings yet")."""
+    lake = copy_of(trained, tmp_path / "home")
+    assert main(["--home", str(lake.home), "evaluate", "nnue@latest", "--against",
+                 "alphabeta:eval=hce,hash=4", "--nodes", "300", "--max-games", "2",
+                 "--ladder", "", "--openings", OPENINGS, "--no-prefect"]) == 0
+    capsys.readouterr()
+    assert main(["--home", str(lake.home), "models", "--lineage", "nnue@1",
+                 "--format", "json"]) == 0
+    lineage = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    match = connect(lake).execute("select tournament_id from tournaments").fetchall()
+    assert len(lineage) == 1 and len(match) == 1, lineage
+    row = lineage[0]
+    assert (row["rating_source"], row["model_id"], row["games"]) == (match[0][0], "nnue@1", 2)
+    assert row["label_engine_id"].startswith("stockfish-") and row["positions"] > 0
+
+
 def uci_session(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "flows.cli", "--home", str(home), "engine", "alphabeta", *args],

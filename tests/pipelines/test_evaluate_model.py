@@ -68,6 +68,12 @@ def test_weak_spec_is_rejected(home: Path, stockfish_path: str) -> None:
     assert evaluation.ladder_tournament is None and evaluation.ladder_elo is None
     payload = evaluation.payload()
     assert payload["passed"] is False and payload["sprt_decision"] == "H0"
+    # the match is rated by itself, the baseline anchored at 0: a row to join models to
+    ratings = dict(connect(Lake(home)).execute(
+        "select player, elo from latest_ratings where tournament_id = ?",
+        [evaluation.match_tournament]).fetchall())
+    assert ratings["sf"] == 0.0 and ratings[evaluation.candidate] < -100
+    assert len(ratings) == 2
     assert json.loads(json.dumps(payload))["sprt_elo"] == [0.0, 200.0]
 
 
