@@ -1,4 +1,5 @@
-"""``chesslab sprt``: fishtest's GSPRT on game-pair counts or a two-player tournament."""
+"""``chesslab sprt``: fishtest's GSPRT on game-pair counts or a two-player tournament, or its
+forecast: how many games the test needs at a true Elo difference."""
 from __future__ import annotations
 
 import argparse
@@ -15,6 +16,11 @@ def register(subparsers: Any) -> None:
     source.add_argument("--counts", metavar="LL,LD,DD+WL,WD,WW",
                         help="5 pentanomial (or 3 trinomial L,D,W) counts")
     source.add_argument("--tournament", metavar="ID")
+    source.add_argument("--forecast", metavar="ELO", type=float,
+                        help="no games: the expected course of the test when the true "
+                             "difference is ELO (logistic), with --draws")
+    parser.add_argument("--draws", type=float, default=0.4,
+                        help="draw ratio of the forecast, in [0, 1) (default: 0.4)")
     add_config_arguments(parser, SprtConfig)
     parser.set_defaults(run=run_sprt)
 
@@ -24,6 +30,11 @@ def run_sprt(args: argparse.Namespace) -> int:
     from warehouse import Lake
 
     config = config_from_args(SprtConfig, args)
+    if args.forecast is not None:
+        from pipelines.sprt import forecast
+
+        print(forecast(config, args.forecast, args.draws).describe())
+        return 0
     lake = Lake() if args.tournament else None
     print(sprt_report(lake, config, counts=args.counts, tournament=args.tournament))
     return 0

@@ -101,14 +101,88 @@ def llr(counts: Sequence[int], config: SprtConfig) -> float:
     """The generalised log-likelihood ratio of H1 against H0."""
     check_counts(counts)
     n, pdf = counts_to_pdf(counts)
+    return n * sum(p * step for (_, p), step in zip(pdf, llr_steps(pdf, config), strict=True))
+
+
+def llr_steps(pdf: Pdf, config: SprtConfig) -> list[float]:
+    """log(q1 / q0) per outcome: what one more game (pair) with that outcome adds to the LLR,
+    q0 and q1 the distributions nearest ``pdf`` under H0 and H1."""
     if config.model == "logistic":
         s0, s1 = expected_score(config.elo0), expected_score(config.elo1)
         p0, p1 = mle_expectation(pdf, s0), mle_expectation(pdf, s1)
     else:
-        per_pair = math.sqrt(2) if len(counts) == 5 else 1.0
+        per_pair = math.sqrt(2) if len(pdf) == 5 else 1.0
         t0, t1 = (elo / NELO_PER_T * per_pair for elo in (config.elo0, config.elo1))
         p0, p1 = mle_t_value(pdf, 0.5, t0), mle_t_value(pdf, 0.5, t1)
-    return n * sum(p * math.log(q1 / q0) for (_, p), (_, q0), (_, q1) in zip(pdf, p0, p1, strict=False))
+    return [math.log(q1 / q0) for (_, q0), (_, q1) in zip(p0, p1, strict=True)]
+
+
+@dataclass(frozen=True)
+class SprtForecast:
+    """How a GSPRT goes when the true strength difference is ``elo`` (logistic Elo) at
+    ``draw_ratio``: the LLR's drift and variance per game pair, the probability that it
+    accepts H1, and the expected number of game pairs until it stops (Wald's
+    approximations for a random walk between the bounds, overshoot ignored)."""
+
+    elo: float
+    draw_ratio: float
+    drift: float
+    variance: float
+    p_h1: float
+    pairs: float
+
+    @property
+    def games(self) -> float:
+        return 2 * self.pairs
+
+    def describe(self) -> str:
+        return (f"true Elo {self.elo:+g} with {self.draw_ratio:.0%} draws: LLR "
+                f"{self.drift:+.5f} a game pair (sd {math.sqrt(self.variance):.3f}); "
+                f"accepts H1 with probability {self.p_h1:.2f} after about "
+                f"{self.pairs:,.0f} game pairs ({self.games:,.0f} games) on average")
+
+
+def forecast(config: SprtConfig, elo: float, draw_ratio: float) -> SprtForecast:
+    """The test's expected course at a true ``elo`` and ``draw_ratio``. The two games of a
+    pair are taken as independent; openings that favour one side make pairs less variable,
+    so real tests of that kind stop somewhat sooner.
+
+    >>> f = forecast(SprtConfig(0, 10), elo=38.4, draw_ratio=0.21)
+    >>> f.p_h1 > 0.999, round(f.games, -1)
+    (True, 940.0)
+    """
+    pdf = pair_pdf(elo, draw_ratio)
+    steps = llr_steps(pdf, config)
+    drift = sum(p * step for (_, p), step in zip(pdf, steps, strict=True))
+    variance = sum(p * step * step for (_, p), step in zip(pdf, steps, strict=True)) - drift ** 2
+    a, b = config.lower_bound, config.upper_bound
+    if abs(drift) * (b - a) < 1e-9 * variance:     # no drift: a symmetric walk
+        p_h1, pairs = -a / (b - a), -a * b / variance
+    else:
+        # P(upper first) of a walk with this drift and variance; exponents shifted to stay
+        # finite when the drift is large
+        k = -2 * drift / variance
+        top = max(k * a, k * b, 0.0)
+        p_h1 = (math.exp(-top) - math.exp(k * a - top)) / \
+            (math.exp(k * b - top) - math.exp(k * a - top))
+        pairs = (p_h1 * b + (1 - p_h1) * a) / drift
+    return SprtForecast(elo, draw_ratio, drift, variance, p_h1, pairs)
+
+
+def pair_pdf(elo: float, draw_ratio: float) -> Pdf:
+    """The pentanomial distribution of a game pair: two independent games scoring
+    ``expected_score(elo)`` each with ``draw_ratio`` draws."""
+    score = expected_score(elo)
+    win, loss = score - draw_ratio / 2, 1 - score - draw_ratio / 2
+    if not 0 <= draw_ratio < 1 or win < 0 or loss < 0:
+        raise SprtError(f"{draw_ratio:.0%} draws cannot score {score:.1%} (Elo {elo:+g}): "
+                        f"need draws <= {2 * min(score, 1 - score):.0%}")
+    game = (loss, draw_ratio, win)
+    cells = [0.0] * 5
+    for i, p in enumerate(game):
+        for j, q in enumerate(game):
+            cells[i + j] += p * q
+    return [(i / 4, max(c, 1e-12)) for i, c in enumerate(cells)]
 
 
 def check_counts(counts: Sequence[int]) -> None:

@@ -131,3 +131,66 @@ def test_bad_input_is_refused_with_the_value() -> None:
         SprtConfig(elo0=2, elo1=0)
     with pytest.raises(SprtError, match="'bayes'"):
         SprtConfig(model="bayes")
+
+
+def test_forecast_drift_is_the_llr_of_a_long_run_and_meets_alpha_and_beta() -> None:
+    """The forecast's drift is what llr() gives counts in the forecast's proportions, per pair;
+    at the true Elo elo0 (elo1) of a logistic test it accepts H1 with probability alpha
+    (1 - beta), Wald's operating characteristic."""
+    from pipelines.sprt import forecast, pair_pdf
+
+    config = SprtConfig(0, 10)
+    at = forecast(config, elo=38.4, draw_ratio=0.21)
+    counts = [round(p * 1_000_000) for _, p in pair_pdf(38.4, 0.21)]
+    assert at.drift == pytest.approx(sprt(counts, 0, 10).llr / 1_000_000, rel=1e-3)
+    assert at.p_h1 > 0.999 and at.games == pytest.approx(942, abs=2)
+    # stop 18's LMR match: -56.3 Elo, 41% draws, about -0.0023 a pair
+    lmr = forecast(SprtConfig(-1.75, 0.25), elo=-56.3, draw_ratio=0.41)
+    assert lmr.drift == pytest.approx(-0.00233, abs=5e-5) and lmr.p_h1 < 1e-6
+    logistic = SprtConfig(0, 10, alpha=0.05, beta=0.1, model="logistic")
+    assert forecast(logistic, 0, 0.3).p_h1 == pytest.approx(0.05, abs=0.005)
+    assert forecast(logistic, 10, 0.3).p_h1 == pytest.approx(0.9, abs=0.005)
+    # a non-regression test of an equal change needs fishtest's scale of games
+    assert forecast(SprtConfig(-1.75, 0.25), 0, 0.41).games > 100_000
+
+
+def test_forecast_matches_simulated_tests() -> None:
+    """100 simulated SPRT(0,10) runs at +38.4 Elo and 21% draws, pairs drawn from the
+    forecast's distribution and the real llr() checked every 8 pairs: their mean length is
+    the forecast's within 15% (the overshoot past the bound lengthens them a little)."""
+    import random
+
+    from pipelines.sprt import forecast, pair_pdf
+
+    rng = random.Random(7)
+    cells, weights = range(5), [p for _, p in pair_pdf(38.4, 0.21)]
+    lengths, accepted = [], 0
+    for _ in range(100):
+        counts = [0] * 5
+        while True:
+            for cell in rng.choices(cells, weights, k=8):
+                counts[cell] += 1
+            decision = sprt(counts, 0, 10).decision
+            if decision != "continue":
+                break
+        lengths.append(sum(counts))
+        accepted += decision == "H1"
+    expected = forecast(SprtConfig(0, 10), 38.4, 0.21)
+    assert accepted >= 97
+    assert sum(lengths) / len(lengths) == pytest.approx(expected.pairs, rel=0.15)
+
+
+def test_forecast_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """`chesslab sprt --forecast ELO --draws D` prints the expected course; a draw ratio the
+    Elo cannot have is a one-line error and exit 2."""
+    from flows.cli import main
+
+    assert main(["sprt", "--forecast", "38.4", "--draws", "0.21", "--elo0", "0",
+                 "--elo1", "10"]) == 0
+    assert capsys.readouterr().out.strip() == (
+        "true Elo +38.4 with 21% draws: LLR +0.00625 a game pair (sd 0.040); accepts H1 "
+        "with probability 1.00 after about 471 game pairs (942 games) on average")
+    assert main(["sprt", "--forecast", "300", "--draws", "0.5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("50% draws cannot score 84.9% (Elo +300): need draws <= 30%")
+    assert len(err.splitlines()) == 1
