@@ -31,6 +31,7 @@ from engines.alphabeta import AlphaBeta, DepthResult, SearchConfig
 from engines.timeman import Budget, GoLimits, first_move, plan, score_value
 from engines.volatility.model import load_model
 from engines.volatility.policy import VolatilityPolicy
+from pipelines.tournament.config import TimeControl
 
 GAMES = Path(__file__).resolve().parent.parent / "data" / "sample" / "games.pgn.zst"
 
@@ -51,10 +52,11 @@ def sample_boards(count: int, seed: int = 1) -> list[chess.Board]:
 
 
 def soft_budget(tc: str) -> Budget:
-    """The planner's budget for the first move of a ``base+increment`` (seconds) clock."""
-    base, _, increment = tc.partition("+")
-    ms, inc = round(float(base) * 1000), round(float(increment or 0) * 1000)
-    return plan(GoLimits(wtime=ms, btime=ms, winc=inc, binc=inc), chess.WHITE)
+    """The planner's budget for the first move of a tournament time control (``10+0.1``)."""
+    clock = TimeControl.parse(tc)
+    ms, inc = round(clock.seconds * 1000), round(clock.increment * 1000)
+    return plan(GoLimits(wtime=ms, btime=ms, winc=inc, binc=inc,
+                         movestogo=clock.moves or None), chess.WHITE)
 
 
 def answers(policy: VolatilityPolicy, engine: AlphaBeta, board: chess.Board,
