@@ -12,7 +12,7 @@ import json
 from engines.alphabeta.formula import LmrFormula
 from engines.identity import MODEL_VERSION
 from pipelines.lmr.config import LmrDataError
-from pipelines.train.registry import resolve_model
+from pipelines.train.registry import resolve_verified
 from warehouse import Lake
 
 KIND = "lmr"
@@ -21,7 +21,7 @@ ARTIFACT_FORMULA = "formula"     # the key of the normalised formula in the expo
 
 def learned_formula(lake: Lake, name: str) -> tuple[str, LmrFormula]:
     """(model id, bench-normalised formula) of ``lmr@N`` / ``lmr@latest`` / ``lmr@best``."""
-    model = resolve_model(lake, name)
+    model = resolve_verified(lake, name)
     if model.kind != KIND:
         raise LmrDataError(f"model {name!r} is a {model.kind} model, not an lmr formula")
     try:

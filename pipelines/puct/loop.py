@@ -51,10 +51,14 @@ def run_models(lake: Lake, run_id: str) -> dict[int, dict[str, Any]]:
 
 
 def playing_model(lake: Lake, run_id: str, round_: int) -> RoundModel:
+    """The previous round's version, its file checked against the registry's hash."""
+    from pipelines.train.registry import resolve_verified
+
     previous = run_models(lake, run_id).get(round_ - 1)
     if previous is None:
         return RoundModel(RANDOM_MODEL, None)
-    return RoundModel(previous["model_id"], previous["artifact_path"])
+    model = resolve_verified(lake, previous["model_id"])
+    return RoundModel(model.model_id, str(model.artifact_path))
 
 
 def stored_games(lake: Lake, run_id: str, round_: int) -> list[dict[str, Any]]:

@@ -5,7 +5,6 @@ warehouse as it goes and registers the finished model.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
@@ -22,6 +21,10 @@ import torch
 from pipelines.train.config import TrainConfig
 from pipelines.train.registry import (
     ModelVersion,
+    VersionLock,
+    allocate_version,
+    claim_version,  # noqa: F401 (a trainer's name for it: tests and callers import it here)
+    file_sha256,
     model_id,
     now,
     record_event,
@@ -174,12 +177,18 @@ class EpochMetrics(L.Callback):
 
 @dataclass(frozen=True)
 class Run:
-    """A training run's version and folder; ``resumed`` when it continues a killed run."""
+    """A training run's version and folder; ``resumed`` when it continues a killed run.
+    ``lock`` holds the version for this run until :meth:`release` (or the process ends)."""
 
     kind: str
     version: int
     folder: Path
     resumed: bool
+    lock: VersionLock | None = field(default=None, compare=False, repr=False)
+
+    def release(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
 
     @property
     def model_id(self) -> str:
@@ -195,34 +204,21 @@ def models_dir(lake: Lake, kind: str) -> Path:
     return lake.home / "models" / kind
 
 
-def claim_version(folder: Path, first: int) -> int:
-    """The first free version number from ``first`` on, claimed by creating its folder (a
-    trainer beside this one that claimed a number meanwhile keeps it; this one takes the
-    next)."""
-    version = first
-    while True:
-        try:
-            (folder / str(version)).mkdir(parents=True)
-            return version
-        except FileExistsError:
-            version += 1
-
-
 def open_run(lake: Lake, kind: str, config: TrainConfig) -> Run:
-    """The unfinished version trained with the same config (to resume), else a new one."""
+    """The unfinished version trained with the same config by no live trainer (to resume),
+    else a new one (:func:`pipelines.train.registry.allocate_version`)."""
     folder = models_dir(lake, kind)
-    finished = registered_versions(lake, kind)
-    numbered = sorted(int(p.name) for p in folder.glob("*") if p.name.isdigit()) \
-        if folder.is_dir() else []
-    for version in reversed(numbered):
-        marker = folder / str(version) / RUN_FILE
-        if version not in finished and marker.is_file() and \
-                json.loads(marker.read_text())["identity"] == config.run_identity():
-            return Run(kind, version, folder / str(version), resumed=True)
-    version = claim_version(folder, max([*numbered, *finished, 0]) + 1)
-    (folder / str(version) / RUN_FILE).write_text(json.dumps(
-        {"identity": config.run_identity(), "config": json.loads(config.to_json())}))
-    return Run(kind, version, folder / str(version), resumed=False)
+    identity = config.run_identity()
+
+    def resumable(path: Path) -> bool:
+        marker = path / RUN_FILE
+        return marker.is_file() and json.loads(marker.read_text())["identity"] == identity
+
+    version, resumed, lock = allocate_version(folder, registered_versions(lake, kind), resumable)
+    if not resumed:
+        (folder / str(version) / RUN_FILE).write_text(json.dumps(
+            {"identity": identity, "config": json.loads(config.to_json())}))
+    return Run(kind, version, folder / str(version), resumed=resumed, lock=lock)
 
 
 def lightning_trainer(config: TrainConfig, run: Run, lake: Lake,
@@ -245,6 +241,14 @@ def train_model(lake: Lake, kind: ModelKind, config: TrainConfig,
     """Train (or resume) a model of ``kind``, export it and register it; returns the version."""
     L.seed_everything(config.seed, workers=True, verbose=False)
     run = open_run(lake, kind.name, config)
+    try:
+        return run_training(lake, kind, config, run, callbacks)
+    finally:
+        run.release()
+
+
+def run_training(lake: Lake, kind: ModelKind, config: TrainConfig, run: Run,
+                 callbacks: Sequence[L.Callback]) -> ModelVersion:
     try:
         data = kind.data(lake, config, run.folder)
     except Exception:
@@ -280,8 +284,4 @@ def finish(lake: Lake, kind: ModelKind, config: TrainConfig, run: Run, module: A
 
 
 def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return file_sha256(path)

@@ -14,11 +14,14 @@ import pytest
 
 from flows.cli import main as cli_main
 from pipelines.train.registry import (
+    ModelArtifactError,
     ModelNotFoundError,
     list_models,
+    now,
     record_event,
     record_model,
     resolve_model,
+    resolve_verified,
 )
 from warehouse import Lake, connect
 
@@ -116,3 +119,83 @@ def test_models_command_lists_and_resolves(lake: Lake, capsys: pytest.CaptureFix
     assert capsys.readouterr().out.startswith("nnue@3 nnue-tiny status=promoted")
     assert cli_main(["models", "--show", "nnue@7"]) == 2
     assert "chesslab models: error: no model 'nnue@7'" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 32 item 5: artifacts relative to the home, checked by hash; atomic version numbers
+# --------------------------------------------------------------------------------------------
+
+def test_artifacts_are_stored_relative_to_the_home_and_follow_it(lake: Lake,
+                                                                 tmp_path: Path) -> None:
+    """The models row records ``models/nnue/3/net.npz``: a copied home resolves to its own
+    files (not the original's), a moved home keeps its models; a row written before, with an
+    absolute path, still resolves, to the copy's own file when the copy has it."""
+    import shutil
+
+    stored = connect(lake).execute("select artifact_path from models where model_id = 'nnue@3'"
+                                   ).fetchone()[0]
+    assert stored == "models/nnue/3/net.npz"
+    copy = Lake(shutil.copytree(lake.home, tmp_path / "copy"))
+    (copy.home / stored).write_bytes(b"the copy's own net")
+    assert resolve_model(copy, "nnue@3").artifact_path == copy.home / stored
+    assert resolve_model(lake, "nnue@3").artifact_path.read_bytes() == b"nnue 3"
+    moved = Lake(shutil.move(str(copy.home), tmp_path / "moved"))
+    assert resolve_model(moved, "nnue@3").artifact_path.read_bytes() == b"the copy's own net"
+
+    legacy = lake.home / "models" / "nnue" / "4" / "net.npz"     # an absolute path, as before
+    legacy.parent.mkdir(parents=True)
+    legacy.write_bytes(b"nnue 4")
+    lake.write("models", [{"model_id": "nnue@4", "kind": "nnue", "name": "old", "version": 4,
+                           "config": "{}", "artifact_path": str(legacy),
+                           "artifact_sha256": hashlib.sha256(b"nnue 4").hexdigest(),
+                           "created_at": now()}])
+    assert resolve_model(lake, "nnue@4").artifact_path == legacy
+    twin = Lake(shutil.copytree(lake.home, tmp_path / "twin"))
+    assert resolve_model(twin, "nnue@4").artifact_path == twin.home / "models/nnue/4/net.npz"
+    shutil.rmtree(lake.home / "models" / "nnue" / "4")            # the original is gone
+    assert resolve_verified(twin, "nnue@4").artifact_path.read_bytes() == b"nnue 4"
+    outside = tmp_path / "elsewhere.npz"
+    outside.write_bytes(b"outside")
+    record_model(lake, "nnue", 5, "outside", "{}", outside,
+                 hashlib.sha256(b"outside").hexdigest())
+    assert resolve_verified(lake, "nnue@5").artifact_path == outside
+
+
+def test_a_replaced_or_missing_artifact_is_refused_naming_the_model_and_both_hashes(
+        lake: Lake) -> None:
+    """The recorded sha256 is checked when a model is loaded: a swapped file is refused in
+    one line with the model and both hashes (before, its games went under the old name)."""
+    path = resolve_verified(lake, "nnue@2").artifact_path
+    path.write_bytes(b"a different net")
+    recorded = hashlib.sha256(b"nnue 2").hexdigest()
+    found = hashlib.sha256(b"a different net").hexdigest()
+    with pytest.raises(ModelArtifactError) as error:
+        resolve_verified(lake, "nnue@2")
+    assert str(error.value) == (f"model nnue@2: artifact '{path}' has sha256 {found}, the "
+                                f"registry recorded {recorded} (the file was replaced or "
+                                "damaged)")
+    path.unlink()
+    with pytest.raises(ModelArtifactError, match=r"model nnue@2: cannot read its artifact"):
+        resolve_verified(lake, "nnue@2")
+    assert resolve_model(lake, "nnue@2").model_id == "nnue@2"    # listing still works
+
+
+def test_two_identical_training_runs_take_two_versions(lake: Lake) -> None:
+    """Two identical `train nnue` runs side by side both wrote version 1 (the second took the
+    first one's live folder for a killed run to resume) and recorded duplicate events. Now a
+    version a live trainer holds is never resumed: the second run claims version 4 (1..3 are
+    registered); once the first run is gone (killed), the same config resumes its version."""
+    from pipelines.train import NnueConfig, preset
+    from pipelines.train.trainer import open_run
+
+    config = preset(NnueConfig, "tiny", epochs=1)
+    first = open_run(lake, "nnue", config)
+    second = open_run(lake, "nnue", config)
+    assert (first.version, first.resumed) == (4, False)
+    assert (second.version, second.resumed) == (5, False)
+    first.release()                                   # its process died
+    again = open_run(lake, "nnue", config)
+    assert (again.version, again.resumed) == (4, True)
+    assert open_run(lake, "nnue", config).version == 6   # 4 and 5 held: a new number
+    second.release()
+    again.release()
