@@ -5,7 +5,10 @@ The protocol runs on the main thread (stdin keeps being read while a search runs
 thread, so ``stop``, ``isready`` and ``quit`` are answered at once); the search thread asks the
 time manager (:mod:`engines.timeman`) after every depth whether to go on and always ends with
 a legal ``bestmove``. Bad input lines are answered with an ``info string error: ...`` line and
-otherwise ignored.
+otherwise ignored. A ``position`` that is not a legal chess position (python-chess's
+``Board.status()``: no king, two kings of a colour, the side not to move in check, a pawn on
+the first or eighth rank, ...) is refused the same way, and a ``go`` after it answers
+``bestmove 0000`` without searching, as does a ``go`` whose searcher cannot be built.
 
 Programs are found, not listed: every ``engines/<name>/program.py`` that defines a
 :class:`Program` called ``PROGRAM`` is an engine (``alphabeta`` today; ``mcts`` and ``puct``
@@ -13,7 +16,9 @@ join by adding their folders; ``engines/stockfish_volatility`` is ``stockfish-vo
 Run one: ``python -m engines.uci alphabeta --eval hce-simple`` (or ``chesslab engine
 alphabeta ...``). ``python -m engines.uci package.module:function`` runs
 any :class:`EngineSpec` that ``function(argv)`` returns. Starting is cheap: the searcher (and
-its compiled core) is imported and built on the first ``isready``, ``ucinewgame`` or ``go``.
+its compiled core) is imported and built on the first ``isready``, ``ucinewgame`` or ``go``;
+the files the options name (a network, a volatility model) are loaded at start
+(:func:`preload`), so a program whose model cannot load exits at once with the reason.
 
 For GUIs the front end offers ``MultiPV`` (the best N root moves, one ``info ... multipv k``
 line each, best first) and ``go searchmoves`` (only the given root moves are searched); the
@@ -64,6 +69,10 @@ JOIN_TIMEOUT_S = 10.0
 
 class UciError(ValueError):
     """A protocol line that cannot be obeyed; the message quotes the line or the bad value."""
+
+
+class InvalidPositionError(UciError):
+    """A ``position`` whose board is not a legal chess position: names the FEN and why."""
 
 
 class SearchResult(Protocol):
@@ -181,7 +190,9 @@ class EngineSpec:
     engine's identity. By convention an option ``Eval`` names the evaluation and ``Model``
     the model version (``KIND@VERSION``) it loads; the identity records both.
     ``make_policy(values)``, when given, is the iteration policy for the option values (the
-    volatility net's early stop), replacing the time manager's default.
+    volatility net's early stop), replacing the time manager's default. ``load(values)``,
+    when given, loads the files the option values name (a network) and raises a ValueError
+    naming the one that cannot load: :func:`preload` runs it, and ``make_policy``, at start.
     """
 
     name: str
@@ -191,9 +202,25 @@ class EngineSpec:
     flush: Callable[[Searcher], None] | None = None
     identity_excludes: tuple[str, ...] = ()
     make_policy: Callable[[Mapping[str, Any]], IterationPolicy | None] | None = None
+    load: Callable[[Mapping[str, Any]], None] | None = None
 
     def all_options(self) -> tuple[UciOption, ...]:
         return (*self.options, *FRONT_END_OPTIONS)
+
+    def defaults(self) -> dict[str, Any]:
+        """The value of every option of the program (front-end options left out)."""
+        return {o.name: o.default for o in self.options if o.kind != "button"}
+
+
+def preload(spec: EngineSpec, values: Mapping[str, Any] | None = None) -> None:
+    """Load what the option values (default: the program's defaults) name, now: the network,
+    the volatility model. A ValueError (UciError) names what cannot load; a program started
+    with it exits at start instead of accepting ``go`` and never answering."""
+    values = spec.defaults() if values is None else values
+    if spec.load is not None:
+        spec.load(values)
+    if spec.make_policy is not None:
+        spec.make_policy(values)
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,12 +250,55 @@ def parse_position(tokens: Sequence[str]) -> chess.Board:
             board = chess.Board(fen)
         except ValueError as exc:
             raise UciError(f"bad fen {fen!r}: {exc}") from None
+        problems = position_problems(board)
+        if problems:
+            raise InvalidPositionError(f"refused position {fen!r}: {'; '.join(problems)}")
     for token in tokens[moves_at + 1:]:
         try:
             board.push(board.parse_uci(token))
         except ValueError:
             raise UciError(f"illegal move {token!r} in {line}") from None
     return board
+
+
+#: What each of python-chess's ``Board.status()`` flags means, for the refusal's message.
+STATUS_PROBLEMS = (
+    (chess.STATUS_EMPTY, "the board is empty"),
+    (chess.STATUS_NO_WHITE_KING, "no white king"),
+    (chess.STATUS_NO_BLACK_KING, "no black king"),
+    (chess.STATUS_TOO_MANY_KINGS, "more than one king of a colour"),
+    (chess.STATUS_TOO_MANY_WHITE_PAWNS, "more than 8 white pawns"),
+    (chess.STATUS_TOO_MANY_BLACK_PAWNS, "more than 8 black pawns"),
+    (chess.STATUS_PAWNS_ON_BACKRANK, "a pawn on the first or eighth rank"),
+    (chess.STATUS_TOO_MANY_WHITE_PIECES, "more than 16 white pieces"),
+    (chess.STATUS_TOO_MANY_BLACK_PIECES, "more than 16 black pieces"),
+    (chess.STATUS_OPPOSITE_CHECK, "the side not to move is in check"),
+    (chess.STATUS_TOO_MANY_CHECKERS, "more than two pieces give check"),
+    (chess.STATUS_IMPOSSIBLE_CHECK, "a check that no legal move can have given"),
+)
+#: Flags of a position that is played anyway: python-chess (and every FEN a searcher gets)
+#: drops castling rights without their king and rook, and an en-passant square no pawn can
+#: take on, as other engines do.
+TOLERATED_STATUS = chess.STATUS_BAD_CASTLING_RIGHTS | chess.STATUS_INVALID_EP_SQUARE
+
+
+def position_problems(board: chess.Board) -> list[str]:
+    """Why ``board`` is not a position to search (empty when it is one), from python-chess's
+    :meth:`chess.Board.status` less :data:`TOLERATED_STATUS`.
+
+    >>> position_problems(chess.Board("8/8/8/8/8/8/8/4K3 w - - 0 1"))
+    ['no black king']
+    >>> position_problems(chess.Board("4k3/8/8/8/8/8/8/4K2R w KQkq - 0 1"))
+    []
+    """
+    status = board.status() & ~TOLERATED_STATUS
+    problems = [text for flag, text in STATUS_PROBLEMS if status & flag]
+    known = 0
+    for flag, _ in STATUS_PROBLEMS:
+        known |= flag
+    if status & ~known:
+        problems.append(f"python-chess status {int(status & ~known):#x}")
+    return problems
 
 
 def parse_go(tokens: Sequence[str]) -> GoLimits:
@@ -386,6 +456,7 @@ class UciEngine:
         self.time_manager = time_manager or TimeManager()
         self._default_policy = self.time_manager.policy
         self.board = chess.Board()
+        self.refused: str | None = None    # why the last position was refused (go: 0000)
         self.options = {o.name.lower(): o for o in spec.all_options()}
         self.values: dict[str, Any] = {o.name: o.default for o in spec.all_options()
                                        if o.kind != "button"}
@@ -458,7 +529,7 @@ class UciEngine:
         self._finish_search()
         self._flush()
         self.searcher().new_game()
-        self.board = chess.Board()
+        self.board, self.refused = chess.Board(), None
 
     def _setoption(self, arguments: list[str]) -> None:
         name, text = parse_setoption(arguments)
@@ -480,16 +551,31 @@ class UciEngine:
         self.values[option.name] = value
 
     def _position(self, arguments: list[str]) -> None:
-        board = parse_position(arguments)
+        try:
+            board = parse_position(arguments)
+        except InvalidPositionError as exc:   # not a position: nothing to search until the next
+            self._finish_search()
+            self.refused = str(exc)
+            raise
         self._finish_search()
-        self.board = board
+        self.board, self.refused = board, None
 
     def _go(self, arguments: list[str]) -> None:
         received = time.monotonic()  # the clock runs from here, not from the thread's start
         limits = parse_go(arguments)
-        moves = root_moves(self.board, limits.searchmoves)
         self._finish_search()
-        searcher = self.searcher()
+        if self.refused is not None:
+            self.write(f"info string error: no search: {self.refused}")
+            self.write(bestmove_line(None, None))
+            return
+        moves = root_moves(self.board, limits.searchmoves)
+        try:
+            searcher = self.searcher()
+        except Exception as exc:   # a go must be answered, or the GUI waits for ever
+            log.debug("cannot build the searcher", exc_info=True)
+            self.write(f"info string error: cannot search: {exc}")
+            self.write(bestmove_line(None, None))
+            return
         stop = threading.Event()
         thread = threading.Thread(target=self._search, name="uci-search", daemon=True,
                                   args=(searcher, self.board.copy(), limits, moves, stop,
@@ -672,7 +758,9 @@ def load_spec(name: str, argv: Sequence[str]) -> EngineSpec:
 
 
 def serve(spec: EngineSpec, stream: TextIO | None = None, output: TextIO | None = None) -> int:
-    """Speak UCI for ``spec`` on stdin/stdout until ``quit``."""
+    """Speak UCI for ``spec`` on stdin/stdout until ``quit``; the files its options name are
+    loaded first (:func:`preload`: a ValueError naming the one that cannot load)."""
+    preload(spec)
     return UciEngine(spec, output=output).run(stream if stream is not None else sys.stdin)
 
 
@@ -695,10 +783,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         spec = load_spec(argv[0], argv[1:])
+        preload(spec)
     except (ValueError, LookupError, ImportError) as exc:
         print(f"engines.uci: error: {exc}", file=sys.stderr)
         return 2
-    return serve(spec)
+    return UciEngine(spec).run(sys.stdin)
 
 
 if __name__ == "__main__":

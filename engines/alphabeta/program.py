@@ -123,7 +123,21 @@ def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
                       # lmr@N pins its formula and --model names the net (a model version
                       # never changes), so neither file nor formula is part of the identity
                       identity_excludes=("SearchLogRate", "LMRFormula", "EvalFile"),
-                      make_policy=volatility_options.make_policy)
+                      make_policy=volatility_options.make_policy, load=load_files)
+
+
+def load_files(values: Mapping[str, Any]) -> None:
+    """At start: the network an NNUE evaluation needs must be given and load (a ``--model``
+    alone names it; chesslab resolves it to ``--nnue``). UciError naming the file."""
+    if values["Eval"] in NNUE_EVALS and not values["EvalFile"]:
+        raise UciError(f"evaluation {values['Eval']!r} needs the EvalFile option (model "
+                       f"{values['Model'] or 'none'!r}; chesslab engine, tournament and "
+                       "evaluate resolve --model to --nnue)")
+    if values["EvalFile"]:
+        try:
+            check_network_file(values["EvalFile"])
+        except ValueError as exc:
+            raise UciError(str(exc)) from None
 
 
 def make_searcher(values: Mapping[str, Any]) -> Searcher:

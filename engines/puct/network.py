@@ -84,8 +84,10 @@ def load_network(path: str | Path) -> PolicyValueNet:
     """The net of an artifact, in eval mode on the CPU; ValueError naming a bad file."""
     try:
         saved: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
-    except (OSError, RuntimeError) as exc:
-        raise ValueError(f"cannot read policy-value net {str(path)!r}: {exc}") from None
+    except (OSError, RuntimeError, EOFError) as exc:   # torch's reason: its first sentence
+        reason = str(exc).strip().splitlines()[0].split(". ")[0] if str(exc).strip() \
+            else type(exc).__name__
+        raise ValueError(f"cannot read policy-value net {str(path)!r}: {reason}") from None
     if saved.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} is not a {FORMAT} file")
     net = PolicyValueNet(Architecture(**saved["arch"]))

@@ -2,11 +2,15 @@
 [--simulations 100]`` (``python -m engines.uci puct --net FILE``); tournaments name it
 ``puct:model=policy_value@3,simulations=0`` (put ``model=`` last).
 
-``--simulations N`` is the budget of a move when ``go`` sets no ``nodes`` (``go nodes N`` =
-N simulations); ``--simulations 0`` plays the bare network: the legal move with the largest
-prior, one evaluation, whatever ``go`` says. ``info`` lines give the simulations (``nodes``),
-a centipawn score from the best move's Q (Lc0's mapping), ``score mate 1`` for a mating move,
-and the most visited line as the PV. ``--net random`` is an untrained net (a sanity floor).
+``--simulations N`` is the budget of a move when ``go`` sets neither a clock nor ``nodes``
+(``go depth``, a bare ``go``); under ``go movetime`` or ``wtime/btime`` the search uses the
+time as the alpha-beta and MCTS engines do (:mod:`engines.timeman`), and ``go nodes N`` (N
+simulations) caps it with or without a clock. ``--simulations 0`` plays the bare network: the
+legal move with the largest prior, one evaluation, whatever ``go`` says. The network is
+loaded at start: a file that cannot load stops the program with the reason. ``info`` lines
+give the simulations (``nodes``), a centipawn score from the best move's Q (Lc0's mapping),
+``score mate 1`` for a mating move, and the most visited line as the PV. ``--net random`` is
+an untrained net (a sanity floor).
 
 >>> [o.name for o in PROGRAM.spec(PuctOptions(net="random")).options][:4]
 ['Model', 'NetFile', 'Simulations', 'Formula']
@@ -90,7 +94,44 @@ def puct_spec(options: PuctOptions | None = None) -> EngineSpec:
                       uci_options, make_searcher,
                       # the model version names the net; threads and seed never change a move
                       # (the seed only matters with a temperature)
-                      identity_excludes=("NetFile", "Threads", "Seed"))
+                      identity_excludes=("NetFile", "Threads", "Seed"), load=load_net)
+
+
+#: Networks loaded in this process by file (path, size, mtime): loaded once at start, then
+#: shared by every searcher built from the options.
+_NETS: dict[tuple[str, int, int], Any] = {}
+
+
+def network(values: Mapping[str, Any]) -> Any:
+    """The net the option values name (``NetFile``); UciError naming the file and the model
+    when there is none or it cannot load."""
+    path = values["NetFile"]
+    model = values["Model"] or "none"
+    if path == RANDOM_NET:
+        from engines.puct.network import random_network
+
+        return random_network()
+    if not path or not Path(path).is_file():
+        raise UciError(f"NetFile: no network file {path!r} (model {model!r}; chesslab engine, "
+                       "tournament and evaluate resolve --model to --net)")
+    stat = Path(path).stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _NETS:
+        from engines.puct.network import load_network
+
+        try:
+            _NETS[key] = load_network(path)
+        except ValueError as exc:
+            raise UciError(f"NetFile of model {model!r}: {exc}") from None
+        except Exception as exc:   # torch raises all sorts on a damaged file
+            raise UciError(f"NetFile {path!r} of model {model!r}: cannot load: "
+                           f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}") from None
+    return _NETS[key]
+
+
+def load_net(values: Mapping[str, Any]) -> None:
+    """At start: the network must load."""
+    network(values)
 
 
 class PuctSearcher:
@@ -99,15 +140,10 @@ class PuctSearcher:
     def __init__(self, values: Mapping[str, Any]) -> None:
         import torch
 
-        from engines.puct.network import load_network, random_network
         from engines.puct.search import NetEvaluator, Puct
 
         torch.set_num_threads(int(values["Threads"]))
-        path = values["NetFile"]
-        if not path or (path != RANDOM_NET and not Path(path).is_file()):
-            raise UciError(f"NetFile: no network file {path!r} (model "
-                           f"{values['Model'] or 'none'!r})")
-        net = random_network() if path == RANDOM_NET else load_network(path)
+        net = network(values)
         try:
             config = PuctConfig(formula=values["Formula"], max_depth=values["MaxDepth"],
                                 batch=values["Batch"],

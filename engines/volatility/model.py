@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,19 +106,31 @@ class VolatilityModel:
 
 
 def load_model(model: str, home: str | os.PathLike[str] | None = None) -> VolatilityModel:
-    """The net of ``volatility@N`` or of an artifact path."""
+    """The net of ``volatility@N`` or of an artifact path, checked by one prediction (a
+    damaged file fails here, naming the model, not in the middle of a search)."""
     path = artifact_path(model, home)
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in data.files}
         meta = json.loads(str(arrays.pop("meta")))
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         raise VolatilityModelError(f"volatility model {model!r} ({path}): cannot load: "
                                    f"{exc}") from None
-    if meta.get("format") != FORMAT or meta.get("arch") not in ARCHS:
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT \
+            or meta.get("arch") not in ARCHS:
         raise VolatilityModelError(f"volatility model {model!r} ({path}): not a "
                                    f"{FORMAT} file (meta {meta!r})")
-    return VolatilityModel(meta, arrays)
+    loaded = VolatilityModel(meta, arrays)
+    try:
+        probe = loaded.predict(np.zeros((1, loaded.inputs)))
+        loaded.threshold  # noqa: B018 (read: a net without one cannot stop a search)
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise VolatilityModelError(f"volatility model {model!r} ({path}): damaged: "
+                                   f"{type(exc).__name__}: {exc}") from None
+    if probe.shape != (1,) or not np.isfinite(probe).all():
+        raise VolatilityModelError(f"volatility model {model!r} ({path}): damaged: its "
+                                   f"prediction is {probe!r}")
+    return loaded
 
 
 def _affine(arrays: dict[str, np.ndarray], name: str, x: np.ndarray) -> np.ndarray:

@@ -665,3 +665,86 @@ def test_chesslab_engine_rejects_bad_options() -> None:
         input="quit\n", cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert answer.returncode == 2
     assert "--hash must be 1..65536 MB, got 0" in answer.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 32 item 5: positions that are not chess positions, searchers that cannot be built
+# --------------------------------------------------------------------------------------------
+
+#: Positions python-chess's Board.status() rejects; alpha-beta and MCTS used to search them
+#: and answer moves like e2e8 (taking the king).
+INVALID_FENS = {
+    "no kings": "8/8/8/8/8/8/4P3/8 w - - 0 1",
+    "no black king": "8/8/8/8/8/8/4P3/4K3 w - - 0 1",
+    "two white kings": "4k3/8/8/8/8/8/4P3/3KK3 w - - 0 1",
+    "side not to move in check": "4k3/4R3/8/8/8/8/8/4K3 w - - 0 1",
+    "pawn on the eighth rank": "3Pk3/8/8/8/8/8/8/4K3 w - - 0 1",
+    "pawn on the first rank": "4k3/8/8/8/8/8/8/3pK3 w - - 0 1",
+}
+
+
+def own_front_end(program: str) -> tuple[UciEngine, io.StringIO]:
+    from engines.mcts.program import MctsOptions, mcts_spec
+
+    out = io.StringIO()
+    spec = alphabeta_spec(AlphaBetaOptions.tiny()) if program == "alphabeta" \
+        else mcts_spec(MctsOptions.tiny())
+    return UciEngine(spec, output=out), out
+
+
+@pytest.mark.parametrize("program", ["alphabeta", "mcts"])
+@pytest.mark.parametrize("case", sorted(INVALID_FENS))
+def test_invalid_positions_are_refused_and_not_searched(program: str, case: str) -> None:
+    """python-chess's Board.status() is the oracle: every FEN it calls invalid is refused with
+    an info string naming the FEN and the reason, and the go after it answers bestmove 0000
+    without a search (no info depth line); the next valid position plays again."""
+    if not alphabeta_available():
+        pytest.skip("engines are not built yet (pip install -e . builds them)")
+    fen = INVALID_FENS[case]
+    assert not chess.Board(fen).is_valid()       # the oracle agrees it is no position
+    front, out = own_front_end(program)
+    front.handle(f"position fen {fen}")
+    refusal = lines(out)[-1]
+    assert refusal.startswith(f"info string error: refused position '{fen}': ")
+    expected = {"no kings": "no white king", "no black king": "no black king",
+                "two white kings": "more than one king",
+                "side not to move in check": "the side not to move is in check",
+                "pawn on the eighth rank": "a pawn on the first or eighth rank",
+                "pawn on the first rank": "a pawn on the first or eighth rank"}[case]
+    assert expected in refusal
+    before = len(lines(out))
+    assert run_go(front, "go depth 2") == "bestmove 0000"
+    answer = lines(out)[before:]
+    assert not any(line.startswith("info depth") for line in answer), answer
+    assert answer[0].startswith("info string error: no search: refused position")
+    front.handle("position startpos moves e2e4")
+    assert chess.Move.from_uci(run_go(front, "go depth 2").split()[1]) in front.board.legal_moves
+    front.handle("quit")
+
+
+def test_sloppy_castling_and_en_passant_fields_are_still_played() -> None:
+    """Castling rights without their rook and an en-passant square no pawn can use are
+    tolerated (python-chess drops them from the FEN the searcher gets), as other engines do."""
+    front, out = front_end()
+    for fen in ("4k3/8/8/8/8/8/8/4K2R w KQkq - 0 1", "4k3/8/8/8/4P3/8/8/4K3 b - e3 0 1"):
+        assert chess.Board(fen).status() & ~(chess.STATUS_BAD_CASTLING_RIGHTS
+                                             | chess.STATUS_INVALID_EP_SQUARE) == 0
+        front.handle(f"position fen {fen}")
+        assert not lines(out) or not lines(out)[-1].startswith("info string")
+        move = chess.Move.from_uci(run_go(front, "go depth 2").split()[1])
+        assert move in chess.Board(fen).legal_moves
+
+
+def test_a_go_whose_searcher_cannot_be_built_still_answers() -> None:
+    """A searcher that fails to build (a network that cannot load) used to leave ``go``
+    unanswered for ever: now an info string gives the reason and bestmove 0000 follows."""
+    def broken(values: Mapping[str, Any]) -> MaterialSearcher:
+        raise UciError("NetFile: no network file 'gone.pt'")
+
+    out = io.StringIO()
+    front = UciEngine(EngineSpec("broken", "tests", (), broken), output=out)
+    front.handle("position startpos")
+    front.handle("go nodes 10")
+    assert front.wait(5)
+    assert lines(out)[-2:] == ["info string error: cannot search: NetFile: no network file "
+                               "'gone.pt'", "bestmove 0000"]

@@ -264,3 +264,30 @@ def test_missing_model_is_a_one_line_start_error(tmp_path: Path) -> None:
         f"engines.uci: error: volatility model 'volatility@9': no artifact "
         f"'{tmp_path}/models/volatility/9/volatility.npz' (train it with chesslab train "
         f"volatility, or set CHESSLAB_HOME)"]
+
+
+def test_a_damaged_model_stops_the_program_at_start(always: dict[str, str],
+                                                     tmp_path: Path) -> None:
+    """Issue 32 item 5: a truncated volatility net, or one whose arrays do not fit its
+    architecture, used to start, accept go and never answer; both programs now exit 2 at start
+    with one line naming the model."""
+    import subprocess
+
+    good = Path(always["stable"])
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with np.load(good, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays["hidden1.weight"] = arrays["hidden1.weight"][:, :2]   # no longer fits hidden0
+    misshapen = tmp_path / "misshapen.npz"
+    np.savez(misshapen, **arrays)
+    with pytest.raises(VolatilityModelError, match="damaged"):
+        load_model(str(misshapen))
+    session = "uci\nisready\nposition startpos\ngo depth 3\n"
+    for path in (truncated, misshapen):
+        done = subprocess.run([sys.executable, "-m", "engines.uci", "alphabeta",
+                               "--volatility", str(path)], input=session, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 2, done
+        assert done.stderr.strip().splitlines() == [done.stderr.strip()]
+        assert f"volatility model '{path}'" in done.stderr and "bestmove" not in done.stdout
