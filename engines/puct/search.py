@@ -375,9 +375,11 @@ class Puct:
                 hard_deadline: float | None = None, multipv: int = 1,
                 searchmoves: Sequence[chess.Move] = (),
                 simulations: int | None = None) -> Iterator[PuctResult]:
-        """Search ``max_nodes`` simulations (else ``simulations``), reporting after 16, 32,
-        64, ... and at the end; ``simulations`` 0 plays the bare network (one evaluation,
-        the prior's best move)."""
+        """Search, reporting after 16, 32, 64, ... simulations and at the end: up to
+        ``max_nodes`` simulations when given; else under a clock (``hard_deadline``) until the
+        caller stops asking for more (the time manager, between reports) or the deadline;
+        else ``simulations`` (default: the engine's). ``simulations`` 0 plays the bare
+        network (one evaluation, the prior's best move)."""
         for move in searchmoves:
             if not board.is_legal(move):
                 raise ValueError(f"searchmoves: illegal move {move.uci()!r} in {board.fen()!r}")
@@ -388,18 +390,21 @@ class Puct:
         if simulations == 0:
             yield self.bare(board, start, searchmoves)
             return
-        total = max_nodes if max_nodes is not None else simulations
-        report, done, target = 0, 0, min(FIRST_REPORT, total)
+        total = budget_simulations(max_nodes, hard_deadline, simulations)
+        report, done, target = 0, 0, FIRST_REPORT if total is None else min(FIRST_REPORT, total)
         while True:
+            planned = total if total is not None else \
+                planned_simulations(done, target, start, hard_deadline)
             root = self.search(board, target - done, hard_deadline, searchmoves,
-                               fresh=report == 0, offset=done, planned=total)
+                               fresh=report == 0, offset=done, planned=planned)
             done += self.done
             report += 1
             yield self.result(root, report, start, multipv, nodes=done)
-            if target >= total or self.stopped or report >= max_depth or root.terminal \
-                    is not None or (hard_deadline and time.monotonic() >= hard_deadline):
+            if (total is not None and target >= total) or self.stopped or \
+                    report >= max_depth or root.terminal is not None or \
+                    (hard_deadline and time.monotonic() >= hard_deadline):
                 return
-            target = min(target * 2, total)
+            target = target * 2 if total is None else min(target * 2, total)
 
     def bare(self, board: chess.Board, start: float,
              searchmoves: Sequence[chess.Move] = ()) -> PuctResult:
@@ -412,6 +417,30 @@ class Puct:
                           nodes=1, time_s=time.monotonic() - start, pv=[best],
                           lines=[PuctLine(cp_from_q(value), None, [best], 1, value)],
                           evaluations=self.evaluator.positions)
+
+
+def budget_simulations(max_nodes: int | None, hard_deadline: float | None,
+                       simulations: int) -> int | None:
+    """A search's simulations: ``go nodes`` when given, none (the clock decides) under a
+    clock, else the engine's ``--simulations``.
+
+    >>> budget_simulations(40, 12.0, 100), budget_simulations(None, 12.0, 100)
+    (40, None)
+    >>> budget_simulations(None, None, 100)
+    100
+    """
+    if max_nodes is not None:
+        return max_nodes
+    return None if hard_deadline is not None else simulations
+
+
+def planned_simulations(done: int, target: int, start: float, deadline: float | None) -> int:
+    """The simulations a clocked search will probably reach (the ChessBreaker annealing runs
+    over them): the rate so far times the time to the deadline, at least the next report's."""
+    elapsed = time.monotonic() - start
+    if not done or elapsed <= 0 or deadline is None:
+        return target
+    return max(target, int(done / elapsed * (deadline - start)))
 
 
 __all__ = ["NetEvaluator", "Node", "Puct", "PuctLine", "PuctResult", "cp_from_q",

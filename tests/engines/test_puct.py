@@ -4,7 +4,9 @@ python-chess (``--simulations 0`` is the bare network)."""
 from __future__ import annotations
 
 import math
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import chess
@@ -184,3 +186,57 @@ def test_uci_program_plays_with_and_without_search() -> None:
             result = engine.play(board, chess.engine.Limit(nodes=32), info=chess.engine.INFO_ALL)
             assert result.move in board.legal_moves and result.info["nodes"] == 32
             board.push(result.move)
+
+
+def test_uci_program_uses_the_clock_and_keeps_node_limits() -> None:
+    """Issue 32 item 4: under ``go movetime`` or ``wtime/btime`` the search runs on the time
+    (it used to stop at --simulations whatever the clock said), ``go nodes`` still caps it
+    with or without a clock, and with neither --simulations is the budget."""
+    command = [sys.executable, "-m", "engines.uci", "puct", "--net", "random",
+               "--simulations", "16"]
+    with chess.engine.SimpleEngine.popen_uci(command, timeout=60) as engine:
+        board = chess.Board()
+        movetime = engine.play(board, chess.engine.Limit(time=1.5), info=chess.engine.INFO_ALL)
+        clock = engine.play(board, chess.engine.Limit(white_clock=60, black_clock=60),
+                            info=chess.engine.INFO_ALL)
+        capped = engine.play(board, chess.engine.Limit(white_clock=60, black_clock=60,
+                                                       nodes=40), info=chess.engine.INFO_ALL)
+        plain = engine.play(board, chess.engine.Limit(depth=20), info=chess.engine.INFO_ALL)
+    assert movetime.info["nodes"] > 16 and clock.info["nodes"] > 16
+    assert capped.info["nodes"] == 40 and plain.info["nodes"] == 16
+    for result in (movetime, clock, capped, plain):
+        assert result.move in board.legal_moves
+
+
+def test_search_under_a_deadline_runs_past_its_simulations() -> None:
+    """The searcher itself: a deadline and no node limit means the time decides (reports
+    keep coming past --simulations until the caller stops asking); max_nodes caps it."""
+    search = Puct(NetEvaluator(random_network(TINY)), simulations=16)
+    reports = search.iterate(chess.Board(), hard_deadline=time.monotonic() + 600)
+    nodes = [next(reports).nodes for _ in range(3)]
+    assert nodes == [16, 32, 64]
+    capped = list(search.iterate(chess.Board(), max_nodes=24,
+                                 hard_deadline=time.monotonic() + 600))
+    assert capped[-1].nodes == 24
+    assert list(search.iterate(chess.Board()))[-1].nodes == 16
+
+
+def test_a_network_that_cannot_load_stops_the_program_at_start(tmp_path: Path) -> None:
+    """Issue 32 item 5: a truncated policy_value.pt (or none at all for --model alone) used to
+    start, accept go and never answer; the program now exits 2 at start with one line naming
+    the file."""
+    good = save_network(random_network(TINY), tmp_path / "policy_value.pt")
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    session = "uci\nisready\nposition startpos\ngo nodes 8\n"
+    for argv, needle in (
+            (["--net", str(truncated)], f"cannot read policy-value net '{truncated}'"),
+            (["--model", "policy_value@1"], "NetFile: no network file ''")):
+        done = subprocess.run([sys.executable, "-m", "engines.uci", "puct", *argv],
+                              input=session, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, done
+        assert len(done.stderr.strip().splitlines()) == 1 and needle in done.stderr, done.stderr
+        assert "bestmove" not in done.stdout
+    ok = subprocess.run([sys.executable, "-m", "engines.uci", "puct", "--net", str(good)],
+                        input=session + "quit\n", capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and "bestmove " in ok.stdout
