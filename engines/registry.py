@@ -26,9 +26,13 @@ or ``command = ["/path", "arg"]``, ``protocol``, ``options = {Hash = 16}``, ``el
 
 :func:`player_identity` gives a player's row of the ``engines`` table (the identity labels
 use too): own engines from their program's options, external ones from their ``id name``.
+:func:`check_player` checks an own engine's settings and options, and loads the files they
+name, before any game (one line naming the player, the bad setting and what is valid).
 """
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import functools
 import hashlib
 import json
@@ -37,7 +41,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -257,6 +261,113 @@ def engine_from_entry(name: str, entry: Mapping[str, Any], players: Mapping[str,
     return EngineSpec(name=name, command=base.command, protocol=base.protocol,
                       options={**base.options, **options}, elo=elo,
                       kind="ladder" if elo is not None else base.kind)
+
+
+# --------------------------------------------------------------------------------------------
+# Checking a player before any game
+# --------------------------------------------------------------------------------------------
+
+def is_own(spec: EngineSpec) -> bool:
+    """Whether the player is one of the project's programs (``python -m engines.uci NAME``)."""
+    return len(spec.command) > 3 and spec.command[1:3] == ("-m", "engines.uci")
+
+
+def check_player(spec: EngineSpec, load: bool = True) -> None:
+    """Check an own engine in this process, as its program would at start: its settings
+    (``alphabeta:eval=hce``) against the program's command-line options (names, choices,
+    types, then the program's own checks), its ``?Option=value`` against the UCI options it
+    declares (names and values) and, with ``load``, the files they name (the network, the
+    volatility model) loaded. EngineSpecError, one line naming the player, the bad setting or
+    value and what is valid. External engines are checked when they start."""
+    if not is_own(spec):
+        return
+    engine = own_program_spec(spec)
+    values = checked_option_values(engine, spec)
+    if load:
+        try:
+            uci.preload(engine, values)
+        except (ValueError, LookupError) as exc:
+            raise EngineSpecError(f"engine {spec.name!r}: {exc}") from None
+
+
+def own_program_spec(spec: EngineSpec) -> uci.EngineSpec:
+    """The program of an own-engine player built from its settings; EngineSpecError naming
+    an unknown setting, a value outside its choices or of the wrong type."""
+    name, argv = spec.command[3], list(spec.command[4:])
+    try:
+        if ":" in name:     # module:function builds its own spec from argv
+            return uci.load_spec(name, argv)
+        program = uci.load_program(name)
+        options = program.options(**setting_values(program, argv, spec.name))
+        return program.spec(options)
+    except EngineSpecError:
+        raise
+    except (ValueError, LookupError, ImportError) as exc:
+        raise EngineSpecError(f"engine {spec.name!r}: {exc}") from None
+
+
+def setting_values(program: uci.Program, argv: list[str], player: str) -> dict[str, Any]:
+    """``--flag value`` pairs of a program's command line as its options' field values."""
+    fields = {f.name: f for f in dataclasses.fields(program.options)}
+    values: dict[str, Any] = {}
+    for index in range(0, len(argv), 2):
+        flag = argv[index]
+        key = flag.removeprefix("--").replace("-", "_")
+        if not flag.startswith("--") or key not in fields:
+            raise EngineSpecError(
+                f"engine {player!r}: no setting {key!r}{did_you_mean(key, fields)}; "
+                f"{program.name} settings: {', '.join(fields)}")
+        if index + 1 >= len(argv):
+            raise EngineSpecError(f"engine {player!r}: setting {key!r} needs a value "
+                                  f"({key}=VALUE)")
+        values[key] = setting_value(fields[key], argv[index + 1], player)
+    return values
+
+
+def setting_value(f: dataclasses.Field[Any], text: str, player: str) -> Any:
+    choices = [c for c in f.metadata.get("choices") or () if c]
+    if choices and text not in choices and text != f.default:
+        raise EngineSpecError(f"engine {player!r}: {f.name} {text!r} is not valid"
+                              f"{did_you_mean(text, choices)}; valid: {', '.join(choices)}")
+    kind: Callable[[str], Any] = type(f.default)   # every option field has a default
+    try:
+        return kind(text)
+    except ValueError:
+        raise EngineSpecError(f"engine {player!r}: {f.name} takes "
+                              f"{'an integer' if kind is int else 'a number'}, got "
+                              f"{text!r}") from None
+
+
+def checked_option_values(engine: uci.EngineSpec, spec: EngineSpec) -> dict[str, Any]:
+    """The program's option values with the spec's ``?Option=value`` applied, each one
+    checked against the option's declaration (UCI names match case-insensitively)."""
+    declared = {o.name.lower(): o for o in engine.all_options()}
+    front = {o.name for o in uci.FRONT_END_OPTIONS}
+    values = engine.defaults()
+    for key, value in spec.options.items():
+        option = declared.get(key.lower())
+        if option is None:
+            names = [o.name for o in engine.all_options()]
+            raise EngineSpecError(f"engine {spec.name!r}: no option {key!r}"
+                                  f"{did_you_mean(key, names)}; options: {', '.join(names)}")
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        try:
+            parsed = option.parse(text) if option.kind != "button" else None
+        except uci.UciError as exc:
+            raise EngineSpecError(f"engine {spec.name!r}: {exc}") from None
+        if option.name not in front and option.kind != "button":
+            values[option.name] = parsed
+    return values
+
+
+def did_you_mean(word: str, choices: Any) -> str:
+    """`` (did you mean 'eval'?)`` when a choice is close to ``word``, else empty.
+
+    >>> did_you_mean("evl", ["eval", "nnue"]), did_you_mean("zzz", ["eval"])
+    (" (did you mean 'eval'?)", '')
+    """
+    close = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 # --------------------------------------------------------------------------------------------

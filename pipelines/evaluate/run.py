@@ -140,11 +140,11 @@ def plan_evaluation(lake: Lake, config: EvaluateConfig) -> EvaluationPlan:
     gauntlet = c.tournament(player, rungs, format="gauntlet", rounds=c.ladder_rounds,
                             event=f"chesslab evaluate {model_id or spec}: ladder") \
         if rungs else None
-    try:
-        candidate = resolve_players(match)[0].name
+    try:   # every player checked and its models resolved and loaded before the first game
+        candidate = resolve_players(match, lake)[0].name
         if gauntlet is not None:
-            resolve_players(gauntlet)
-    except ValueError as exc:
+            resolve_players(gauntlet, lake)
+    except (ValueError, LookupError) as exc:
         raise EvaluateError(f"evaluate {model_id or spec}: {exc}") from None
     return EvaluationPlan(config, model_id, candidate, match, gauntlet, baseline)
 

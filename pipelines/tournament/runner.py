@@ -18,7 +18,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.registry import EngineSpec, expand_ladder, load_engines_file, parse_engine
+from engines.registry import (
+    EngineSpec,
+    check_player,
+    expand_ladder,
+    load_engines_file,
+    parse_engine,
+)
 from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
 from pipelines.sprt.store import record_sprt
 from pipelines.tournament import store
@@ -58,13 +64,17 @@ class TournamentSummary:
 
 
 def resolve_players(config: TournamentConfig, lake: Lake | None = None) -> list[EngineSpec]:
-    """The players of the specs; with ``lake``, registry models in own engines' options
-    (``model=nnue@latest``) are resolved to their version and exported file."""
+    """The players of the specs, every own engine's settings and options checked; with
+    ``lake``, registry models in own engines' options (``model=nnue@latest``) are resolved to
+    their version and exported file (its hash checked) and every file is loaded: all before
+    the first game."""
     named = load_engines_file(config.engines_file) if config.engines_file else {}
     players = [parse_engine(spec, named) for text in config.engines
                for spec in expand_ladder(text)]
     if lake is not None:
         players = [resolve_spec_models(p, lake.home) for p in players]
+    for player in players:
+        check_player(player, load=lake is not None)
     names = [p.name for p in players]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

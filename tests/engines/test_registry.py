@@ -8,6 +8,7 @@ import pytest
 
 from engines.registry import (
     EngineSpecError,
+    check_player,
     chesslab_version,
     engines_revision,
     expand_ladder,
@@ -108,3 +109,41 @@ def test_engines_file_and_unknown_specs(tmp_path: Path, stockfish_path: str) -> 
         parse_engine("nosuchengine")
     with pytest.raises(EngineSpecError, match="'/no/such/program'"):
         parse_engine("uci:/no/such/program")
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("alphabeta:eval=hcee", "engine 'alphabeta:eval=hcee': eval 'hcee' is not valid (did you "
+     "mean 'hce'?); valid: hce, hce-simple, nnue, nnue-hybrid"),
+    ("alphabeta:evl=hce", "engine 'alphabeta:evl=hce': no setting 'evl' (did you mean "
+     "'eval'?); alphabeta settings: eval, nnue, lmr, hash,"),
+    ("alphabeta:hash=big", "engine 'alphabeta:hash=big': hash takes an integer, got 'big'"),
+    ("alphabeta:hash=0", "engine 'alphabeta:hash=0': --hash must be 1..65536 MB, got 0"),
+    ("alphabeta:eval", "engine 'alphabeta:eval': setting 'eval' needs a value (eval=VALUE)"),
+    ("mcts:variant=uct", "engine 'mcts:variant=uct': variant 'uct' is not valid; valid: mcc,"),
+    ("mcts:epsilon=lots", "engine 'mcts:epsilon=lots': epsilon takes a number, got 'lots'"),
+    ("puct:net=random,formula=azero", "formula 'azero' is not valid (did you mean "
+     "'alphazero'?); valid: alphazero, tjack, chessbreaker"),
+    ("alphabeta?Hsh=8", "engine 'alphabeta?Hsh=8': no option 'Hsh' (did you mean 'Hash'?); "
+     "options: Hash, Eval,"),
+    ("alphabeta?Hash=0", "engine 'alphabeta?Hash=0': option 'Hash' takes 1..65536, got '0'"),
+    ("alphabeta?Eval=hcee", "option 'Eval' takes one of hce/hce-simple/nnue/nnue-hybrid, got "
+     "'hcee'"),
+    ("alphabeta:eval=nnue,model=nnue@3", "engine 'alphabeta:eval=nnue,model=nnue@3': "
+     "evaluation 'nnue' needs the EvalFile option (model 'nnue@3'"),
+])
+def test_a_bad_player_spec_is_one_line_naming_it_and_what_is_valid(spec: str,
+                                                                     message: str) -> None:
+    """Issue 32 item 3: an own engine's settings and ?options are checked in this process
+    before any game, against the program's command-line options and the UCI options it
+    declares (before, a misspelled setting surfaced as "engine process died unexpectedly")."""
+    with pytest.raises(EngineSpecError) as error:
+        check_player(parse_engine(spec))
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_good_player_specs_pass_the_check() -> None:
+    for spec in ("alphabeta", "alphabeta:eval=hce-simple,hash=4?Hash=8&MultiPV=2",
+                 "mcts:variant=combined,epsilon=0.2?Solver=off", "puct:net=random,simulations=0",
+                 "alphabeta:volatility=random:0.5#rnd", "alphabeta?Move Overhead=50"):
+        check_player(parse_engine(spec))
+    check_player(parse_engine("alphabeta:eval=nnue,model=nnue@3"), load=False)  # unresolved

@@ -193,3 +193,39 @@ def test_bad_input_is_a_one_line_error(home: Path, capsys: pytest.CaptureFixture
         assert len(err.splitlines()) == 1
     with pytest.raises(EvaluateError, match="nosuch"):
         plan_evaluation(Lake(home), EvaluateConfig.tiny(spec="stockfish", against="nosuch"))
+
+
+def test_players_and_models_are_checked_before_any_game(home: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """Issue 32 items 3 and 5: a misspelled setting, an unknown model kind and a registered
+    net whose file was replaced are each one line naming the player or model (both hashes for
+    the replaced file), exit 2, before any game: no tournament is stored."""
+    import hashlib
+
+    from engines.nnue.netfile import random_arrays, save_arrays
+    from pipelines.train.registry import record_model
+
+    lake = Lake(home)
+    net = home / "models" / "nnue" / "1" / "nnue.npz"
+    net.parent.mkdir(parents=True)
+    save_arrays(net, random_arrays(1))
+    recorded = hashlib.sha256(net.read_bytes()).hexdigest()
+    record_model(lake, "nnue", 1, "nnue-test", "{}", net, recorded)
+    save_arrays(net, random_arrays(2))
+    found = hashlib.sha256(net.read_bytes()).hexdigest()
+    base = ["--home", str(home), "evaluate", "--no-prefect", "--nodes", "50", "--ladder", "",
+            "--max-games", "2"]
+    cases = [
+        (["--spec", "alphabeta:eval=hcee"], "eval 'hcee' is not valid (did you mean 'hce'?); "
+                                            "valid: hce, hce-simple, nnue, nnue-hybrid"),
+        (["--spec", "puct:model=foo@1"], "engine 'puct:model=foo@1': no model 'foo@1'"),
+        (["--spec", "alphabeta", "--against", "alphabeta?Hsh=1"], "no option 'Hsh'"),
+        (["nnue@1"], f"has sha256 {found}, the registry recorded {recorded}"),
+    ]
+    for argv, needle in cases:
+        assert main([*base, *argv]) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("chesslab evaluate: error: ") and needle in err, err
+        assert "\n" not in err
+    assert not lake.parts("tournaments") and not lake.parts("tournament_games")

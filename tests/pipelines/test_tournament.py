@@ -264,3 +264,86 @@ def test_labels_and_tournament_players_share_one_engine_identity(
     assert sf_b[1] != labelled.engine_id and sf_b[1].startswith("stockfish-15.1-")
     assert sf_b[5:] == ('{"Hash":"32","Threads":"1"}', 0)
     assert lake.read("engines").num_rows == 2
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 32: every player and model checked before the first game
+# --------------------------------------------------------------------------------------------
+
+def tournament_cli(home: Path, *engines: str) -> int:
+    from flows.cli import main
+
+    return main(["--home", str(home), "tournament", *engines, "--nodes", "50", "--rounds", "1",
+                 "--move-timeout-s", "3", "--concurrency", "1", "--no-prefect", "--no-rate"])
+
+
+def nothing_played(home: Path) -> bool:
+    lake = Lake(home)
+    return not lake.parts("tournaments") and not lake.parts("tournament_games")
+
+
+def test_a_misspelled_engine_setting_is_named_before_any_game(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``alphabeta:eval=hcee`` used to fail as "engine process died unexpectedly": now one
+    line names the spec, the bad value and the valid ones, exit 2, nothing written."""
+    for spec, needles in (
+            ("alphabeta:eval=hcee", ("'hcee'", "valid: hce, hce-simple, nnue, nnue-hybrid")),
+            ("alphabeta:evl=hce", ("no setting 'evl'", "did you mean 'eval'")),
+            ("alphabeta?Hash=0", ("option 'Hash' takes 1..65536, got '0'",))):
+        assert tournament_cli(home, spec, "alphabeta:hash=1") == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"chesslab tournament: error: engine '{spec}': "), err
+        assert all(needle in err for needle in needles) and "\n" not in err, err
+        assert "died" not in err
+    assert nothing_played(home)
+
+
+def register_model(lake: Lake, kind: str, version: int, artifact: Path) -> None:
+    """A finished model as training records it: its file's real sha256."""
+    import hashlib
+
+    from pipelines.train.registry import record_model
+
+    digest = hashlib.sha256(artifact.read_bytes()).hexdigest()
+    record_model(lake, kind, version, f"{kind}-test", "{}", artifact, digest)
+
+
+def test_models_that_cannot_load_stop_the_tournament_before_any_game(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32 item 5: an unknown model kind, a damaged policy_value.pt (recorded with its
+    hash: the export itself was cut short) and a replaced NNUE file used to give a tournament
+    of forfeits (the engine accepted go and never answered) that exited 0. Now each is one
+    line naming the player and the model, exit 2, before any game and with nothing stored."""
+    from engines.nnue.netfile import random_arrays, save_arrays
+    from engines.puct.network import Architecture, random_network, save_network
+
+    lake = Lake(home)
+    folder = home / "models"
+    (folder / "policy_value" / "1").mkdir(parents=True)
+    (folder / "nnue" / "1").mkdir(parents=True)
+    pt = save_network(random_network(Architecture(1, 8, 16)),
+                      folder / "policy_value" / "1" / "policy_value.pt")
+    pt.write_bytes(pt.read_bytes()[: pt.stat().st_size // 2])
+    register_model(lake, "policy_value", 1, pt)
+    net = folder / "nnue" / "1" / "nnue.npz"
+    save_arrays(net, random_arrays(1))
+    register_model(lake, "nnue", 1, net)
+    recorded = connect(home).execute("select artifact_sha256 from models where kind = 'nnue'"
+                                     ).fetchone()[0]
+    save_arrays(net, random_arrays(2))          # another net under the registered name
+    import hashlib
+
+    found = hashlib.sha256(net.read_bytes()).hexdigest()
+    cases = [
+        ("puct:model=foo@1", "engine 'puct:model=foo@1': no model 'foo@1'"),
+        ("alphabeta:eval=nnue,model=foo@1", "no model 'foo@1'"),
+        ("puct:model=policy_value@1", "policy_value.pt"),
+        ("alphabeta:eval=nnue,model=nnue@1", f"model nnue@1: artifact '{net}' has sha256 "
+                                             f"{found}, the registry recorded {recorded}"),
+    ]
+    for spec, needle in cases:
+        assert tournament_cli(home, spec, "alphabeta:hash=1") == 2, spec
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("chesslab tournament: error: ") and needle in err, err
+        assert "\n" not in err
+    assert nothing_played(home)
