@@ -31,7 +31,33 @@ def run_ingest(args: argparse.Namespace) -> int:
     with make_runner(args) as runner:
         summaries = runner.run(INGEST, IngestJob(tuple(args.paths), config), None)
     print(summary_table(summaries))
+    if note := merge_note(summaries):
+        print(note)
     return 0
+
+
+def merge_note(summaries: list[IngestSummary]) -> str | None:
+    """What the duplicates column means, when a file had any, and repeats within a file.
+
+    >>> from pipelines.ingest import IngestSummary
+    >>> print(merge_note([IngestSummary("a.pgn", "x", "pgn", games=5, duplicates=2, repeats=1)]))
+    2 of the 5 games were already stored from another file (counted as duplicates, stored once); 1 record repeats an earlier record of its own file (a game of its own); the games table holds 3 new games
+    """
+    games = sum(s.games for s in summaries)
+    duplicates = sum(s.duplicates for s in summaries)
+    repeats = sum(s.repeats for s in summaries)
+    if not duplicates and not repeats:
+        return None
+    parts = []
+    if duplicates:
+        parts.append(f"{duplicates} of the {games} games were already stored from another file "
+                     f"(counted as duplicates, stored once)")
+    if repeats:
+        parts.append(f"1 record repeats an earlier record of its own file (a game of its own)"
+                     if repeats == 1 else f"{repeats} records repeat an earlier record of their "
+                                          f"own file (each a game of its own)")
+    parts.append(f"the games table holds {games - duplicates} new games")
+    return "; ".join(parts)
 
 
 def summary_table(summaries: list[IngestSummary]) -> str:

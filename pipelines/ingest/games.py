@@ -1,21 +1,22 @@
 """From raw PGN games to warehouse rows: replay each main line, write games and moves parts.
 
-This runs in the worker processes: a chunk of games goes in, its ``games`` and ``moves`` parts
-are written to the lake, and the chunk's distinct positions and its errors come back to the
+This runs in the worker processes, in two steps per chunk of games: :func:`parse_stage` parses
+the chunk and returns each game's base key (:mod:`pipelines.ingest.keys`); the main process
+numbers identical records in file order (which needs every earlier chunk's keys) and sends the
+final keys to :func:`write_stage`, in the same process, which replays the games, writes their
+``games`` and ``moves`` parts and returns the chunk's distinct positions and its errors to the
 main process, which dedupes positions across chunks, files and the warehouse.
 
-A game's key (``game_id``) is a hash of its tags and main-line moves, so the same game in two
-files is one game: a game already stored by a committed source (one with its ``sources`` row,
-so its moves and positions are all written) is counted as a duplicate and nothing of it is
-written again. Games of a source whose ingest was killed do not count, so its rerun writes
-them again under the same keys (the views keep one row per key, ``compact`` drops the rest);
-so do repeats of a game inside one file.
+Every record of a file is a game (see :mod:`pipelines.ingest.keys`): a game already stored by
+a committed source (one with its ``sources`` row, so its moves and positions are all written)
+is counted as a duplicate and nothing of it is written again. Games of a source whose ingest
+was killed do not count, so its rerun writes them again under the same keys (the keyed write
+keeps the stored rows).
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
+import os
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.ingest.keys import Occurrences, game_key, tags_json
 from pipelines.ingest.lookup import stored_lookup
 from pipelines.ingest.pgn import ParsedGame, RawGame, parse_game
 from pipelines.ingest.replay import Replay, ReplayFunction, replay_function, replay_reference
@@ -52,6 +54,17 @@ class ChunkJob:
     source_id: str
     path: str
     games: list[RawGame]
+    number: int = 0     # the chunk's place in its file (0, 1, ...)
+
+
+@dataclass
+class ParsedChunk:
+    """A chunk's parsed games, their tags as JSON and their base keys (first occurrences)."""
+
+    job: ChunkJob
+    games: list[ParsedGame]
+    tags: list[str]
+    bases: list[str]
 
 
 @dataclass
@@ -158,19 +171,25 @@ def eval_columns(evals: pa.Array) -> dict[str, pa.Array]:
             "eval_mate": pc.cast(mates, pa.int32())}
 
 
-def process_chunk(job: ChunkJob, replay: ReplayFunction | None = None) -> ChunkResult:
-    """Parse and replay a chunk of games, write their games and moves parts, return the rest.
+def parse_chunk(job: ChunkJob) -> ParsedChunk:
+    """Parse a chunk's games and hash each one's tags and moves."""
+    games = [parse_game(raw) for raw in job.games]
+    tags = [tags_json(game.tags) for game in games]
+    return ParsedChunk(job, games, tags,
+                       [game_key(text, game.sans) for text, game in zip(tags, games, strict=True)])
 
-    Games already stored by a committed source are only counted (``duplicates``).
-    """
+
+def write_chunk(parsed: ParsedChunk, keys: list[str],
+                replay: ReplayFunction | None = None) -> ChunkResult:
+    """Replay a parsed chunk's games under their final ``keys``, write their games and moves
+    parts, return the rest. Games already stored by a committed source are only counted
+    (``duplicates``)."""
+    job = parsed.job
     replay = replay or replay_function()
     lake = Lake(job.home)
     rows = ChunkRows(job.source_id, job.path)
-    games = [parse_game(raw) for raw in job.games]
-    tags = [tags_json(game) for game in games]
-    keys = [game_key(text, game.sans) for text, game in zip(tags, games, strict=False)]
     stored = stored_game_keys(lake, keys)
-    for game, key, text in zip(games, keys, tags, strict=False):
+    for game, key, text in zip(parsed.games, keys, parsed.tags, strict=True):
         if key in stored:
             rows.duplicates += 1
         else:
@@ -179,23 +198,32 @@ def process_chunk(job: ChunkJob, replay: ReplayFunction | None = None) -> ChunkR
     return rows.result()
 
 
-def tags_json(game: ParsedGame) -> str:
-    """A game's tags as a JSON object, sorted by name (so the order they came in is no part
-    of the game's key)."""
-    return json.dumps(game.tags, sort_keys=True, ensure_ascii=False)
+def process_chunk(job: ChunkJob, occurrences: Occurrences | None = None,
+                  replay: ReplayFunction | None = None) -> ChunkResult:
+    """Both steps in this process (``occurrences`` numbers the file's records so far; a new
+    one treats the chunk as a whole file)."""
+    parsed = parse_chunk(job)
+    return write_chunk(parsed, (occurrences or Occurrences()).keys(parsed.bases), replay)
 
 
-def game_key(tags: str, sans: list[str]) -> str:
-    """A hash of a game's tags (:func:`tags_json`) and main-line SANs as written: its
-    ``game_id``.
+# Chunks parsed by this worker process and waiting for their keys, by (source_id, number).
+_PARSED: dict[tuple[str, int], ParsedChunk] = {}
 
-    >>> game_key('{"Black": "Allies", "White": "Morphy"}', ["e4", "e5"])
-    '845dd31aaf25dc13dd289167f9a3b45e'
-    """
-    digest = hashlib.blake2b(tags.encode(), digest_size=16)
-    digest.update(b"\n")
-    digest.update(" ".join(sans).encode())
-    return digest.hexdigest()
+
+def parse_stage(job: ChunkJob) -> list[str]:
+    """Step one in a worker: parse the chunk, keep it here, return its base keys."""
+    parsed = parse_chunk(job)
+    _PARSED[(job.source_id, job.number)] = parsed
+    return parsed.bases
+
+
+def write_stage(source_id: str, number: int, keys: list[str]) -> ChunkResult:
+    """Step two in the worker that parsed the chunk: write it under its final keys."""
+    parsed = _PARSED.pop((source_id, number), None)
+    if parsed is None:
+        raise RuntimeError(f"ingest worker {os.getpid()}: chunk {number} of "
+                           f"source {source_id[:16]} was not parsed here")
+    return write_chunk(parsed, keys)
 
 
 def stored_game_keys(lake: Lake, keys: list[str]) -> set[str]:

@@ -5,9 +5,12 @@ skipped), stream it, write its rows, and write its ``sources`` row last. A kille
 no ``sources`` row, so the next run ingests the file again; the duplicate games and moves keys
 this leaves are hidden by the views and dropped by ``compact``.
 
-PGN games are cut into chunks in the main process and parsed, replayed and written by a pool
-of ``workers`` processes (in-process when ``workers == 1``); positions are deduped in the main
-process, against the warehouse, every ``flush_games`` games.
+PGN games are cut into chunks in the main process and parsed, replayed and written by
+``workers`` processes (in-process when ``workers == 1``), two steps per chunk in the same
+process: parse (returning each game's base key), then, once the main process has numbered the
+file's identical records in file order (:mod:`pipelines.ingest.keys`), replay and write under
+the final keys. Positions are deduped in the main process, against the warehouse, every
+``flush_games`` games.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Executor, Future
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -26,7 +29,15 @@ import pyarrow.compute as pc
 
 from pipelines.ingest.config import IngestConfig, IngestError
 from pipelines.ingest.epd import BadOpcodes, parse_epd_line, parse_fen_line
-from pipelines.ingest.games import POSITION_SCHEMA, ChunkJob, ChunkResult, process_chunk
+from pipelines.ingest.games import (
+    POSITION_SCHEMA,
+    ChunkJob,
+    ChunkResult,
+    parse_stage,
+    process_chunk,
+    write_stage,
+)
+from pipelines.ingest.keys import Occurrences
 from pipelines.ingest.pgn import CutStream, RawGame, split_games
 from pipelines.ingest.positions import PositionSink
 from pipelines.ingest.sources import SourceFile, discover_sources, read_lines, sha256_of
@@ -43,8 +54,9 @@ class IngestSummary:
     path: str
     source_id: str
     format: str
-    games: int = 0
-    duplicates: int = 0
+    games: int = 0            # game records read (each one a game), duplicates included
+    duplicates: int = 0       # games already stored from another file: counted, stored once
+    repeats: int = 0          # records identical to an earlier record of the file: new games
     records: int = 0
     plies: int = 0
     new_positions: int = 0
@@ -102,7 +114,7 @@ def ingest_paths(lake: Lake, paths: Iterable[str | os.PathLike[str]],
 
 
 def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
-                pool: Executor | None = None) -> IngestSummary:
+                pool: RoutedPool | None = None) -> IngestSummary:
     """Ingest one file unless its SHA-256 is already in ``sources``."""
     began = time.monotonic()
     source_id = sha256_of(source.path)
@@ -173,21 +185,36 @@ def game_chunks(run: FileRun) -> Iterator[list[RawGame]]:
         yield chunk
 
 
-def ingest_pgn(run: FileRun, pool: Executor | None) -> None:
-    jobs = (ChunkJob(str(run.lake.home), run.source_id, str(run.source.path), chunk)
-            for chunk in game_chunks(run))
+def ingest_pgn(run: FileRun, pool: RoutedPool | None) -> None:
+    """Every chunk parsed, numbered in file order, then written; ``2 x workers`` chunks in
+    each step at most."""
+    occurrences = Occurrences()
+    jobs = (ChunkJob(str(run.lake.home), run.source_id, str(run.source.path), chunk, number)
+            for number, chunk in enumerate(game_chunks(run)))
     if pool is None:
         for job in jobs:
-            absorb(run, process_chunk(job))
-        return
-    pending: deque[Future[ChunkResult]] = deque()
-    window = 2 * run.config.workers
-    for job in jobs:
-        pending.append(pool.submit(process_chunk, job))
-        while len(pending) >= window:
-            absorb(run, pending.popleft().result())
-    while pending:
-        absorb(run, pending.popleft().result())
+            absorb(run, process_chunk(job, occurrences))
+    else:
+        parsing: deque[tuple[int, Future[list[str]]]] = deque()
+        writing: deque[Future[ChunkResult]] = deque()
+        window = 2 * pool.workers
+
+        def write_next() -> None:
+            number, bases = parsing.popleft()
+            writing.append(pool.submit(number, write_stage, run.source_id, number,
+                                       occurrences.keys(bases.result())))
+
+        for job in jobs:
+            parsing.append((job.number, pool.submit(job.number, parse_stage, job)))
+            while len(parsing) >= window:
+                write_next()
+            while len(writing) >= window:
+                absorb(run, writing.popleft().result())
+        while parsing:
+            write_next()
+        while writing:
+            absorb(run, writing.popleft().result())
+    run.summary.repeats = occurrences.repeats
 
 
 def absorb(run: FileRun, result: ChunkResult) -> None:
@@ -257,8 +284,30 @@ class InProcess:
         return None
 
 
+class RoutedPool:
+    """``workers`` single-process pools; chunk ``n`` goes to pool ``n % workers`` for both of
+    its steps, so its second step finds the chunk its first step parsed in that process."""
+
+    def __init__(self, workers: int) -> None:
+        self.pools = [forkserver_pool(1, ["pipelines.ingest.games"]) for _ in range(workers)]
+
+    @property
+    def workers(self) -> int:
+        return len(self.pools)
+
+    def submit(self, number: int, fn: Any, *args: Any) -> Future[Any]:
+        return self.pools[number % len(self.pools)].submit(fn, *args)
+
+    def __enter__(self) -> RoutedPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for pool in self.pools:
+            pool.shutdown(cancel_futures=True)
+
+
 def worker_pool(workers: int) -> Any:
-    """A pool of ``workers`` processes, or in-process work for one.
+    """A :class:`RoutedPool` of ``workers`` processes, or in-process work for one.
 
     Workers come from a fork server, never a plain fork: the lake's runtime does not survive
     a fork after use, and the caller may run threads. Each worker gets its own process group
@@ -266,4 +315,4 @@ def worker_pool(workers: int) -> Any:
     """
     if workers == 1:
         return InProcess()
-    return forkserver_pool(workers, ["pipelines.ingest.games"])
+    return RoutedPool(workers)

@@ -45,7 +45,7 @@ def test_ingest_pool_is_a_fork_server_pool(home: Path) -> None:
     from pipelines.ingest.run import worker_pool
 
     with worker_pool(2) as pool:
-        assert pool._mp_context.get_start_method() == "forkserver"
+        assert [p._mp_context.get_start_method() for p in pool.pools] == ["forkserver"] * 2
 
     job = IngestJob((str(PGN / "quirks.pgn"),), IngestConfig(workers=2, chunk_games=2))
     [summary] = run_step(INGEST, job, str(home), LocalRunner())
