@@ -53,7 +53,7 @@ def merge_note(summaries: list[IngestSummary]) -> str | None:
         parts.append(f"{duplicates} of the {games} games were already stored from another file "
                      f"(counted as duplicates, stored once)")
     if repeats:
-        parts.append(f"1 record repeats an earlier record of its own file (a game of its own)"
+        parts.append("1 record repeats an earlier record of its own file (a game of its own)"
                      if repeats == 1 else f"{repeats} records repeat an earlier record of their "
                                           f"own file (each a game of its own)")
     parts.append(f"the games table holds {games - duplicates} new games")

@@ -3,8 +3,9 @@
 ``ingest_paths(lake, paths, config)`` streams each file once, writes its ``games``, ``moves``,
 ``positions`` (one row per distinct Polyglot key, collisions recorded), ``position_records``
 and ``ingest_errors`` rows, and commits it with its ``sources`` row. Ingesting the same bytes
-again adds nothing; the same game (same tags and moves) in another file is counted as a
-duplicate and stored once. Text is UTF-8, else Latin-1/cp1252 (recorded per file); binary
+again adds nothing. Every game record of a file is a game, identical records included; the same
+game (same tags, moves and occurrence in its file) in another file is counted as a duplicate
+and stored once. Text is UTF-8, else Latin-1/cp1252 (recorded per file); binary
 files, FIFOs and folders that cannot be listed are refused with an :class:`IngestError`.
 
 >>> from warehouse import Lake

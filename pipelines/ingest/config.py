@@ -4,9 +4,38 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+# An ingest_errors message quotes at most this much of the input, and is at most
+# MESSAGE_CHARS long: a 20 MB junk line must not become a 20 MB row.
+QUOTE_CHARS = 200
+MESSAGE_CHARS = 1000
+
 
 class IngestError(ValueError):
     """A path cannot be ingested (missing, unreadable, unknown format): names the path."""
+
+
+def quoted(text: str, limit: int = QUOTE_CHARS) -> str:
+    """``text`` as a Python literal, its start only when it is long (its length said).
+
+    >>> quoted("[Event x")
+    "'[Event x'"
+    >>> quoted("x" * 5000, limit=5)
+    "'xxxxx'... (5,000 characters)"
+    """
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
+def capped(message: str, limit: int = MESSAGE_CHARS) -> str:
+    """A message cut to ``limit`` characters, saying so.
+
+    >>> capped("y" * 30, limit=10)
+    'yyyyyyyyyy... (30 characters in all)'
+    """
+    if len(message) <= limit:
+        return message
+    return f"{message[:limit]}... ({len(message):,} characters in all)"
 
 
 def default_workers() -> int:
@@ -18,7 +47,8 @@ class IngestConfig:
     """How ``chesslab ingest`` reads files.
 
     Memory is bounded by ``chunk_games`` per worker and ``flush_games`` in the main process,
-    never by the size of a file.
+    plus, in the main process, about 100 bytes per distinct game of the file being read (its
+    key, to number identical records in file order).
     """
 
     workers: int = field(default_factory=default_workers, metadata={

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.ingest.config import capped, quoted
 from pipelines.ingest.keys import Occurrences, game_key, tags_json
 from pipelines.ingest.lookup import stored_lookup
 from pipelines.ingest.pgn import ParsedGame, RawGame, parse_game
@@ -42,6 +44,8 @@ GAME_TAGS = {"event": "Event", "site": "Site", "date": "Date", "round": "Round",
              "white": "White", "black": "Black", "result": "Result",
              "time_control": "TimeControl", "termination": "Termination", "eco": "ECO",
              "opening": "Opening"}
+# The FEN that python-chess and the core quote at the end of their errors (quoted once, capped).
+FEN_QUOTE = re.compile(r"\s+(?:in|of)\s+fen:\s+'.*\Z", re.DOTALL)
 POSITION_SCHEMA = pa.schema([("position_key", pa.uint64()), ("fen", pa.string()),
                              ("game_index", pa.int32()), ("line", pa.int32())])
 
@@ -95,7 +99,7 @@ class ChunkRows:
     def error(self, game: ParsedGame, line: int, kind: str, message: str) -> None:
         self.errors.append({"source_id": self.source_id, "path": self.path,
                             "game_index": game.index, "line": line, "kind": kind,
-                            "message": message})
+                            "message": capped(message)})
 
     def add_positions(self, game: ParsedGame, keys: list[int], fens: list[str]) -> None:
         """Keep the (key, fen) pairs not seen yet in this chunk (a FEN object stored just now
@@ -242,16 +246,16 @@ def add_game(rows: ChunkRows, game_id: str, tags: str, game: ParsedGame,
              replay: ReplayFunction) -> None:
     """Replay one game into ``rows``, recording its errors (the plies before one are kept)."""
     for line, text in game.bad_tags:
-        rows.error(game, line, "bad_tag", f"broken tag line {text!r}")
+        rows.error(game, line, "bad_tag", f"broken tag line {quoted(text)}")
     for problem in game.problems:
         rows.error(game, problem.line, problem.kind, problem.message)
     variant = game.tags.get("Variant", "").strip().lower()
     if variant in STANDARD_VARIANTS or variant.startswith("wild/") or variant in CHESS960_VARIANTS:
         plies, error = replay_game(rows, game_id, game, replay, variant in CHESS960_VARIANTS)
     else:
-        plies, error = 0, f"unknown variant {game.tags['Variant']!r}"
+        plies, error = 0, f"unknown variant {quoted(game.tags['Variant'])}"
         rows.error(game, game.line, "unknown_variant", error)
-    error = error or (game.problems[0].message if game.problems else None)
+    error = capped(error) if error else (game.problems[0].message if game.problems else None)
     rows.games.append(game_row(rows.source_id, game_id, tags, game, plies, error))
 
 
@@ -265,7 +269,7 @@ def replay_game(rows: ChunkRows, game_id: str, game: ParsedGame, replay: ReplayF
         else:
             result = replay(fen, game.sans)
     except ValueError as exc:
-        error = f"bad FEN tag {fen!r}: {exc}"
+        error = f"bad FEN tag {quoted(str(fen))}: {FEN_QUOTE.sub('', str(exc))}"
         rows.error(game, game.line, "bad_fen", error)
         return 0, error
     rows.add_moves(game_id, game, result)
@@ -274,7 +278,7 @@ def replay_game(rows: ChunkRows, game_id: str, game: ParsedGame, replay: ReplayF
         return len(result[2]), None
     ply, reason = result[4]
     error = f"ply {ply}: {reason}"
-    rows.error(game, game.line, "illegal_move", f"game {game.index}, {error}")
+    rows.error(game, game.line, "illegal_move", error)
     return len(result[2]), error
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.ingest.config import IngestConfig, IngestError
+from pipelines.ingest.config import IngestConfig, IngestError, capped
 from pipelines.ingest.epd import BadOpcodes, parse_epd_line, parse_fen_line
 from pipelines.ingest.games import (
     POSITION_SCHEMA,
@@ -45,6 +45,12 @@ from pipelines.processes import forkserver_pool
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
+
+# Errors of one game that keeps its row (the plies before the error, or none): each is named on
+# the console, up to GAME_WARNINGS per file; ingest_errors has them all.
+GAME_ERRORS = frozenset({"illegal_move", "bad_fen", "unknown_variant", "bad_tag",
+                         "unclosed_comment", "unclosed_variation"})
+GAME_WARNINGS = 20
 
 
 @dataclass
@@ -80,12 +86,13 @@ class FileRun:
     summary: IngestSummary
     errors: list[dict[str, Any]] = field(default_factory=list)
     games_since_flush: int = 0
+    game_errors: int = 0      # game errors met (named on the console up to GAME_WARNINGS)
 
     def error(self, kind: str, message: str, line: int | None = None,
               game_index: int | None = None) -> None:
         self.errors.append({"source_id": self.source_id, "path": str(self.source.path),
                             "game_index": game_index, "line": line, "kind": kind,
-                            "message": message})
+                            "message": capped(message)})
 
     def flush(self) -> None:
         """Write the buffered new positions and every error recorded so far."""
@@ -131,6 +138,9 @@ def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
     else:
         ingest_records(run)
     run.flush()
+    if run.game_errors > GAME_WARNINGS:
+        log.warning("%s: %d more game errors (select * from ingest_errors where path = '%s')",
+                    source.path, run.game_errors - GAME_WARNINGS, source.path)
     summary.seconds = time.monotonic() - began
     write_source_row(lake, run)
     log.debug("%s: %d games (%d duplicates), %d records, %d plies, %d new positions, %d errors "
@@ -224,11 +234,25 @@ def absorb(run: FileRun, result: ChunkResult) -> None:
     run.summary.plies += result.plies
     run.sink.add(result.positions)
     run.errors.extend(result.errors)
+    name_game_errors(run, result.errors)
     run.games_since_flush += result.games
     if run.games_since_flush >= run.config.flush_games:
         run.flush()
         log.info("%s: %d games, %d plies, %d new positions so far", run.source.path,
                  run.summary.games, run.summary.plies, run.summary.new_positions)
+
+
+def name_game_errors(run: FileRun, errors: list[dict[str, Any]]) -> None:
+    """One console line per game error (file, line, game, what is wrong), the first
+    ``GAME_WARNINGS`` of a file."""
+    for row in errors:
+        if row["kind"] not in GAME_ERRORS:
+            continue
+        run.game_errors += 1
+        if run.game_errors <= GAME_WARNINGS:
+            kept = "kept with the plies before it" if row["kind"] == "illegal_move" else "kept"
+            log.warning("%s:%d: game %d: %s (%s; ingest_errors has it)", run.source.path,
+                        row["line"], row["game_index"], row["message"], kept)
 
 
 def ingest_records(run: FileRun) -> None:

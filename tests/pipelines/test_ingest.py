@@ -411,17 +411,44 @@ def test_core_replay_matches_reference() -> None:
 
 
 def test_bundled_sample_corpus(lake: Lake) -> None:
-    """data/sample (the demo's input) ingests cleanly with the counts its README states:
-    400 games, 57,834 plies, 54,404 distinct positions (python-chess agrees), 80 EPD records
-    and 60 FEN lines whose positions all come from those games."""
+    """data/sample (the demo's input) ingests cleanly with the counts its README states, and
+    python-chess, reading the same files here, agrees: 400 games, 57,834 plies, 54,404
+    distinct positions, 80 EPD records and 60 FEN lines whose positions all come from those
+    games."""
+    text = zstandard.ZstdDecompressor().stream_reader(
+        (SAMPLE / "games.pgn.zst").read_bytes()).read().decode()
+    expected: dict[str, Any] = {"games": 0, "plies": 0, "with_fen": 0}
+    game_positions: set[str] = set()
+    for game, line in python_chess_games(text):
+        board = game.board()
+        game_positions.add(board.epd())
+        for move in line:
+            board.push(move)
+            game_positions.add(board.epd())
+        expected["games"] += 1
+        expected["plies"] += len(line)
+        expected["with_fen"] += "FEN" in game.headers
+    expected["positions"] = len(game_positions)
+    records = {"suite.epd": [chess.Board.from_epd(line)[0] for line in
+                             (SAMPLE / "suite.epd").read_text().splitlines() if line.strip()],
+               "positions.fen": [chess.Board(line) for line in
+                                 (SAMPLE / "positions.fen").read_text().splitlines()
+                                 if line.strip() and not line.startswith("#")]}
+    assert all(board.epd() in game_positions for boards in records.values() for board in boards)
     summaries = ingest_paths(lake, [SAMPLE], IngestConfig(workers=1))
     assert {Path(s.path).name: (s.games, s.records, s.plies, s.new_positions, s.errors)
             for s in summaries} == {
-        "games.pgn.zst": (400, 0, 57834, 54404, 0), "positions.fen": (0, 60, 0, 0, 0),
-        "suite.epd": (0, 80, 0, 0, 0)}
+        "games.pgn.zst": (expected["games"], 0, expected["plies"], expected["positions"], 0),
+        "positions.fen": (0, len(records["positions.fen"]), 0, 0, 0),
+        "suite.epd": (0, len(records["suite.epd"]), 0, 0, 0)}
+    assert (expected["games"], expected["plies"], expected["positions"]) == (400, 57834, 54404)
+    assert (len(records["suite.epd"]), len(records["positions.fen"])) == (80, 60)
     con = connect(lake)
+    assert con.execute("select count(*), sum(plies) from games").fetchone() == (
+        expected["games"], expected["plies"])
+    assert con.execute("select count(*) from positions").fetchone() == (expected["positions"],)
     assert con.execute("select count(*) from games where start_fen is not null").fetchone() == \
-        (10,)
+        (expected["with_fen"],)
     assert con.execute("select count(*) from moves where clock_s is null").fetchone() == (0,)
 
 

@@ -18,9 +18,9 @@ from flows.cli import main as cli_main
 from pipelines.ingest import IngestConfig, ingest_paths
 from warehouse import Lake, connect
 
-PGN = Path(__file__).parent.parent / "fixtures" / "pgn"
-REPEATS = PGN / "engine_match_repeats.pgn"
-CROSSTABLE = PGN / "crosstable_results.pgn"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "repeats"
+REPEATS = FIXTURES / "engine_match_repeats.pgn"
+CROSSTABLE = FIXTURES / "crosstable_results.pgn"
 
 
 def python_chess_records(path: Path) -> list[tuple[dict[str, str], list[str]]]:

@@ -16,7 +16,7 @@ SOURCES = Table(
         ("size_bytes", pa.int64()),
         ("encoding", pa.string()),         # utf-8, utf-8-sig, latin-1, cp1252 (utf-8+latin-1: mixed)
         ("games", pa.int64()),             # games read, duplicates included
-        ("duplicates", pa.int64()),        # games already stored by an earlier source
+        ("duplicates", pa.int64()),        # games already stored by an earlier source (not stored again)
         ("records", pa.int64()),           # EPD/FEN lines read
         ("plies", pa.int64()),
         ("new_positions", pa.int64()),
@@ -30,10 +30,11 @@ SOURCES = Table(
 
 GAMES = Table(
     name="games",
-    doc="One row per distinct game (same tags and moves) read from PGN sources (games with "
-        "errors keep the plies before it); source_id and game_index say where it was first read.",
+    doc="One row per game record read from PGN sources, identical records of one file "
+        "included (games with errors keep the plies before it); the same game in another "
+        "file is stored once: source_id and game_index say where it was first read.",
     schema=pa.schema([
-        ("game_id", pa.string()),          # hash of its tags and main-line SANs (32 hex digits)
+        ("game_id", pa.string()),          # hash of tags, SANs and occurrence (pipelines.ingest.keys)
         ("source_id", pa.string()),
         ("game_index", pa.int32()),        # 0-based position of the game in its file
         ("line", pa.int32()),              # line of the game's first tag in the file (1-based)
