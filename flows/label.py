@@ -82,9 +82,10 @@ class LabelStep:
     def progress(self, plan: LabelStepPlan, results: Sequence[BatchResult],
                  seconds: float) -> str:
         total = sum(results, BatchResult())
+        bounds = f", {total.bounds} from a bound line" if total.bounds else ""
         return (f"label: {total.positions}/{plan.plan.positions} positions, {total.labels} "
-                f"labels, {total.errors} errors, {total.labels / max(seconds, 1e-9):.0f} "
-                f"labels/s")
+                f"labels, {total.errors} errors{bounds}, "
+                f"{total.labels / max(seconds, 1e-9):.0f} labels/s")
 
     def summarize(self, plan: LabelStepPlan, results: Sequence[BatchResult],
                   seconds: float) -> LabelSummary:

@@ -16,7 +16,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from pathlib import Path
 from typing import Any
 
@@ -79,17 +79,20 @@ def lock_down(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> None:
 
 def create_table_view(con: duckdb.DuckDBPyConnection, lake: Lake, spec: Table) -> list[Path]:
     """The table's view over its current files; returns the files."""
-    files = lake.parts(spec.name)
-    if not files:
+    delta = lake.delta(spec.name)
+    files = sorted(Path(uri) for uri in delta.file_uris()) if delta else []
+    if delta is None or not files:
         con.register(spec.name, spec.schema.empty_table())
         return []
-    con.execute(f"create or replace view {spec.name} as {table_view_sql(spec, files)}")
+    absent = set(spec.schema.names) - set(delta.schema().to_arrow().names)
+    con.execute(f"create or replace view {spec.name} as {table_view_sql(spec, files, absent)}")
     return files
 
 
-def table_view_sql(spec: Table, files: Sequence[Path]) -> str:
+def table_view_sql(spec: Table, files: Sequence[Path], absent: Set[str] = frozenset()) -> str:
     """``select`` over a table's files (built from the registry and the Delta log, never from
-    user text)."""
+    user text); the ``absent`` columns (added to the schema after every file was written) are
+    null."""
     options = ["union_by_name = true"]
     if spec.partition_by:
         types = ", ".join(
@@ -97,8 +100,10 @@ def table_view_sql(spec: Table, files: Sequence[Path]) -> str:
         options += ["hive_partitioning = true", f"hive_types = {{{types}}}"]
     else:
         options.append("hive_partitioning = false")
-    columns = ", ".join(UNSIGNED.format(c=f.name) if f.type == pa.uint64() else f.name
-                        for f in spec.schema)
+    columns = ", ".join(
+        f"null::{DUCKDB_TYPES.get(f.type, 'VARCHAR')} as {f.name}" if f.name in absent
+        else UNSIGNED.format(c=f.name) if f.type == pa.uint64() else f.name
+        for f in spec.schema)
     return f"select {columns} from read_parquet([{sql_strings(files)}], {', '.join(options)})"
 
 

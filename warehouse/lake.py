@@ -142,8 +142,9 @@ class Lake:
             partition_by=list(spec.partition_by) or None, mode="ignore", name=spec.name))
 
     def _append(self, spec: Table, data: pa.Table, delta: DeltaTable | None = None) -> int:
+        # merge: a column added to the table's schema since the table was created joins it
         write_deltalake(delta or str(self.table_dir(spec.name)), data, mode="append",
-                        partition_by=list(spec.partition_by) or None)
+                        partition_by=list(spec.partition_by) or None, schema_mode="merge")
         return data.num_rows
 
     def _append_new(self, spec: Table, data: pa.Table) -> int:
@@ -166,7 +167,11 @@ class Lake:
             if version is not None:
                 raise WarehouseError(f"table {name!r} has no version {version}: never written")
             return spec.schema.empty_table().select(wanted)
-        data = delta.to_pyarrow_table(columns=wanted)
+        stored = set(delta.schema().to_arrow().names)  # a column added later: null until written
+        data = delta.to_pyarrow_table(columns=[c for c in wanted if c in stored] or
+                                      [next(iter(stored))])
+        data = pa.table({c: data.column(c) if c in stored else
+                         pa.nulls(data.num_rows, spec.schema.field(c).type) for c in wanted})
         return data.cast(pa.schema([spec.schema.field(c) for c in wanted]), safe=False)
 
     def compact(self, name: str, retain_hours: float = DEFAULT_RETAIN_HOURS) -> tuple[int, int]:

@@ -3,7 +3,10 @@
 Stockfish prints one ``info depth k ...`` line at the end of each iteration of its iterative
 deepening (plus ``lowerbound``/``upperbound`` lines from aspiration windows after 3 s). The
 last exact line of depth k is what a fresh ``go depth k`` search would have reported, so one
-search to depth 7 gives the labels of depths 1 to 7.
+search to depth 7 gives the labels of depths 1 to 7. Now and then (1 position in 300 to 2,000)
+a finished iteration's last line is a bound: its score is then a bound on the true score, and
+the depth is labelled with it and the bound's kind (``bound``: lower or upper, from the side
+to move's point of view), never skipped (a skipped depth would be searched again by every run).
 
 >>> line = ("info depth 5 seldepth 3 multipv 1 score cp -10 wdl 5 980 15 nodes 442 "
 ...         "time 2 pv e7e5 b1c3")
@@ -30,7 +33,7 @@ class DepthResult:
     nodes: int | None = None
     time_ms: int | None = None
     pv: tuple[str, ...] = ()
-    bound: bool = False
+    bound: str | None = None   # 'lower' or 'upper' when the score is a bound, else None
 
     @property
     def best_move(self) -> str | None:
@@ -38,6 +41,7 @@ class DepthResult:
 
 
 INT_FIELDS = {"seldepth", "nodes", "time"}
+BOUNDS = {"lowerbound": "lower", "upperbound": "upper"}
 
 
 def parse_info(line: str) -> DepthResult:
@@ -51,8 +55,8 @@ def parse_info(line: str) -> DepthResult:
             kind, value = tokens[i + 1], int(tokens[i + 2])
             values["score_cp" if kind == "cp" else "score_mate"] = value
             i += 3
-            while i < len(tokens) and tokens[i] in ("lowerbound", "upperbound"):
-                values["bound"] = True
+            while i < len(tokens) and tokens[i] in BOUNDS:
+                values["bound"] = BOUNDS[tokens[i]]
                 i += 1
         elif token == "wdl":
             values["wdl"] = (int(tokens[i + 1]), int(tokens[i + 2]), int(tokens[i + 3]))
@@ -70,22 +74,24 @@ def parse_info(line: str) -> DepthResult:
 
 def completed_depths(info: list[str], wanted: tuple[Depth, ...], *,
                      last_is_complete: bool) -> dict[Depth, DepthResult]:
-    """The last exact (non-bound) report of each ``wanted`` depth whose iteration completed.
+    """The report of each ``wanted`` depth whose iteration completed: its last exact line, or,
+    when it has none, its last bound line (the result then says which bound).
 
     With ``go depth D`` every reported depth completed (``last_is_complete``); with
     ``go nodes N`` the search may stop inside its last iteration, which still prints a line,
     so a depth counts only when a deeper line follows it.
     """
-    last_line: dict[Depth, str] = {}
+    exact: dict[Depth, str] = {}
+    bound: dict[Depth, str] = {}
     deepest = 0
     for line in info:
         depth = int(line.split(" ", 3)[2])
         deepest = max(deepest, depth)
-        if " score " in line and "bound" not in line:
-            last_line[depth] = line
+        if " score " in line:
+            (bound if "bound" in line else exact)[depth] = line
     return {
-        depth: parse_info(last_line[depth]) for depth in wanted
-        if depth in last_line and (last_is_complete or depth < deepest)
+        depth: parse_info(exact.get(depth) or bound[depth]) for depth in wanted
+        if (depth in exact or depth in bound) and (last_is_complete or depth < deepest)
     }
 
 

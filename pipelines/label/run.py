@@ -178,6 +178,7 @@ def label_row(position_key: int, engine_id: str, depth: int, result: DepthResult
         "best_move": result.best_move, "pv": list(result.pv[:pv_moves]),
         "nodes": result.nodes, "seldepth": result.seldepth, "time_ms": result.time_ms,
         "search_limit": search_limit, "run_id": run_id, "labelled_at": now,
+        "bound": result.bound,
     }
 
 
@@ -196,10 +197,12 @@ class BatchResult:
     labels: int = 0           # label rows written
     errors: int = 0           # positions recorded in label_errors
     restarts: int = 0         # engine restarts after a crash or hang
+    bounds: int = 0           # labels whose score is a bound (the depth's last line was one)
 
     def __add__(self, other: BatchResult) -> BatchResult:
         return BatchResult(self.positions + other.positions, self.labels + other.labels,
-                           self.errors + other.errors, self.restarts + other.restarts)
+                           self.errors + other.errors, self.restarts + other.restarts,
+                           self.bounds + other.bounds)
 
 
 @dataclass
@@ -245,6 +248,7 @@ def label_batch(lake: Lake, config: LabelConfig, engine_id: str,
                 writer.add(rows, [])
                 result.positions += bool(rows)
                 result.labels += len(rows)
+                result.bounds += sum(row["bound"] is not None for row in rows)
             else:
                 writer.add([], [error_row(position, engine_id, config.retries + 1, outcome,
                                           run_id)])
@@ -339,6 +343,7 @@ class LabelSummary:
     errors: int               # positions recorded as label errors
     restarts: int
     seconds: float
+    bounds: int = 0           # labels whose score is a bound (labels.bound)
 
     @property
     def labels_per_s(self) -> float:
@@ -347,6 +352,7 @@ class LabelSummary:
     def __str__(self) -> str:
         return (f"engine {self.engine_id}, run {self.run_id}: {self.positions}/{self.pending} "
                 f"positions labelled, {self.labels} labels written, {self.errors} errors, "
+                f"{self.bounds} labelled from a bound line (labels.bound), "
                 f"{self.restarts} engine restarts, {self.seconds:.1f} s "
                 f"({self.labels_per_s:.1f} labels/s)")
 
@@ -387,7 +393,7 @@ def plan_labels(lake: Lake, config: LabelConfig) -> LabelPlan:
 def summarize(plan: LabelPlan, results: Sequence[BatchResult], seconds: float) -> LabelSummary:
     total = sum(results, BatchResult())
     return LabelSummary(plan.identity.engine_id, plan.run_id, plan.positions, total.positions,
-                        total.labels, total.errors, total.restarts, seconds)
+                        total.labels, total.errors, total.restarts, seconds, total.bounds)
 
 
 def label_positions(lake: Lake, config: LabelConfig,

@@ -7,13 +7,16 @@ python-chess (independent of the ingest step).
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import chess
 import chess.pgn
 import chess.polyglot
 import duckdb
+import pyarrow as pa
 import pytest
+from deltalake import write_deltalake
 
 from pipelines.label import (
     LabelConfig,
@@ -25,6 +28,7 @@ from pipelines.label import (
 )
 from pipelines.label.info import completed_depths, parse_info
 from warehouse import Lake, connect
+from warehouse.tables import table
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "label_engines"
 GAMES = FIXTURES / "selfplay.pgn"
@@ -257,8 +261,9 @@ def test_config_is_validated() -> None:
 
 
 def test_info_lines_bounds_and_unfinished_iterations() -> None:
-    """Aspiration-window lines (lowerbound/upperbound) are never a depth's label, and with a
-    node limit the last printed depth is dropped (Stockfish prints it when stopped)."""
+    """Aspiration-window lines (lowerbound/upperbound) are not a depth's label when the depth
+    has an exact line, and with a node limit the last printed depth is dropped (Stockfish
+    prints it when stopped)."""
     info = [
         "info depth 9 seldepth 12 multipv 1 score cp 40 wdl 80 900 20 nodes 9000 nps 1 "
         "hashfull 3 tbhits 0 time 20 pv e2e4 e7e5",
@@ -275,7 +280,114 @@ def test_info_lines_bounds_and_unfinished_iterations() -> None:
                                                                     ("d2d4", "d7d5", "c2c4"))
     depth = completed_depths(info, (10, 11), last_is_complete=True)
     assert (depth[11].score_mate, depth[11].score_cp, depth[11].wdl) == (-3, None, (0, 0, 1000))
-    assert parse_info(info[1]).bound
+    assert parse_info(info[1]).bound == "lower" and parse_info(info[0]).bound is None
+
+
+def test_a_depth_whose_last_line_is_a_bound_is_labelled_with_its_bound() -> None:
+    """Issue 32: a depth whose last line is a bound (depth 10 here, Stockfish's last report of
+    that iteration) gets its label from that line, with the bound's kind, instead of none
+    (which left it to be searched by every run); where a depth has an exact line after or
+    before a bound (depth 11), the exact line wins."""
+    info = [
+        "info depth 9 seldepth 12 multipv 1 score cp 40 nodes 9000 time 20 pv e2e4 e7e5",
+        "info depth 10 seldepth 14 multipv 1 score cp 31 upperbound nodes 12000 time 30 "
+        "pv e2e4",
+        "info depth 10 seldepth 14 multipv 1 score cp 55 lowerbound wdl 90 890 20 nodes 15000 "
+        "time 35 pv d2d4 d7d5",
+        "info depth 11 seldepth 15 multipv 1 score cp 50 nodes 20000 time 50 pv d2d4",
+        "info depth 11 seldepth 15 multipv 1 score cp 70 lowerbound nodes 21000 time 55 "
+        "pv c2c4",
+    ]
+    depths = completed_depths(info, (9, 10, 11), last_is_complete=True)
+    assert {depth: result.bound for depth, result in depths.items()} == {
+        9: None, 10: "lower", 11: None}
+    assert (depths[10].score_cp, depths[10].nodes, depths[10].pv) == (55, 15000,
+                                                                      ("d2d4", "d7d5"))
+    assert (depths[11].score_cp, depths[11].best_move) == (50, "d2d4")
+
+
+def test_bound_labels_are_stored_counted_and_not_searched_again(
+        lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stockfish_path: str,
+        selfplay_positions: list[dict[str, object]]) -> None:
+    """An engine whose last depth-3 line for one position is a bound (a proxy marks it so):
+    that depth is labelled with Stockfish's score and bound 'upper', the run's totals say
+    so, and the next run has nothing pending."""
+    rows = selfplay_positions[:5]
+    lake.write("positions", rows)
+    bad = sorted(rows, key=lambda r: r["position_key"])[2]
+    engine = proxy(monkeypatch, tmp_path, str(bad["fen"]), "bound", stockfish_path)
+    monkeypatch.setenv("PROXY_ENGINE_DEPTH", "3")
+    config = LabelConfig.tiny(depths=(2, 3), engine=engine)
+    summary = label_positions(lake, config)
+    assert (summary.positions, summary.labels, summary.errors, summary.bounds) == (5, 10, 0, 1)
+    assert "1 labelled from a bound line (labels.bound)" in str(summary)
+    labels = {(r["position_key"], r["depth"]): r for r in lake.read("labels").to_pylist()}
+    assert [key for key, row in labels.items() if row["bound"]] == [(bad["position_key"], 3)]
+    stockfish = UciEngine(stockfish_path, LabelConfig().uci_options)
+    try:
+        fresh = completed_depths(stockfish.search(str(bad["fen"]), "go depth 3", 30).info, (3,),
+                                 last_is_complete=True)[3]
+    finally:
+        stockfish.quit()
+    label = labels[(bad["position_key"], 3)]
+    assert (label["bound"], label["score_cp"], label["score_mate"]) == (
+        "upper", fresh.score_cp, fresh.score_mate)
+    assert lake.read("label_errors").num_rows == 0
+    again = label_positions(lake, config)
+    assert (again.pending, again.labels) == (0, 0)
+
+
+def test_a_warehouse_from_before_the_bound_column_is_read_and_extended(
+        lake: Lake, selfplay_positions: list[dict[str, object]]) -> None:
+    """Labels written before ``labels.bound`` existed (a Delta table made with the old schema,
+    as older chesslab made it) read as exact labels through Lake.read and the views; the next
+    label run adds the column and its own labels; compacting keeps both."""
+    rows = selfplay_positions[:3]
+    lake.write("positions", rows)
+    old_schema = pa.schema([f for f in table("labels").schema if f.name != "bound"])
+    old = pa.table({"position_key": pa.array([rows[0]["position_key"]], pa.int64()),
+                    "engine_id": ["old-engine"], "depth": pa.array([2], pa.int32()),
+                    "score_cp": pa.array([12], pa.int32()), "run_id": ["old"],
+                    "labelled_at": [datetime.now(UTC)]})
+    old = pa.table({f.name: old[f.name] if f.name in old.column_names else
+                    pa.nulls(1, pa.int64() if f.type == pa.uint64() else f.type)
+                    for f in old_schema})
+    write_deltalake(str(lake.table_dir("labels")), old, partition_by=["engine_id", "depth"])
+    assert lake.read("labels").to_pylist()[0]["bound"] is None
+    assert connect(lake).execute("select score_cp, bound from labels").fetchall() == [(12, None)]
+    summary = label_positions(lake, LabelConfig.tiny(depths=(2,)))
+    assert summary.labels == 3
+    lake.compact("labels")
+    stored = connect(lake).execute(
+        "select engine_id = 'old-engine', count(*), count(bound) from labels group by 1 "
+        "order by 1").fetchall()
+    assert stored == [(False, 3, 0), (True, 1, 0)]
+
+
+def test_mate_scores_from_whites_side(lake: Lake) -> None:
+    """Issue 33: a side to move that mates in 1 has score_mate 1; White's view is +1 when
+    White moves and -1 when Black moves (python-chess finds each mate in one)."""
+    fens = {"black mates": "rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq g3 0 2",
+            "white mates": "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"}
+    rows = []
+    for fen in fens.values():
+        board = chess.Board(fen)
+        mates = 0
+        for move in list(board.legal_moves):
+            board.push(move)
+            mates += board.is_checkmate()
+            board.pop()
+        assert mates == 1
+        rows.append({"position_key": chess.polyglot.zobrist_hash(board), "fen": board.epd(),
+                     "source_id": "t"})
+    lake.write("positions", rows)
+    label_positions(lake, LabelConfig(depths=(3,), workers=1))
+    labels = {r["position_key"]: r for r in lake.read("labels").to_pylist()}
+    black, white = (labels[row["position_key"]] for row in rows)
+    assert (black["score_mate"], black["white_mate"]) == (1, -1)
+    assert (white["score_mate"], white["white_mate"]) == (1, 1)
+    assert black["white_mate"] == -black["score_mate"]
+    assert black["bound"] is None and white["bound"] is None
 
 
 def test_batches_shrink_so_workers_finish_together() -> None:

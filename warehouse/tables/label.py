@@ -29,6 +29,10 @@ LABELS = Table(
         ("search_limit", pa.string()),     # the one search the label came from: depth 7, nodes 10000
         ("run_id", pa.string()),
         ("labelled_at", NOW),
+        # 'lower'/'upper': the depth's last report was a bound (score_* is at least / at most
+        # the true score, side to move's view; for white_* swap them when Black moves); null:
+        # exact. Added later: parts written before it read it as null.
+        ("bound", pa.string()),
     ]),
     key=("position_key", "engine_id", "depth"),
     partition_by=("engine_id", "depth"),
