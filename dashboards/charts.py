@@ -1,275 +1,444 @@
-"""Charts as inline SVG, drawn on the server from query rows: no script and no network, so
-the same markup serves the live dashboard and the static report, offline.
+"""The dashboard's charts: each a small Vega-Lite spec (built with Altair) next to the named
+queries it reads. The browser renders a spec with vega-embed (``dashboards.server``), the
+static report renders the same spec to SVG with vl-convert (``dashboards.report``).
 
-Every mark carries its value in a ``data-value`` attribute and a ``<title>`` (the tooltip),
-so a reader (and the browser test) can find the figures the chart was drawn from.
+A chart's ``build`` gets the rows of its queries (by query name) and the page's options
+(``log``: a log-scale loss axis) and returns the chart, or None when there is nothing to draw.
 """
 from __future__ import annotations
 
-import datetime as dt
-import html
 import math
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-WIDTH = 640
+import altair as alt
+
+from dashboards.data import Params, Row, Rows, json_object
+from dashboards.match import elo_series, sprt_series
+
+Built = alt.TopLevelMixin | None
+WIDTH = 560
 HEIGHT = 260
-MARGIN = (40, 20, 30, 56)             # top, right, bottom, left
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
-           "#17becf")
-Point = tuple[float, float]
-CHAR_W = 6.5                          # a generous width of one character at font-size 11
-LONGEST_LABEL = 72                    # longer labels keep their end (the title has them whole)
+ELO_MIN_SPAN = 100.0   # an Elo axis spans at least this many points (one player, no interval)
 
 
-def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
+@dataclass(frozen=True)
+class Chart:
+    name: str                                   # URL and element id: /chart/<name>
+    title: str
+    queries: tuple[str, ...]                    # named queries, warehouse/sql/queries
+    build: Callable[[Mapping[str, Rows], Params], Built]
+    log_option: bool = False                    # the page offers a log-scale loss axis
+    note: str = ""                              # shown above the chart
+    empty: str = "No rows yet."                 # shown instead when there is nothing to draw
 
 
-def number(value: float) -> str:
-    """A figure as shown: integers plainly, others with 4 significant digits.
+def values(rows: Rows) -> alt.Data:
+    return alt.Data(values=rows)
 
-    >>> number(41.0), number(0.123456), number(1234.5)
-    ('41', '0.1235', '1234')
+
+def loss_scale(options: Params) -> alt.Scale:
+    return alt.Scale(type="log") if options.get("log") else alt.Scale(zero=False)
+
+
+def padded_domain(lows: Sequence[float], highs: Sequence[float],
+                  min_span: float = ELO_MIN_SPAN) -> list[float]:
+    """An axis domain covering [min(lows), max(highs)], widened to ``min_span`` around its
+    middle: one rating without an interval must not get an axis of 1198-1200.
+
+    >>> padded_domain([1199.4], [1199.4])
+    [1149.4, 1249.4]
+    >>> padded_domain([900.0], [1480.0])
+    [900.0, 1480.0]
     """
-    if float(value).is_integer():
-        return str(int(value))
-    return f"{value:.4g}" if abs(value) < 1000 else f"{value:.0f}"
+    low, high = min(lows), max(highs)
+    if high - low < min_span:
+        middle = (low + high) / 2
+        low, high = middle - min_span / 2, middle + min_span / 2
+    return [round(low, 1), round(high, 1)]
 
 
-def time_text(seconds: float, span_s: float = 0.0) -> str:
-    """A time (POSIX seconds) as a time axis shows it, in UTC: to the minute, or the date
-    alone when the axis spans days.
-
-    >>> time_text(1772366400.0), time_text(1772366400.0, span_s=5 * 86400)
-    ('2026-03-01 12:00', '2026-03-01')
-    """
-    moment = dt.datetime.fromtimestamp(seconds, dt.UTC)
-    return moment.strftime("%Y-%m-%d" if span_s >= 2 * 86400 else "%Y-%m-%d %H:%M")
+def with_interval(rows: Rows, value: str = "elo") -> Rows:
+    """Rows with ``low``/``high``: the value minus ``minus`` and plus ``plus`` (the value
+    itself when the interval is unknown)."""
+    return [{**r, "low": r[value] - (r.get("minus") or 0.0),
+             "high": r[value] + (r.get("plus") or 0.0)} for r in rows if r[value] is not None]
 
 
-def label_column(labels: Sequence[str]) -> tuple[list[str], int]:
-    """The labels as shown (the end of an overlong one) and the width their column needs.
-
-    >>> label_column(["a", "abcd"])
-    (['a', 'abcd'], 38)
-    """
-    shown = [text if len(text) <= LONGEST_LABEL else "…" + text[1 - LONGEST_LABEL:]
-             for text in labels]
-    return shown, int(max(len(text) for text in shown) * CHAR_W) + 12
+def elo_axis(rows: Rows, title: str) -> alt.Scale:
+    return alt.Scale(domain=padded_domain([r["low"] for r in rows], [r["high"] for r in rows]),
+                     zero=False, nice=True)
 
 
-def svg(body: str, width: int = WIDTH, height: int = HEIGHT, kind: str = "chart") -> str:
-    return (f"<svg class='chart' data-chart='{kind}' width='{width}' height='{height}' "
-            f"viewBox='0 0 {width} {height}' font-family='sans-serif' font-size='11' "
-            f"role='img'>{body}</svg>")
+# --------------------------------------------------------------------------------------------
+# Overview
+# --------------------------------------------------------------------------------------------
+
+def positions_per_source(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = [{**r, "file": os.path.basename(r["source"])} for r in
+            data["dashboard_positions_per_source"]]
+    if not rows:
+        return None
+    return alt.Chart(values(rows)).mark_bar(tooltip=True).encode(
+        x=alt.X("positions:Q", title="positions"),
+        y=alt.Y("file:N", sort="-x", title=None),
+    ).properties(width=WIDTH, height=alt.Step(22))
 
 
-def span(values: Sequence[float]) -> tuple[float, float]:
-    low, high = min(values), max(values)
-    if low == high:
-        low, high = low - 1, high + 1
-    return low, high
+def labels_per_engine(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = [{**r, "labels": f"{r['engine_name']} {r['engine_version']} depth {r['depth']}"}
+            for r in data["label_coverage"]]
+    if not rows:
+        return None
+    return alt.Chart(values(rows)).mark_bar(tooltip=True).encode(
+        x=alt.X("positions:Q", title="labelled positions"),
+        y=alt.Y("labels:N", title=None, sort=None),
+        color=alt.Color("depth:O", title="depth", scale=alt.Scale(scheme="viridis")),
+    ).properties(width=WIDTH, height=alt.Step(22))
 
 
-def scale(value: float, low: float, high: float, start: float, end: float) -> float:
-    return start + (value - low) / (high - low) * (end - start)
+def coverage_over_time(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = data["dashboard_coverage_over_time"]
+    if not rows:
+        return None
+    return alt.Chart(values(rows)).mark_line(point=True, tooltip=True).encode(
+        x=alt.X("minute:T", title="time (UTC)", timeUnit="utcyearmonthdatehoursminutes"),
+        y=alt.Y("labelled:Q", title="labelled positions"),
+        color=alt.Color("depth:O", title="depth", scale=alt.Scale(scheme="viridis")),
+    ).properties(width=WIDTH, height=HEIGHT)
 
 
-def axes(x_range: tuple[float, float], y_range: tuple[float, float], x_label: str,
-         y_label: str, width: int = WIDTH, height: int = HEIGHT,
-         x_text: Callable[[float], str] = number, x_middle: bool = False) -> str:
-    """Both axes with their end ticks (and a middle one on the x axis) and labels."""
-    top, right, bottom, left = MARGIN
-    x0, x1, y0, y1 = left, width - right, height - bottom, top
-    middle = (x_range[0] + x_range[1]) / 2
-    ticks = [f"<text x='{x0}' y='{y0 + 14}'>{esc(x_text(x_range[0]))}</text>",
-             f"<text x='{x1}' y='{y0 + 14}' text-anchor='end'>{esc(x_text(x_range[1]))}</text>",
-             *([f"<text x='{(x0 + x1) / 2}' y='{y0 + 14}' text-anchor='middle'>"
-                f"{esc(x_text(middle))}</text>"] if x_middle else []),
-             f"<text x='{x0 - 4}' y='{y0}' text-anchor='end'>{number(y_range[0])}</text>",
-             f"<text x='{x0 - 4}' y='{y1 + 8}' text-anchor='end'>{number(y_range[1])}</text>"]
-    return (f"<line x1='{x0}' y1='{y0}' x2='{x1}' y2='{y0}' stroke='#333'/>"
-            f"<line x1='{x0}' y1='{y0}' x2='{x0}' y2='{y1}' stroke='#333'/>{''.join(ticks)}"
-            f"<text x='{(x0 + x1) / 2}' y='{height - 4}' text-anchor='middle'>{esc(x_label)}"
-            f"</text><text x='12' y='{(y0 + y1) / 2}' transform='rotate(-90 12 "
-            f"{(y0 + y1) / 2})' text-anchor='middle'>{esc(y_label)}</text>")
+def training(data: Mapping[str, Rows], options: Params) -> Built:
+    """Every model version as a dot (click one: the loss curves and the ladder follow), loss
+    curves with one y axis per kind, and the ladder rating of each version."""
+    models = data["dashboard_models"]
+    if not models:
+        return None
+    pick = alt.selection_point(name="model", fields=["model_id"], empty=True)
+    dots = alt.Chart(values(models), title="model versions (click to select)").mark_point(
+        filled=True, size=140, tooltip=True).encode(
+        x=alt.X("version:O", title="version", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("kind:N", title=None),
+        color=alt.Color("status:N", title="status"),
+        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.25)),
+    ).add_params(pick).properties(width=WIDTH)
+    charts: list[Any] = [dots]
+    curves = data["dashboard_training_curves"]
+    if curves:
+        charts.append(alt.Chart(values(curves)).transform_filter(pick).transform_fold(
+            ["train_loss", "val_loss"], as_=["split", "loss"]).mark_line(
+            point=True, tooltip=True).encode(
+            x=alt.X("epoch:Q", title="epoch", axis=alt.Axis(tickMinStep=1)),
+            y=alt.Y("loss:Q", title="loss", scale=loss_scale(options)),
+            color=alt.Color("model_id:N", title="model"),
+            strokeDash=alt.StrokeDash("split:N", title="split"),
+        ).properties(width=WIDTH, height=180).facet(
+            row=alt.Row("kind:N", title="loss per kind (own axis)")).resolve_scale(
+            y="independent", color="independent"))
+    ladder = with_interval(data["dashboard_ladder_history"], "ladder_elo")
+    if ladder:
+        charts.append(ladder_chart(ladder, pick))
+    return alt.vconcat(*charts).resolve_scale(color="independent")
 
 
-def legend(names: Sequence[str]) -> str:
-    items = []
-    for i, name in enumerate(names):
-        x = MARGIN[3] + (i % 4) * 140
-        y = 12 + (i // 4) * 13
-        items.append(f"<rect x='{x}' y='{y - 8}' width='10' height='3' "
-                     f"fill='{PALETTE[i % len(PALETTE)]}'/><text x='{x + 14}' y='{y}'>"
-                     f"{esc(name)[:22]}</text>")
-    return "".join(items)
+def ladder_chart(rows: Rows, pick: Any = None) -> alt.LayerChart:
+    base = alt.Chart(values(rows), title="Stockfish-ladder rating per model version")
+    if pick is not None:
+        base = base.transform_filter(pick)
+    x = alt.X("model_id:N", title="model version", sort=None, axis=alt.Axis(labelAngle=0))
+    scale = elo_axis(rows, "Elo")
+    bars = base.mark_rule().encode(x=x, y=alt.Y("low:Q", scale=scale, title="ladder Elo"),
+                                   y2="high:Q")
+    dots = base.mark_point(filled=True, size=80, tooltip=True).encode(
+        x=x, y=alt.Y("ladder_elo:Q", scale=scale), color=alt.Color("kind:N", title="kind"))
+    return (bars + dots).properties(width=WIDTH, height=HEIGHT)
 
 
-def line_chart(series: dict[str, list[Point]], x_label: str, y_label: str,
-               y_range: tuple[float, float] | None = None, x_time: bool = False) -> str:
-    """One polyline (and a dot per point) per named series; with ``x_time`` the x values
-    are times (POSIX seconds) shown as UTC dates, and when there is only one time, each
-    series' value at it is a bar (dots on a line of no length say little)."""
-    points = [p for values in series.values() for p in values
-              if all(math.isfinite(v) for v in p)]
+def errors(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = [{**r, "what": f"{r['step']}: {os.path.basename(str(r['subject']))}"}
+            for r in data["dashboard_errors"]]
+    if not rows:
+        return None
+    return alt.Chart(values(rows)).mark_bar(color="#c0392b", tooltip=True).encode(
+        x=alt.X("errors:Q"), y=alt.Y("what:N", sort="-x", title=None),
+    ).properties(width=WIDTH, height=alt.Step(22))
+
+
+# --------------------------------------------------------------------------------------------
+# A model version
+# --------------------------------------------------------------------------------------------
+
+def model_losses(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = data["dashboard_model_curves"]
+    if not rows:
+        return None
+    return alt.Chart(values(rows)).transform_fold(
+        ["train_loss", "val_loss"], as_=["split", "loss"]).mark_line(
+        point=True, tooltip=True).encode(
+        x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
+        y=alt.Y("loss:Q", scale=loss_scale(options)),
+        color=alt.Color("split:N", title="split"),
+    ).properties(width=WIDTH, height=HEIGHT).interactive()
+
+
+def epoch_metrics(rows: Rows) -> Rows:
+    """One row per epoch and metric: learning rate, speed and the kind's numeric extras."""
+    found: Rows = []
+    for r in rows:
+        metrics = {"learning_rate": r["learning_rate"], "positions_per_s": r["positions_per_s"],
+                   **json_object(r["extra"])}
+        found += [{"epoch": r["epoch"], "metric": k, "value": v} for k, v in metrics.items()
+                  if isinstance(v, int | float) and not isinstance(v, bool)
+                  and math.isfinite(v)]
+    return found
+
+
+def model_metrics(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = epoch_metrics(data["dashboard_model_curves"])
+    if not rows:
+        return None
+    return alt.Chart(values(rows)).mark_line(point=True, tooltip=True).encode(
+        x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
+        y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
+    ).properties(width=240, height=150).facet(
+        facet=alt.Facet("metric:N", title=None), columns=2).resolve_scale(y="independent")
+
+
+def model_ladder(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = with_interval(data["dashboard_ladder_history"], "ladder_elo")
+    if not rows:
+        return None
+    scale = elo_axis(rows, "Elo")
+    base = alt.Chart(values(rows))
+    x = alt.X("recorded_at:T", title="evaluated at (UTC)")
+    return (base.mark_rule().encode(x=x, y=alt.Y("low:Q", scale=scale, title="ladder Elo"),
+                                    y2="high:Q")
+            + base.mark_point(filled=True, size=80, tooltip=True).encode(
+                x=x, y=alt.Y("ladder_elo:Q", scale=scale))).properties(
+        width=WIDTH, height=HEIGHT)
+
+
+def volatility_roc(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = data["dashboard_volatility_roc"]
+    if not rows:
+        return None
+    chance = alt.Chart(values([{"fpr": 0.0, "tpr": 0.0}, {"fpr": 1.0, "tpr": 1.0}])).mark_line(
+        color="#999", strokeDash=[4, 4]).encode(x="fpr:Q", y="tpr:Q")
+    roc = alt.Chart(values(rows)).mark_line(point=True, tooltip=True).encode(
+        x=alt.X("fpr:Q", title="false positive rate", scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("tpr:Q", title="true positive rate", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("model_id:N", title="model"), order="point:Q")
+    return (chance + roc).properties(width=360, height=360)
+
+
+def volatility_gains(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = data["dashboard_volatility_gains"]
+    if not rows:
+        return None
+    return alt.Chart(values(rows)).transform_fold(
+        ["stable_found", "random", "perfect"], as_=["curve", "share"]).mark_line(
+        point=True, tooltip=True).encode(
+        x=alt.X("percent:Q", title="% of positions examined"),
+        y=alt.Y("share:Q", title="share of stable positions found",
+                scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("curve:N", title=None),
+        detail="model_id:N",
+    ).properties(width=360, height=360)
+
+
+def lmr_heatmap(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = data["dashboard_lmr_heatmap"]
+    if not rows:
+        return None
+    base = alt.Chart(values(rows)).encode(
+        x=alt.X("move_no:O", title="move number (30: 30 and later)"),
+        y=alt.Y("depth:O", title="depth", sort="descending"))
+    cells = base.mark_rect(tooltip=True).encode(
+        color=alt.Color("reduction:Q", title="mean safe reduction (plies)",
+                        scale=alt.Scale(scheme="viridis")))
+    text = base.mark_text(fontSize=9).encode(
+        text=alt.Text("reduction:Q", format=".1f"),
+        color=alt.condition(alt.datum.reduction > 1.5, alt.value("black"), alt.value("white")))
+    return (cells + text).properties(width=WIDTH, height=alt.Step(24))
+
+
+def decisive_share(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = data["dashboard_policy_value_checkpoints"]
+    if not rows:
+        return None
+    model = options.get("model")
+    marked = [{**r, "this": r["model_id"] == model} for r in rows]
+    lines = alt.Chart(values(marked)).transform_fold(
+        ["decisive_share", "decisive_target_share"], as_=["share of", "share"]).mark_line(
+        point=True, tooltip=True).encode(
+        x=alt.X("round:Q", title="self-play round (checkpoint)", axis=alt.Axis(tickMinStep=1)),
+        y=alt.Y("share:Q", title="share of positions with |v| > 0.5",
+                scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("share of:N", title=None))
+    this = alt.Chart(values([r for r in marked if r["this"]])).mark_rule(
+        strokeDash=[2, 2], color="#555").encode(x="round:Q")
+    return (lines + this).properties(width=WIDTH, height=HEIGHT)
+
+
+# --------------------------------------------------------------------------------------------
+# Compare runs
+# --------------------------------------------------------------------------------------------
+
+def compare_curves(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = data["dashboard_compare_curves"]
+    if not rows:
+        return None
+    return alt.Chart(values(rows)).transform_fold(
+        ["train_loss", "val_loss"], as_=["split", "loss"]).mark_line(
+        point=True, tooltip=True).encode(
+        x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
+        y=alt.Y("loss:Q", scale=loss_scale(options)),
+        color=alt.Color("model_id:N", title="model"),
+        strokeDash=alt.StrokeDash("split:N", title="split"),
+    ).properties(width=WIDTH, height=320).interactive()
+
+
+# --------------------------------------------------------------------------------------------
+# A match
+# --------------------------------------------------------------------------------------------
+
+def match_row(data: Mapping[str, Rows]) -> Row | None:
+    found = data["dashboard_match"]
+    return found[0] if found else None
+
+
+def match_sprt(data: Mapping[str, Rows], options: Params) -> Built:
+    match = match_row(data)
+    points = sprt_series(match, data["dashboard_match_games"]) if match else []
     if not points:
-        return "<p class='empty'>No rows yet.</p>"
-    if x_time and len({p[0] for p in points}) == 1:
-        return (f"<p class='note'>{esc(y_label)} at {time_text(points[0][0])} UTC, the only "
-                f"time so far:</p>" + bar_chart(
-                    [{"series": name, "value": values[-1][1]}
-                     for name, values in series.items() if values], "series", "value"))
-    xs, ys = span([p[0] for p in points]), y_range or span([p[1] for p in points])
-
-    def x_text(x: float) -> str:
-        return time_text(x, xs[1] - xs[0]) if x_time else number(x)
-    top, right, bottom, left = MARGIN
-    marks = []
-    for i, (name, values) in enumerate(series.items()):
-        colour = PALETTE[i % len(PALETTE)]
-        drawn = [(scale(x, *xs, left, WIDTH - right), scale(y, *ys, HEIGHT - bottom, top), x, y)
-                 for x, y in values if math.isfinite(x) and math.isfinite(y)]
-        path = " ".join(f"{px:.1f},{py:.1f}" for px, py, _, _ in drawn)
-        marks.append(f"<polyline data-series='{esc(name)}' points='{path}' fill='none' "
-                     f"stroke='{colour}' stroke-width='1.5'/>")
-        marks += [f"<circle cx='{px:.1f}' cy='{py:.1f}' r='2.5' fill='{colour}' "
-                  f"data-series='{esc(name)}' data-x='{esc(x_text(x))}' "
-                  f"data-value='{number(y)}'><title>{esc(name)}: {esc(x_text(x))}, "
-                  f"{number(y)}</title></circle>"
-                  for px, py, x, y in drawn]
-    return svg(axes(xs, ys, x_label, y_label, x_text=x_text, x_middle=x_time)
-               + "".join(marks) + legend(list(series)), kind="line")
+        return None
+    lower, upper = points[0]["lower_bound"], points[0]["upper_bound"]
+    points = [{"games": 0, "pairs": 0, "llr": 0.0}, *points]    # every test starts at 0
+    scale = alt.Scale(domain=padded_domain([lower, *(p["llr"] for p in points)],
+                                           [upper, *(p["llr"] for p in points)], 1.0))
+    base = alt.Chart(values(points))
+    bounds = alt.Chart(values([{"bound": "H0 (lower)", "llr": lower},
+                               {"bound": "H1 (upper)", "llr": upper}])).mark_rule(
+        strokeDash=[6, 3]).encode(y=alt.Y("llr:Q", scale=scale),
+                                  color=alt.Color("bound:N", title="bound",
+                                                  scale=alt.Scale(range=["#c0392b", "#27ae60"])))
+    line = base.mark_line(point=True, tooltip=True, color="#2c3e50").encode(
+        x=alt.X("games:Q", title="games"), y=alt.Y("llr:Q", title="LLR", scale=scale))
+    return (bounds + line).properties(width=WIDTH, height=HEIGHT).resolve_scale(
+        color="independent")
 
 
-def bar_chart(rows: Sequence[dict[str, Any]], label: str, value: str, unit: str = "") -> str:
-    """Horizontal bars, one per row, labelled with ``label`` and the value."""
-    rows = [r for r in rows if r[value] is not None]
+def match_elo(data: Mapping[str, Rows], options: Params) -> Built:
+    points = elo_series(data["dashboard_match_games"])
+    finite = [p for p in points if p["elo"] is not None]
+    if not finite:
+        return None
+    first = finite[0]["player"]
+    base = alt.Chart(values(finite))
+    x = alt.X("games:Q", title="games")
+    band = base.mark_area(opacity=0.25).encode(
+        x=x, y=alt.Y("lower:Q", title=f"Elo of {first} (95% interval)"), y2="upper:Q")
+    line = base.mark_line(point=True, tooltip=True).encode(x=x, y="elo:Q")
+    zero = alt.Chart(values([{"elo": 0.0}])).mark_rule(color="#999").encode(y="elo:Q")
+    return (band + line + zero).properties(width=WIDTH, height=HEIGHT)
+
+
+def match_pentanomial(data: Mapping[str, Rows], options: Params) -> Built:
+    match = match_row(data)
+    points = sprt_series(match, data["dashboard_match_games"], need_sprt=False) \
+        if match else []
+    if not points:
+        return None
+    last = points[-1]
+    cells = ["LL", "LD", "DD+WL", "WD", "WW"]
+    rows = [{"pair": cell, "pairs": count, "order": i}
+            for i, (cell, count) in enumerate(zip(cells, last["counts"], strict=True))]
+    return alt.Chart(values(rows), title=f"game pairs of {last['player']}").mark_bar(
+        tooltip=True).encode(
+        x=alt.X("pair:N", sort=cells, title="pair result (first player's view)",
+                axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("pairs:Q", title="pairs", axis=alt.Axis(tickMinStep=1)),
+    ).properties(width=360, height=HEIGHT)
+
+
+def match_crosstable(data: Mapping[str, Rows], options: Params) -> Built:
+    rows = [{**r, "score": r["points"] / r["games"], "text": f"{r['points']:g}/{r['games']}"}
+            for r in data["dashboard_crosstable"]]
     if not rows:
-        return "<p class='empty'>No rows yet.</p>"
-    high = max(float(r[value]) for r in rows) or 1.0
-    shown, label_width = label_column([str(r[label]) for r in rows])
-    bar, chart_width = 18, max(WIDTH, label_width + 360)
-    marks = []
-    for i, r in enumerate(rows):
-        y = 6 + i * (bar + 4)
-        width = float(r[value]) / high * (chart_width - label_width - 80)
-        marks.append(
-            f"<text x='{label_width - 6}' y='{y + 13}' text-anchor='end'>"
-            f"{esc(shown[i])}</text><rect x='{label_width}' y='{y}' "
-            f"width='{max(width, 1):.1f}' height='{bar}' fill='{PALETTE[0]}' "
-            f"data-label='{esc(r[label])}' data-value='{number(float(r[value]))}'><title>"
-            f"{esc(r[label])}: {number(float(r[value]))}{unit}</title></rect>"
-            f"<text x='{label_width + width + 4:.1f}' y='{y + 13}'>"
-            f"{number(float(r[value]))}{unit}</text>")
-    return svg("".join(marks), width=chart_width, height=12 + len(rows) * (bar + 4),
-               kind="bar")
+        return None
+    base = alt.Chart(values(rows)).encode(
+        x=alt.X("opponent:N", title="opponent", axis=alt.Axis(labelAngle=0, labelLimit=115)),
+        y=alt.Y("player:N", title="player"))
+    cells = base.mark_rect(tooltip=True).encode(
+        color=alt.Color("score:Q", title="score share", scale=alt.Scale(
+            domain=[0, 0.5, 1], range=["#c0392b", "#f7f7f7", "#27ae60"])))
+    text = base.mark_text().encode(text="text:N")
+    return (cells + text).properties(width=alt.Step(120), height=alt.Step(40))
 
 
-def interval_chart(rows: Sequence[dict[str, Any]], label: str, value: str, plus: str,
-                   minus: str) -> str:
-    """A dot per row at ``value`` with a line over its interval (ratings, Elo)."""
-    rows = [r for r in rows if r[value] is not None]
+# --------------------------------------------------------------------------------------------
+# Ratings
+# --------------------------------------------------------------------------------------------
+
+def rating_pool(rows: Rows) -> Built:
+    rows = with_interval(rows)
     if not rows:
-        return "<p class='empty'>No rows yet.</p>"
-    low = min(r[value] - (r[minus] or 0) for r in rows)
-    high = max(r[value] + (r[plus] or 0) for r in rows)
-    low, high = span([low, high])
-    shown, label_width = label_column([str(r[label]) for r in rows])
-    row, width = 20, max(WIDTH, label_width + 360)
-    marks = []
-    for i, r in enumerate(rows):
-        y = 14 + i * row
-
-        def x(elo: float) -> float:
-            return scale(elo, low, high, label_width, width - 40)
-
-        marks.append(
-            f"<text x='{label_width - 8}' y='{y + 4}' text-anchor='end'>"
-            f"{esc(shown[i])}</text>"
-            f"<line x1='{x(r[value] - (r[minus] or 0)):.1f}' y1='{y}' "
-            f"x2='{x(r[value] + (r[plus] or 0)):.1f}' y2='{y}' stroke='#555'/>"
-            f"<circle cx='{x(r[value]):.1f}' cy='{y}' r='4' fill='{PALETTE[0]}' "
-            f"data-label='{esc(r[label])}' data-value='{number(r[value])}'><title>"
-            f"{esc(r[label])}: {number(r[value])} +{number(r[plus] or 0)} "
-            f"-{number(r[minus] or 0)}</title></circle>"
-            f"<text x='{width - 36}' y='{y + 4}'>{number(r[value])}</text>")
-    return svg("".join(marks), width=width, height=20 + len(rows) * row, kind="interval")
+        return None
+    scale = elo_axis(rows, "Elo")
+    base = alt.Chart(values(rows))
+    y = alt.Y("player:N", sort=None, title=None)
+    return (base.mark_rule().encode(y=y, x=alt.X("low:Q", scale=scale, title="Elo (95%)"),
+                                    x2="high:Q")
+            + base.mark_point(filled=True, size=80, tooltip=True).encode(
+                y=y, x=alt.X("elo:Q", scale=scale))).properties(width=WIDTH,
+                                                                 height=alt.Step(26))
 
 
-def heatmap(cells: Sequence[tuple[float, float, float]], x_label: str, y_label: str) -> str:
-    """Cells (x, y, value) on a grid, darker for larger values."""
-    if not cells:
-        return "<p class='empty'>No rows yet.</p>"
-    xs = sorted({c[0] for c in cells})
-    ys = sorted({c[1] for c in cells})
-    low, high = span([c[2] for c in cells])
-    top, right, bottom, left = MARGIN
-    cw = (WIDTH - left - right) / len(xs)
-    ch = (HEIGHT - top - bottom) / len(ys)
-    marks = []
-    for x, y, value in cells:
-        shade = scale(value, low, high, 0.1, 1.0)
-        px, py = left + xs.index(x) * cw, HEIGHT - bottom - (ys.index(y) + 1) * ch
-        marks.append(f"<rect x='{px:.1f}' y='{py:.1f}' width='{cw:.1f}' height='{ch:.1f}' "
-                     f"fill='{PALETTE[0]}' fill-opacity='{shade:.2f}' data-x='{number(x)}' "
-                     f"data-y='{number(y)}' data-value='{number(value)}'><title>"
-                     f"{esc(x_label)} {number(x)}, {esc(y_label)} {number(y)}: "
-                     f"{number(value)}</title></rect>")
-    return svg(axes((xs[0], xs[-1]), (ys[0], ys[-1]), x_label, y_label) + "".join(marks),
-               kind="heatmap")
-
-
-def sprt_chart(rows: Sequence[dict[str, Any]], label: str) -> str:
-    """Each SPRT run's LLR as a bar from 0, with its lower and upper bounds as ticks."""
-    if not rows:
-        return "<p class='empty'>No rows yet.</p>"
-    low, high = span([v for r in rows for v in (r["llr"], r["lower_bound"],
-                                                 r["upper_bound"], 0.0)])
-    shown, label_width = label_column([str(r[label]) for r in rows])
-    row, width = 22, max(WIDTH, label_width + 360)
-
-    def x(value: float) -> float:
-        return scale(value, low, high, label_width, width - 60)
-
-    marks = []
-    for i, r in enumerate(rows):
-        y = 8 + i * row
-        start, end = sorted((x(0.0), x(r["llr"])))
-        marks.append(
-            f"<text x='{label_width - 8}' y='{y + 12}' text-anchor='end'>"
-            f"{esc(shown[i])}</text>"
-            f"<rect x='{start:.1f}' y='{y}' width='{max(end - start, 1):.1f}' height='16' "
-            f"fill='{PALETTE[2] if r['decision'] == 'H1' else PALETTE[1]}' "
-            f"data-label='{esc(r[label])}' data-value='{number(r['llr'])}'><title>LLR "
-            f"{number(r['llr'])} in [{number(r['lower_bound'])}, "
-            f"{number(r['upper_bound'])}]: {esc(r['decision'])}</title></rect>"
-            + "".join(f"<line x1='{x(b):.1f}' x2='{x(b):.1f}' y1='{y - 2}' y2='{y + 18}' "
-                      f"stroke='#000' stroke-dasharray='2,2'/>"
-                      for b in (r["lower_bound"], r["upper_bound"]))
-            + f"<text x='{width - 56}' y='{y + 12}'>{number(r['llr'])} "
-              f"{esc(r['decision'])}</text>")
-    return svg("".join(marks), width=width, height=16 + len(rows) * row, kind="sprt")
-
-
-def crosstable(rows: Sequence[dict[str, Any]]) -> str:
-    """Points against each opponent as an HTML grid per tournament."""
-    if not rows:
-        return "<p class='empty'>No rows yet.</p>"
-    parts = []
-    for tournament in dict.fromkeys(r["tournament_id"] for r in rows):
-        own = [r for r in rows if r["tournament_id"] == tournament]
-        players = sorted({r["player"] for r in own} | {r["opponent"] for r in own})
-        cell = {(r["player"], r["opponent"]): r for r in own}
-        head = "".join(f"<th>{esc(p)}</th>" for p in players)
-        body = "".join(
-            f"<tr><th>{esc(p)}</th>" + "".join(
-                f"<td data-value='{number(cell[p, o]['points'])}'>"
-                f"{number(cell[p, o]['points'])}/{cell[p, o]['games']}</td>"
-                if (p, o) in cell else "<td></td>" for o in players) + "</tr>"
-            for p in players)
-        parts.append(f"<h4>{esc(tournament)}</h4><div class='scroll'><table class='crosstable'>"
-                     f"<thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
-                     f"</div>")
-    return "".join(parts)
+CHARTS = (
+    Chart("positions-per-source", "Positions per source file",
+          ("dashboard_positions_per_source",), positions_per_source),
+    Chart("labels", "Labelled positions per engine and depth", ("label_coverage",),
+          labels_per_engine),
+    Chart("coverage-over-time", "Labelled positions over time", ("dashboard_coverage_over_time",),
+          coverage_over_time),
+    Chart("training", "Models: losses per kind and ladder ratings",
+          ("dashboard_models", "dashboard_training_curves", "dashboard_ladder_history"),
+          training, log_option=True,
+          note="Click a version to show only its curves and ratings; click empty space to "
+               "show all."),
+    Chart("errors", "Ingest and label errors", ("dashboard_errors",), errors),
+    Chart("model-losses", "Loss per epoch: train against validation",
+          ("dashboard_model_curves",), model_losses, log_option=True),
+    Chart("model-metrics", "Learning rate, speed and the kind's metrics per epoch",
+          ("dashboard_model_curves",), model_metrics),
+    Chart("model-ladder", "Stockfish-ladder rating at each evaluation",
+          ("dashboard_ladder_history",), model_ladder),
+    Chart("volatility-roc", "ROC curve (positive: stable)", ("dashboard_volatility_roc",),
+          volatility_roc),
+    Chart("volatility-gains", "Cumulative gains", ("dashboard_volatility_gains",),
+          volatility_gains),
+    Chart("lmr-heatmap", "Mean safe reduction by depth and move number",
+          ("dashboard_lmr_heatmap",), lmr_heatmap),
+    Chart("decisive-share", "Decisive share against its target per checkpoint",
+          ("dashboard_policy_value_checkpoints",), decisive_share),
+    Chart("compare-curves", "Loss curves", ("dashboard_compare_curves",), compare_curves,
+          log_option=True),
+    Chart("match-sprt", "LLR against games, with the SPRT's bounds",
+          ("dashboard_match", "dashboard_match_games"), match_sprt,
+          empty="Not an SPRT, or no game pair finished yet."),
+    Chart("match-elo", "Elo with its 95% interval over games", ("dashboard_match_games",),
+          match_elo, empty="No Elo yet: undefined while one side has scored every point."),
+    Chart("match-pentanomial", "Pentanomial counts", ("dashboard_match",
+                                                      "dashboard_match_games"),
+          match_pentanomial),
+    Chart("match-crosstable", "Crosstable (points/games)", ("dashboard_crosstable",),
+          match_crosstable),
+    Chart("rating-pool", "Ratings with 95% intervals", ("dashboard_latest_ratings",),
+          lambda data, options: rating_pool(data["dashboard_latest_ratings"])),
+    Chart("ladder-pool", "Stockfish ladder: each version's latest rating",
+          ("dashboard_ladder_pool",), lambda data, options: rating_pool(
+              data["dashboard_ladder_pool"])),
+)
+BY_NAME = {chart.name: chart for chart in CHARTS}

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # Stockfish labels positions and anchors ratings; the others are tournament opponents and
 # gaviotatb ships endgame tablebases for adjudication; chromium (headless) is the browser the
 # served dashboard's test opens.
-APT_PACKAGES=(stockfish gaviotatb toga2 phalanx ethereal-chess glaurung chromium)
+APT_PACKAGES=(stockfish gaviotatb toga2 phalanx ethereal-chess glaurung chromium chromium-driver)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

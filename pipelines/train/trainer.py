@@ -2,6 +2,11 @@
 module runs Lightning with checkpoints in ``<home>/models/<kind>/<version>/``, resumes the
 unfinished version of the same config after a kill, writes every epoch's metrics to the
 warehouse as it goes and registers the finished model.
+
+The metrics also go to TensorBoard event files in the version's ``tensorboard/`` folder, so
+``tensorboard --logdir <home>/models`` shows every run: Lightning's own ``train_loss`` (every
+``LOG_EVERY_STEPS`` steps) and ``val_loss``, and the warehouse's epoch rows as ``epoch/...``
+at step = epoch number (1 first). The warehouse stays the source of truth.
 """
 from __future__ import annotations
 
@@ -38,10 +43,15 @@ log = logging.getLogger(__name__)
 
 RUN_FILE = "run.json"
 LAST_CHECKPOINT = "last.ckpt"
+TENSORBOARD_DIR = "tensorboard"
+LOG_EVERY_STEPS = 10
 # The version folder holds run.json next to the checkpoint by design.
 warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
 # Lightning 2.6 calls a deprecated torch pytree API internally; nothing for a user to act on.
 warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
+# A tiny run has fewer batches than the logging interval: its epochs are logged all the same.
+warnings.filterwarnings("ignore", message=r"The number of training batches .* is smaller than "
+                                          r"the logging interval")
 
 
 class TrainingError(RuntimeError):
@@ -164,15 +174,28 @@ class EpochMetrics(L.Callback):
     def on_validation_end(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         if trainer.sanity_checking or not self.train_n:
             return
-        self.lake.write("model_metrics", [{
-            "model_id": self.model, "epoch": trainer.current_epoch,
-            "step": trainer.global_step,
-            "train_loss": self.train_sum / self.train_n,
-            "val_loss": self.val_sum / self.val_n if self.val_n else None,
-            "positions_per_s": self.train_n / max(self.train_s, 1e-9),
-            "learning_rate": self.learning_rate,
-            "extra": json.dumps(getattr(module, "epoch_extra", dict)(), sort_keys=True),
-            "recorded_at": now()}])
+        extra = getattr(module, "epoch_extra", dict)()
+        row = {"model_id": self.model, "epoch": trainer.current_epoch,
+               "step": trainer.global_step,
+               "train_loss": self.train_sum / self.train_n,
+               "val_loss": self.val_sum / self.val_n if self.val_n else None,
+               "positions_per_s": self.train_n / max(self.train_s, 1e-9),
+               "learning_rate": self.learning_rate,
+               "extra": json.dumps(extra, sort_keys=True), "recorded_at": now()}
+        self.lake.write("model_metrics", [row])
+        tensorboard_epoch(trainer, row, extra)
+
+
+def tensorboard_epoch(trainer: L.Trainer, row: Mapping[str, Any],
+                      extra: Mapping[str, Any]) -> None:
+    """The epoch's warehouse row as ``epoch/<metric>`` scalars at step = epoch + 1, flushed
+    (a killed run keeps the epochs it finished)."""
+    numbers = {f"epoch/{k}": float(v) for k, v in {**row, **extra}.items()
+               if k not in ("epoch", "step") and isinstance(v, int | float)
+               and not isinstance(v, bool)}
+    for logger in trainer.loggers:
+        logger.log_metrics(numbers, step=row["epoch"] + 1)
+        logger.save()
 
 
 @dataclass(frozen=True)
@@ -232,8 +255,16 @@ def lightning_trainer(config: TrainConfig, run: Run, lake: Lake,
     return L.Trainer(
         max_epochs=config.epochs, accelerator=config.accelerator, devices=1,
         callbacks=[EpochMetrics(lake, run.model_id), *callbacks, checkpoint],
-        logger=False, enable_progress_bar=config.progress, enable_model_summary=False,
+        logger=tensorboard_logger(run), log_every_n_steps=LOG_EVERY_STEPS,
+        enable_progress_bar=config.progress, enable_model_summary=False,
         num_sanity_val_steps=0, default_root_dir=run.folder)
+
+
+def tensorboard_logger(run: Run) -> L.pytorch.loggers.TensorBoardLogger:
+    """Event files in ``<version folder>/tensorboard`` (one file per start: a resumed run
+    adds one), no hparams metric."""
+    return L.pytorch.loggers.TensorBoardLogger(
+        save_dir=run.folder, name=TENSORBOARD_DIR, version="", default_hp_metric=False)
 
 
 def train_model(lake: Lake, kind: ModelKind, config: TrainConfig,

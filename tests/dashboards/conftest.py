@@ -1,6 +1,13 @@
-"""A small warehouse with something in every dashboard panel: Morphy's Opera game ingested and
-labelled by Stockfish at depth 2 (real), and registry, rating, volatility, LMR, tournament and
-SPRT rows written through the lake's tables with figures the tests look for."""
+"""Two warehouses for the dashboard's tests.
+
+``served_home``: made by the real commands, as a user would (``chesslab ingest``, ``label``,
+two tiny ``train nnue`` runs, ``evaluate nnue@1`` with a 4-game SPRT match and a one-rung
+Stockfish ladder): the browser tests open its pages.
+
+``dashboard_home``: Morphy's Opera game ingested and labelled by Stockfish at depth 2 (real),
+and registry, rating, volatility, LMR, policy-value, tournament and SPRT rows written through
+the lake's tables with figures the chart tests look for (the kinds a tiny run cannot make
+quickly)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -9,11 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from flows.cli import main
 from pipelines.ingest import IngestConfig, ingest_paths
 from pipelines.label import LabelConfig, label_positions
 from warehouse import Lake
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "label_engines"
+OPENINGS = Path(__file__).resolve().parents[1] / "fixtures" / "openings" / "two_positions.epd"
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 LOSSES = {"nnue@1": (0.3125, 0.25, 0.1875), "nnue@2": (0.28125, 0.1234)}
 RATINGS = {"alphabeta": 41.0, "sunfish": -41.0}
@@ -33,10 +42,20 @@ def dashboard_home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str
          "elo": elo, "plus": 30.0, "minus": 25.0, "games": 10, "score": 5.0, "draws": 2,
          "computed_at": T0} for rank, (name, elo) in enumerate(RATINGS.items(), 1)])
     lake.write("tournament_games", [
-        {"tournament_id": "t1", "game_key": f"0:0:{g}", "white": white, "black": black,
-         "result": result, "white_score": score}
+        {"tournament_id": "t1", "game_key": f"0:0:{g}", "pairing": 0, "round": 0,
+         "game_in_pair": g, "white": white, "black": black, "result": result,
+         "white_score": score, "pgn": f'[White "{white}"]\n[Black "{black}"]\n\n{result}',
+         "finished_at": T0 + dt.timedelta(minutes=g)}
         for g, (white, black, result, score) in enumerate([
             ("alphabeta", "sunfish", "1-0", 1.0), ("sunfish", "alphabeta", "1/2-1/2", 0.5)])])
+    lake.write("tournaments", [{
+        "tournament_id": "t1", "event": "sunfish gauntlet", "format": "round-robin",
+        "rounds": 1, "planned_games": 2, "config": json.dumps({
+            "sprt_elo0": 0.0, "sprt_elo1": 10.0, "sprt_alpha": 0.05, "sprt_beta": 0.05,
+            "sprt_model": "normalized"}), "created_at": T0}])
+    lake.write("tournament_events", [{
+        "tournament_id": "t1", "event": "finished", "games_done": 2, "planned_games": 2,
+        "detail": "", "recorded_at": T0}])
     lake.write("sprt_results", [{
         "sprt_id": "s1", "tournament_id": "t1", "model": "normalized", "elo0": 0.0,
         "elo1": 10.0, "llr": 1.625, "lower_bound": -2.94, "upper_bound": 2.94,
@@ -52,7 +71,46 @@ def dashboard_home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str
     lake.write("volatility_gains", [
         {"model_id": "volatility@1", "percent": p, "stable_found": min(1.0, p / 60),
          "random": p / 100, "perfect": min(1.0, p / 23)} for p in (0, 25, 50, 75, 100)])
+    lake.write("models", [
+        {"model_id": m, "kind": m.split("@")[0], "name": m.split("@")[0] + "-tiny", "version": 1,
+         "config": json.dumps(config), "artifact_path": f"models/{m}", "artifact_sha256": "ab",
+         "created_at": T0}
+        for m, config in (("volatility@1", {"epochs": 2}), ("lmr@1", {"label": "table"}),
+                          ("policy_value@1", {"run_id": "sp", "round": 1}),
+                          ("policy_value@2", {"run_id": "sp", "round": 2}))])
+    lake.write("model_metrics", [
+        {"model_id": f"policy_value@{r}", "epoch": 0, "step": 1, "train_loss": 1.0,
+         "val_loss": 1.0, "extra": json.dumps({"decisive_share": share,
+                                               "decisive_target_share": 0.5}),
+         "recorded_at": T0} for r, share in ((1, 0.375), (2, 0.125))])
+    lake.write("lmr_fits", [
+        {"model_id": "lmr@1", "formula": "a + b*ln(d)*ln(m)", "terms": ["1", "ln(d)*ln(m)"],
+         "coefficients": [0.5, 0.25], "r2": 0.4375, "paper_coefficients": [0.6, 0.3],
+         "paper_r2": 0.5, "label": "table", "rows": 9, "fitted_at": T0}])
     lake.write("lmr_examples", [
         {"run_id": "lmr", "seq": i, "depth": depth, "move_no": move, "label_table": depth // 3}
         for i, (depth, move) in enumerate([(d, m) for d in (3, 6, 9) for m in (2, 8, 20)])])
     return lake.home
+
+
+def cli(home: Path, *args: str) -> None:
+    assert main(["--home", str(home), *args]) == 0, args
+
+
+@pytest.fixture(scope="session")
+def served_home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Path:
+    """A warehouse made by chesslab's own commands (about a minute): selfplay.pgn ingested and
+    labelled at depth 4, nnue@1 (3 epochs) and nnue@2 (2 epochs, another seed and rate)
+    trained by the tiny preset, and nnue@1 evaluated: a 4-game SPRT match against the HCE at
+    300 nodes and a 2-game ladder against Stockfish at UCI_Elo 1350 (one rung: one point)."""
+    home = tmp_path_factory.mktemp("served") / "home"
+    cli(home, "ingest", str(FIXTURES / "selfplay.pgn"), "--no-prefect")
+    cli(home, "label", "--depths", "4", "--workers", "2", "--no-prefect")
+    cli(home, "train", "nnue", "--preset", "tiny", "--epochs", "3", "--no-prefect",
+        "--no-progress")
+    cli(home, "train", "nnue", "--preset", "tiny", "--epochs", "2", "--seed", "7",
+        "--learning-rate", "0.003", "--name", "nnue-fast", "--no-prefect", "--no-progress")
+    cli(home, "evaluate", "nnue@1", "--against", "alphabeta:eval=hce,hash=4", "--nodes", "300",
+        "--max-games", "4", "--ladder", "1350", "--ladder-rounds", "1", "--openings",
+        str(OPENINGS), "--no-prefect")
+    return home

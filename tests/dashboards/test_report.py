@@ -1,79 +1,149 @@
-"""The static dashboard (``chesslab dashboard -o FILE``) draws every panel from its named query,
-with the warehouse's figures in the charts."""
+"""The dashboard's charts are Vega-Lite specs over named queries with bound parameters, and
+``chesslab dashboard -o FILE`` renders the same specs to SVG (issue 37): checked on the
+synthetic warehouse of ``dashboard_home``, whose figures are known."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
-import pyarrow as pa
+import pytest
 
-from dashboards import charts
-from dashboards.panels import PANELS, html_table
-from dashboards.report import build, write
+from dashboards import charts, pages, tables
+from dashboards.data import DashboardError, rows
+from dashboards.report import build
+from dashboards.tables import Links
 from flows.cli import main
 from warehouse import connect
 
-
-def values(text: str, chart: str) -> list[str]:
-    """The ``data-value`` figures of the marks in the panel ``chart``'s section."""
-    section = text.split(f"id='panel-{chart}'", 1)[1].split("</section>", 1)[0]
-    return re.findall(r"data-value='([^']*)'", section)
+QUERIES = Path(__file__).resolve().parents[2] / "warehouse" / "sql" / "queries"
 
 
-def test_every_panel_reads_one_named_query_and_draws_the_figures(dashboard_home: Path) -> None:
-    """Positions per source (the Opera game's 34), the depth-2 labels, the losses of nnue@2,
-    the ratings, the SPRT's LLR and the ladder history appear as chart marks."""
-    text = build(dashboard_home)
-    for panel in PANELS:
-        assert f"id='panel-{panel.name}'" in text
-        assert (Path("warehouse/sql/queries") / f"{panel.query}.sql").is_file() or \
-            panel.query == "label_coverage"
-    assert values(text, "positions-per-source") == ["34"]
-    assert values(text, "labels") == ["34"]
-    assert "0.1234" in values(text, "training") and "0.3125" in values(text, "training")
-    assert values(text, "ratings") == ["41", "-41"]
-    assert values(text, "sprt") == ["1.625"]
-    assert values(text, "ladder") == ["1712", "1788"]
-    assert "0.875" in values(text, "volatility-roc")
-    assert len(values(text, "lmr-heatmap")) == 9
-    assert values(text, "crosstables") == ["1.5", "0.5"]
-    assert "<script" not in text          # the static page is self-contained
+def spec(home: Path, name: str, **params: Any) -> dict[str, Any]:
+    con = connect(home)
+    try:
+        found = pages.chart_spec(con, name, params)
+    finally:
+        con.close()
+    assert found["spec"] is not None, (name, found)
+    return found["spec"]
 
 
-def test_times_show_as_utc_dates_and_a_single_time_as_bars(dashboard_home: Path) -> None:
-    """The fixture's labels were all written in one minute: the coverage panel names that
-    minute as a UTC date and shows each depth's count as a bar."""
-    minute = connect(dashboard_home).execute(
-        "select distinct strftime(date_trunc('minute', labelled_at), '%Y-%m-%d %H:%M') "
-        "from labels").fetchall()
-    assert len(minute) == 1
-    section = build(dashboard_home).split("id='panel-coverage-over-time'", 1)[1]
-    section = section.split("</section>", 1)[0]
-    assert f"at {minute[0][0]} UTC" in section and values_of(section) == ["34"]
-    line = charts.line_chart({"depth 5": [(1772366400.0, 10.0), (1772539200.0, 20.0)]},
-                             "time (UTC)", "labelled", x_time=True)
-    assert ">2026-03-01<" in line and ">2026-03-03<" in line and ">2026-03-02<" in line
-    assert "data-x='2026-03-01'" in line and "498" not in line
+def data_values(node: Any) -> list[dict[str, Any]]:
+    """Every inline row of a spec (all its datasets)."""
+    if isinstance(node, dict):
+        found = list(node["values"]) if isinstance(node.get("values"), list) else []
+        for key, value in node.items():
+            if key != "values":
+                found += data_values(value)
+        return found
+    if isinstance(node, list):
+        return [row for item in node for row in data_values(item)]
+    return []
 
 
-def test_long_labels_get_the_room_they_need_and_tables_scroll() -> None:
-    name = "alphabeta:eval=nnue,model=nnue@1 (8e7c659a)"
-    chart = charts.interval_chart([{"who": name, "elo": 12.0, "plus": 30.0, "minus": 25.0},
-                                   {"who": "hce", "elo": -12.0, "plus": 30.0, "minus": 25.0}],
-                                  "who", "elo", "plus", "minus")
-    label = chart.split(">" + name + "</text>", 1)[0].rsplit("<text x='", 1)[1]
-    assert float(label.split("'", 1)[0]) >= len(name) * 6   # right end of a whole label
-    assert html_table(pa.table({"a": [1]})).startswith("<div class='scroll'><table>")
+def find(node: Any, key: str) -> list[Any]:
+    if isinstance(node, dict):
+        return ([node[key]] if key in node else []) + [x for v in node.values()
+                                                       for x in find(v, key)]
+    if isinstance(node, list):
+        return [x for item in node for x in find(item, key)]
+    return []
 
 
-def values_of(section: str) -> list[str]:
-    return re.findall(r"data-value='([^']*)'", section)
+def test_every_chart_and_table_reads_named_queries_that_exist() -> None:
+    for item in (*charts.CHARTS, *tables.TABLES):
+        for query in item.queries:
+            assert (QUERIES / f"{query}.sql").is_file(), (item.name, query)
+    assert pages.altair_version_matches()     # the bundle's Vega-Lite is Altair's
 
 
-def test_dashboard_output_writes_the_static_report(dashboard_home: Path, tmp_path: Path,
-                                                   monkeypatch: object) -> None:
+def test_the_warehouse_figures_are_in_the_specs(dashboard_home: Path) -> None:
+    """The Opera game's 34 positions, nnue@2's loss 0.1234, the ROC point (0.5, 0.875), nine
+    heatmap cells, the ladder's 1712/1788, the crosstable's 1.5/0.5, the pool's 41/-41."""
+    assert [r["positions"] for r in data_values(spec(dashboard_home, "positions-per-source"))] \
+        == [34]
+    training = data_values(spec(dashboard_home, "training"))
+    assert 0.1234 in [r.get("train_loss") for r in training]
+    assert sorted(r["ladder_elo"] for r in training if "ladder_elo" in r) == [1712.0, 1788.0]
+    roc = data_values(spec(dashboard_home, "volatility-roc", model="volatility@1"))
+    assert {"fpr": 0.5, "tpr": 0.875} in [{k: r[k] for k in ("fpr", "tpr")} for r in roc]
+    assert len(data_values(spec(dashboard_home, "lmr-heatmap", model="lmr@1"))) == 9
+    cross = data_values(spec(dashboard_home, "match-crosstable", tournament="t1"))
+    assert sorted(r["points"] for r in cross) == [0.5, 1.5]
+    pool = data_values(spec(dashboard_home, "rating-pool", source="t1"))
+    assert [r["elo"] for r in pool] == [41.0, -41.0]
+
+
+def test_parameters_are_bound_never_spliced(dashboard_home: Path) -> None:
+    """A model id that is SQL text selects nothing (and the query runs): it was bound."""
+    con = connect(dashboard_home)
+    try:
+        assert rows(con, "dashboard_ladder_history", {"model": "nnue@1"})
+        assert rows(con, "dashboard_ladder_history",
+                    {"model": "x' or '1'='1"}) == []
+        with pytest.raises(DashboardError, match="no model \"x' or 1=1 --\""):
+            pages.model_page(con, "x' or 1=1 --")
+    finally:
+        con.close()
+
+
+def test_losses_get_one_axis_per_kind_and_a_log_option(dashboard_home: Path) -> None:
+    """Issue 37: every kind's losses shared one linear axis. Now the curves are faceted by
+    kind with independent y scales, and ``log`` makes the axis logarithmic."""
+    training = spec(dashboard_home, "training")
+    assert {"y": "independent"} in [{k: v for k, v in r["scale"].items() if k == "y"}
+                                     for r in find(training, "resolve")]
+    assert find(training, "row")[0]["field"] == "kind"
+    assert "log" not in [s.get("type") for s in find(training, "scale") if isinstance(s, dict)]
+    logged = spec(dashboard_home, "model-losses", model="nnue@1", log="1")
+    assert "log" in [s.get("type") for s in find(logged, "scale") if isinstance(s, dict)]
+
+
+def test_one_rating_gets_an_axis_wider_than_its_point(dashboard_home: Path) -> None:
+    """Issue 37: the ladder chart of one model spanned 1198-1200. An Elo axis now spans the
+    intervals, and at least 100 points when there is no interval."""
+    assert charts.padded_domain([1199.0], [1199.0]) == [1149.0, 1249.0]
+    ladder = spec(dashboard_home, "model-ladder", model="nnue@1")
+    domain = [s["domain"] for s in find(ladder, "scale") if isinstance(s, dict)
+              and "domain" in s][0]
+    assert domain[0] <= 1712 - 40 and domain[1] >= 1712 + 40
+
+
+def test_the_heatmaps_have_a_colour_scale(dashboard_home: Path) -> None:
+    """The LMR heatmap and the crosstable encode their value as colour with a titled legend."""
+    for name, params in (("lmr-heatmap", {"model": "lmr@1"}),
+                         ("match-crosstable", {"tournament": "t1"})):
+        colours = [c for c in find(spec(dashboard_home, name, **params), "color")
+                   if isinstance(c, dict) and c.get("type") == "quantitative"]
+        assert colours and colours[0]["title"], name
+
+
+def test_kind_panels_and_pages(dashboard_home: Path) -> None:
+    """Each kind's page gets its panels: volatility ROC/gains/Table 4.1, LMR fits and heatmap,
+    policy-value decisive share per checkpoint (0.375 then 0.125 against 0.5)."""
+    con = connect(dashboard_home)
+    try:
+        names = {k: [b.name for s in pages.model_page(con, f"{k}@1").sections
+                     for b in s.blocks] for k in ("volatility", "lmr", "policy_value", "nnue")}
+        fits = pages.table_html(con, "lmr-fits", {"model": "lmr@1"}, Links())
+    finally:
+        con.close()
+    assert {"volatility-roc", "volatility-gains", "volatility-table"} <= set(names["volatility"])
+    assert {"lmr-heatmap", "lmr-fits"} <= set(names["lmr"])
+    assert "decisive-share" in names["policy_value"] and "lmr-fits" not in names["nnue"]
+    assert "0.4375" in fits and "a + b*ln(d)*ln(m)" in fits
+    shares = data_values(spec(dashboard_home, "decisive-share", model="policy_value@2"))
+    assert {r["decisive_share"] for r in shares if "decisive_share" in r} == {0.125, 0.375}
+
+
+def test_dashboard_output_renders_the_specs_to_svg(dashboard_home: Path, tmp_path: Path) -> None:
+    """``chesslab dashboard -o FILE``: one self-contained file, every page, SVG charts."""
     out = tmp_path / "d.html"
     assert main(["--home", str(dashboard_home), "dashboard", "-o", str(out)]) == 0
-    assert out.read_text(encoding="utf-8").count("data-chart=") >= 10
-    assert write(tmp_path / "again.html", dashboard_home).read_text(encoding="utf-8") \
-        .count("data-chart=") >= 10
+    text = out.read_text(encoding="utf-8")
+    assert "<script" not in text and text.count("<svg") >= 10
+    for anchor in ("overview", "ratings", "model-nnue-1", "model-lmr-1", "match-t1"):
+        assert f"id='{anchor}'" in text, anchor
+    assert re.search(r">\s*1,?712\s*<|1712", text)
+    assert text == build(dashboard_home) or "<svg" in build(dashboard_home)

@@ -1,15 +1,16 @@
--- Crosstables: each player's points against each opponent per tournament (both colours).
+-- Crosstable of one tournament ($tournament): each player's points against each opponent
+-- (both colours).
 with games as (select * from tournament_games),
 sides as (
-    select tournament_id, white as player, black as opponent, white_score as score
+    select white as player, black as opponent, white_score as score
     from games
-    where white_score is not null
+    where white_score is not null and tournament_id = $tournament
     union all
-    select tournament_id, black as player, white as opponent, 1 - white_score as score
+    select black as player, white as opponent, 1 - white_score as score
     from games
-    where white_score is not null
+    where white_score is not null and tournament_id = $tournament
 )
-select tournament_id, player, opponent, sum(score) as points, count(*) as games
+select player, opponent, sum(score) as points, count(*) as games
 from sides
 group by all
-order by tournament_id, player, opponent
+order by player, opponent

@@ -1,12 +1,8 @@
--- The latest rating run of each source (tournament or PGN), one row per player.
-with ratings as (select * from ratings),
-latest as (
-    select distinct on (source) source, rating_id
-    from ratings
-    order by source, computed_at desc
-)
-select r.source, r.rank, r.player, round(r.elo) as elo, round(r.plus) as plus,
-       round(r.minus) as minus, r.games, r.score, r.draws
-from ratings r
-join latest l using (source, rating_id)
-order by r.source, r.rank
+-- One rating pool's latest table ($source: a tournament id or PGN path), best first: each
+-- player by its name in the tournament (its engine spec or model name).
+with ratings as (select * from latest_ratings)
+select rank, player, round(elo, 1) as elo, round(plus, 1) as plus, round(minus, 1) as minus,
+    games, score, draws, anchors
+from ratings
+where source = $source
+order by rank
