@@ -201,7 +201,7 @@ def model_metrics(data: Mapping[str, Rows], options: Params) -> Built:
         return None
     return alt.Chart(values(rows)).mark_line(point=True, tooltip=True).encode(
         x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
-        y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
+        y=alt.Y("value:Q", title=None, axis=alt.Axis(format="~g")),
     ).properties(width=240, height=150).facet(
         facet=alt.Facet("metric:N", title=None), columns=2).resolve_scale(y="independent")
 

@@ -69,11 +69,11 @@ class Page:
     live: bool = False               # every block refreshes (a running match)
 
 
-def chart(name: str, live: bool = False, **params: Any) -> Block:
+def chart(name: str, *, live: bool = False, **params: Any) -> Block:
     return Block("chart", name, params, live)
 
 
-def table(name: str, live: bool = False, **params: Any) -> Block:
+def table(name: str, *, live: bool = False, **params: Any) -> Block:
     return Block("table", name, params, live)
 
 
@@ -100,7 +100,7 @@ def one(con: duckdb.DuckDBPyConnection, query: str, params: Params, what: str) -
 
 def model_page(con: duckdb.DuckDBPyConnection, model_id: str) -> Page:
     model = one(con, "dashboard_model", {"model": model_id}, "model")
-    kind, p = model["kind"], {"model": model_id}
+    kind, p = model["kind"], dict[str, Any](model=model_id)
     running = model["status"] == "started"
     own = tuple(chart(n, **p) for n in KIND_CHARTS.get(kind, ())) + tuple(
         table(n, **p) for n in KIND_TABLES.get(kind, ()))
@@ -130,7 +130,7 @@ def compare_page(con: duckdb.DuckDBPyConnection, kind: str | None,
     if unknown:
         raise DashboardError(f"compare: {unknown[0]!r} is not a {kind} version")
     chosen = models or known[-6:]
-    p = {"models": chosen}
+    p = dict[str, Any](models=chosen)
     form = compare_form(kind, kinds, known, chosen, links)
     return Page(f"Compare {kind or 'runs'}", f"compare-{anchor(kind or 'none')}", (
         Section("Versions", (chart("compare-curves", **p), table("compare", **p)), form),))
@@ -152,7 +152,7 @@ def compare_form(kind: str | None, kinds: list[str], known: list[str], chosen: l
 
 def match_page(con: duckdb.DuckDBPyConnection, tournament_id: str) -> Page:
     match = one(con, "dashboard_match", {"tournament": tournament_id}, "match")
-    p = {"tournament": tournament_id}
+    p = dict[str, Any](tournament=tournament_id)
     running = match["status"] in RUNNING
     return Page(match["event"], f"match-{anchor(tournament_id)}", (
         Section("Match", (table("match-summary", **p), chart("match-pentanomial", **p))),

@@ -174,7 +174,7 @@ class EpochMetrics(L.Callback):
     def on_validation_end(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         if trainer.sanity_checking or not self.train_n:
             return
-        extra = getattr(module, "epoch_extra", dict)()
+        extra: Mapping[str, Any] = getattr(module, "epoch_extra", dict)()
         row = {"model_id": self.model, "epoch": trainer.current_epoch,
                "step": trainer.global_step,
                "train_loss": self.train_sum / self.train_n,

@@ -76,7 +76,7 @@ def open_page(browser: Any, url: str) -> None:
 
 def shoot(browser: Any, screens: Path, name: str) -> Path:
     height = browser.execute_script("return document.documentElement.scrollHeight")
-    browser.set_window_size(1400, min(int(height) + 40, 6000))
+    browser.set_window_size(1400, min(int(height) + 200, 8000))
     path = screens / f"{name}.png"
     browser.save_screenshot(str(path))
     browser.set_window_size(1400, 1000)
