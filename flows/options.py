@@ -66,11 +66,70 @@ def _base_type(hint: Any) -> Any:
     return typing.get_origin(hint) or hint
 
 
+#: What a value of each type looks like, for the message about a bad one.
+TYPE_NAMES = {int: ("an integer", "5"), float: ("a number", "0.5"), str: ("a text", "x")}
+LIST_EXAMPLES = {int: "5,6,7", float: "0,2.5"}
+
+
 def _parser_for(hint: Any, kind: Any) -> Any:
     if kind is tuple:
         inner = [a for a in typing.get_args(_strip_optional(hint)) if a is not Ellipsis][0]
-        return lambda text: tuple(inner(part) for part in text.split(",") if part.strip())
+        return list_parser(inner)
+    if kind in (int, float):
+        return value_parser(kind)
     return kind
+
+
+def value_parser(kind: type) -> Any:
+    """``int``/``float`` for argparse, with a message that says what was wanted.
+
+    >>> value_parser(int)("x")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: want an integer (such as 5), got 'x'
+    """
+    name, example = TYPE_NAMES[kind]
+
+    def parse(text: str) -> Any:
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"want {name} (such as {example}), got {text!r}") from None
+
+    parse.__name__ = name
+    return parse
+
+
+def list_parser(inner: type) -> Any:
+    """A comma-separated list of ``inner`` values, for argparse.
+
+    >>> list_parser(int)("5,6,7")
+    (5, 6, 7)
+    >>> list_parser(int)("5,x")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 'x' is not an integer: want comma-separated integers (such as 5,6,7), got '5,x'
+    """
+    name = TYPE_NAMES.get(inner, (inner.__name__, ""))[0]
+    plural = name.removeprefix("an ").removeprefix("a ") + "s"
+
+    def parse(text: str) -> tuple[Any, ...]:
+        values = []
+        for part in (p.strip() for p in text.split(",")):
+            if not part:
+                continue
+            try:
+                values.append(inner(part))
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"{part!r} is not {name}: want comma-separated {plural} (such as "
+                    f"{LIST_EXAMPLES.get(inner, 'a,b')}), got {text!r}"
+                ) from None
+        return tuple(values)
+
+    parse.__name__ = f"list of {plural}"
+    return parse
 
 
 def _strip_optional(hint: Any) -> Any:

@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 from flows.options import add_config_arguments
+from flows.parser import summary
 from flows.runtime import add_runner_arguments, make_runner
 from pipelines.train.config import PRESETS, NnueConfig, TrainConfig, preset
 from pipelines.train.volatility_config import VolatilityConfig
@@ -22,7 +23,8 @@ def register(subparsers: Any) -> None:
                     "from its last checkpoint.")
     kinds = train.add_subparsers(dest="kind", metavar="KIND", required=True)
     for kind, config_cls in CONFIGS.items():
-        parser = kinds.add_parser(kind, help=(config_cls.__doc__ or "").splitlines()[0])
+        parser = kinds.add_parser(kind, help=summary(config_cls.__doc__),
+                                  description=config_cls.__doc__)
         parser.add_argument("--preset", default="full", choices=tuple(PRESETS),
                             help="starting values; options given override them (default: full)")
         add_config_arguments(parser, config_cls)
@@ -36,7 +38,7 @@ def register_lmr(kinds: Any) -> None:
     """``chesslab train lmr``: a scikit-learn fit, run in this process (seconds, no Prefect)."""
     from pipelines.lmr.config import LmrConfig
 
-    parser = kinds.add_parser("lmr", help=(LmrConfig.__doc__ or "").splitlines()[0],
+    parser = kinds.add_parser("lmr", help=summary(LmrConfig.__doc__),
                               description=LmrConfig.__doc__)
     parser.add_argument("--preset", default="full", choices=("tiny", "full"),
                         help="tiny: a shallow six-position bench (default: full)")
@@ -60,8 +62,14 @@ def run_train_lmr(args: argparse.Namespace) -> int:
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(LmrConfig)
              if getattr(args, f.name, UNSET) is not UNSET}
     config = LmrConfig.tiny(**given) if args.preset == "tiny" else LmrConfig(**given)
-    model, _ = train_lmr(Lake(), config, progress=lambda line: print(line, file=sys.stderr))
+    lake = Lake()
+    model, fits = train_lmr(lake, config, progress=lambda line: print(line, file=sys.stderr))
     print(f"{model.model_id} ({model.name}): {model.artifact_path} sha256 {model.artifact_sha256}")
+    deployed = next(f for f in fits if f.formula == config.deploy)
+    figures = trained_figures(lake, model.model_id)
+    print(f"{model.model_id}: R² of the deployed formula {deployed.formula}: "
+          f"{deployed.r2:.4f}; train loss {figures['train_loss']:.4f} (1 - R² of the best "
+          f"formula), no validation loss (the fit is in-sample)")
     return 0
 
 
@@ -75,4 +83,30 @@ def run_train(args: argparse.Namespace) -> int:
     with make_runner(args) as runner:
         model = runner.run(TRAIN, TrainJob(args.kind, config), None)
     print(f"{model.model_id} ({model.name}): {model.artifact_path} sha256 {model.artifact_sha256}")
+    from warehouse import Lake
+
+    print(describe_figures(model.model_id, trained_figures(Lake(), model.model_id)))
     return 0
+
+
+def trained_figures(lake: Any, model_id: str) -> dict[str, Any]:
+    """The train_summary query's row of ``model_id`` (losses; AUC and threshold)."""
+    from warehouse import connect
+    from warehouse.catalog import named_query, query
+
+    rows = query(connect(lake), named_query("train_summary"), {"model": model_id}).to_pylist()
+    if not rows:
+        raise LookupError(f"{model_id}: no training figures in the warehouse")
+    return rows[0]
+
+
+def describe_figures(model_id: str, row: dict[str, Any]) -> str:
+    """``nnue@1: train loss 0.0123, validation loss 0.0134 after 4 epochs`` (and a volatility
+    model's ROC AUC and threshold)."""
+    val = "none" if row["val_loss"] is None else f"{row['val_loss']:.6f}"
+    text = (f"{model_id}: train loss {row['train_loss']:.6f}, validation loss {val} after "
+            f"{row['epochs']} epochs")
+    if row["roc_auc"] is not None:
+        text += (f"; validation ROC AUC {row['roc_auc']:.4f}, threshold "
+                 f"{row['threshold']:.4f} (chosen at FPR {row['target_fpr']:.2%})")
+    return text
