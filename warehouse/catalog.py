@@ -12,6 +12,7 @@ extensions. :func:`query` further accepts only SELECT statements (and EXPLAIN of
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -32,12 +33,61 @@ SQL_DIR = Path(__file__).parent / "sql"
 DUCKDB_TYPES = {pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.string(): "VARCHAR"}
 DEPENDS = re.compile(r"^--\s*depends:(.*)$", re.MULTILINE)
 EXPLAIN = re.compile(r"^\s*explain\s+(?:analy[sz]e\s+)?(.*)$", re.IGNORECASE | re.DOTALL)
+# The lines of a DuckDB error worth keeping after its first: what it would have accepted.
+HINT = re.compile(r"^(Candidate bindings|Did you mean|Candidates?)\b", re.IGNORECASE)
 # An unsigned 64-bit key is stored as the signed integer with the same bits.
 UNSIGNED = "((({c})::hugeint + 18446744073709551616) % 18446744073709551616)::ubigint as {c}"
 
 
 class QueryError(WarehouseError):
     """A query was refused or failed: quotes the query's first line."""
+
+
+class NoWarehouseError(WarehouseError):
+    """A folder that holds no warehouse was given where one is read."""
+
+
+def has_warehouse(home: str | os.PathLike[str] | Lake | None = None) -> bool:
+    """Whether ``home`` (default: ``$CHESSLAB_HOME``) holds a warehouse: its ``lake`` folder,
+    made by :func:`create_warehouse` or the first write."""
+    lake = home if isinstance(home, Lake) else Lake(home)
+    return lake.root.is_dir()
+
+
+def require_warehouse(home: str | os.PathLike[str] | Lake | None = None) -> Lake:
+    """The lake of ``home``; NoWarehouseError (one line naming the folder) when it holds none,
+    so a mistyped home is not read as an empty warehouse."""
+    lake = home if isinstance(home, Lake) else Lake(home)
+    if not has_warehouse(lake):
+        what = "does not exist" if not lake.home.exists() else "holds no warehouse (no lake/)"
+        raise NoWarehouseError(
+            f"no warehouse at {lake.home}: the folder {what}; give the home with --home or "
+            f"CHESSLAB_HOME, or create one with 'chesslab ingest' or 'chesslab demo'")
+    return lake
+
+
+def create_warehouse(home: str | os.PathLike[str] | Lake | None = None) -> Path | None:
+    """Make ``home``'s warehouse if it holds none; its home when it was made, else None."""
+    lake = home if isinstance(home, Lake) else Lake(home)
+    if has_warehouse(lake):
+        return None
+    if lake.home.exists() and not lake.home.is_dir():
+        raise NoWarehouseError(f"cannot create a warehouse at {lake.home}: not a folder")
+    lake.root.mkdir(parents=True, exist_ok=True)
+    return lake.home
+
+
+def remove_empty_warehouse(home: str | os.PathLike[str]) -> bool:
+    """Undo :func:`create_warehouse` when nothing was written: its empty ``lake`` folder,
+    then the home itself if that is empty too. Whether the warehouse was removed."""
+    lake = Lake(home)
+    try:
+        lake.root.rmdir()          # only an empty folder
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        lake.home.rmdir()
+    return True
 
 
 class ViewOrderError(WarehouseError):
@@ -183,10 +233,22 @@ def parse_statements(sql: str) -> list[duckdb.Statement]:
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
-        raise QueryError(f"cannot parse query: {first_line(str(exc))}") from None
+        raise QueryError(f"cannot parse query: {with_hints(str(exc))}") from None
     if not statements:
         raise QueryError("empty query")
     return statements
+
+
+def with_hints(message: str) -> str:
+    """DuckDB's error in one line: its first line and the hints below it ("Candidate
+    bindings", "Did you mean"), without the query excerpt and caret lines.
+
+    >>> with_hints('Catalog Error: Table with name gmes does not exist!\\nDid you mean "games"?')
+    'Catalog Error: Table with name gmes does not exist! Did you mean "games"?'
+    """
+    lines = [line.strip() for line in message.strip().splitlines()]
+    hints = [line for line in lines[1:] if HINT.match(line)]
+    return " ".join([lines[0] if lines else message, *hints])
 
 
 def query(con: duckdb.DuckDBPyConnection, sql: str,
@@ -207,7 +269,7 @@ def query(con: duckdb.DuckDBPyConnection, sql: str,
         raise QueryError(f"query timed out after {timeout_s:g} s: "
                          f"{first_line(sql)!r}") from None
     except duckdb.Error as exc:
-        raise QueryError(f"query failed: {first_line(str(exc))}") from None
+        raise QueryError(f"query failed: {with_hints(str(exc))}") from None
     finally:
         if timer:
             timer.cancel()

@@ -133,3 +133,21 @@ def test_views_come_after_what_they_depend_on() -> None:
         view_order({"a": ("b",), "b": ("a",)})
     with pytest.raises(ViewOrderError, match="view 'a' depends on unknown 'nosuch'"):
         view_order({"a": ("nosuch",)})
+
+
+@pytest.mark.parametrize(("sql", "error"), [
+    ("select whit from games",
+     'query failed: Binder Error: Referenced column "whit" not found in FROM clause! '
+     'Candidate bindings: "white"'),
+    ("select * from gmes",
+     'query failed: Catalog Error: Table with name gmes does not exist! Did you mean "games"?'),
+    ("select lenght(fen) from positions",
+     "query failed: Catalog Error: Scalar Function with name lenght does not exist! "
+     'Did you mean "length"?'),
+])
+def test_sql_command_keeps_duckdb_s_hints(lake: Lake, capsys: pytest.CaptureFixture[str],
+                                          sql: str, error: str) -> None:
+    """Issue 32 §3: the one-line error kept only DuckDB's first line and cut its hints."""
+    assert main(["--home", str(lake.home), "sql", sql]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"chesslab sql: error: {error}") and len(err.splitlines()) == 1, err
