@@ -6,10 +6,14 @@ Ctrl-C ends a command at once with ``chesslab: interrupted`` and exit status 130
 is a whole part renamed into place, so stopping between two writes loses only unwritten work,
 which the next run does again; the children (engines, pool workers, the temporary Prefect
 server) die with the command (``pipelines.processes``).
+
+A command that reads the warehouse refuses a folder that holds none (a mistyped ``--home``
+is not an empty warehouse); one that writes creates it and says where (``WAREHOUSE_USE``).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -17,9 +21,13 @@ import pkgutil
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
 import flows.commands
+from flows.console import PanicFilter
+from flows.parser import ChesslabParser, subparsers_of
 from flows.runtime import configure_prefect
 
 log = logging.getLogger("chesslab")
@@ -27,22 +35,60 @@ log = logging.getLogger("chesslab")
 # Errors a user can cause with bad input or a bad environment: reported in one line.
 OUR_PACKAGES = ("chesslab", "flows", "pipelines", "engines", "warehouse", "dashboards")
 USER_ERRORS = (ValueError, LookupError, OSError, RuntimeError, TimeoutError)
+DESCRIPTION = (
+    "Chess corpora to labelled positions, models, engines and ratings, in one warehouse: a "
+    "folder given by --home (default: $CHESSLAB_HOME, else ./chesslab_home).\n\n"
+    "Commands that only read the warehouse refuse a folder that holds none; the first "
+    "command that writes to a new folder creates it and says so. 'chesslab COMMAND --help' "
+    "describes a command's options; --home, -v and --debug may come before or after it.")
+
+# What a command does with the warehouse: NEEDS one (reads it, or builds on what it holds),
+# CREATES one when the folder holds none (it writes new data), or does not use it (None).
+# A callable decides from the options. Every command is listed (a test checks it).
+NEEDS, CREATES = "needs", "creates"
+WarehouseUse = str | None | Callable[[argparse.Namespace], str | None]
 
 
-def add_global_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--home", help="warehouse home (default: $CHESSLAB_HOME or ./chesslab_home)")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+def names_a_model(args: argparse.Namespace) -> str | None:
+    """An engine or bench whose options name a registry model (``--lmr lmr@3``)."""
+    from engines.identity import MODEL_VERSION
+
+    return NEEDS if any(isinstance(v, str) and MODEL_VERSION.match(v)
+                        for v in vars(args).values()) else None
+
+
+WAREHOUSE_USE: dict[str, WarehouseUse] = {
+    "bench": names_a_model, "checkpoints": NEEDS, "compact": NEEDS, "dashboard": NEEDS,
+    "demo": CREATES, "endgames": None, "engine": names_a_model, "evaluate": NEEDS,
+    "ingest": CREATES, "label": NEEDS, "lmr-data": CREATES, "mcc": CREATES, "models": NEEDS,
+    "perft": None, "pgn": NEEDS, "ratings": lambda a: NEEDS if a.tournament else CREATES,
+    "refresh": CREATES, "selfplay": CREATES, "selfplay-train": CREATES, "serve": CREATES,
+    "sprt": lambda a: NEEDS if a.tournament else None, "sql": NEEDS, "status": NEEDS,
+    "tournament": CREATES, "train": NEEDS, "trigger": NEEDS,
+}
+
+
+def add_global_options(parser: argparse.ArgumentParser, default: Any = None) -> None:
+    """``--home``, ``-v`` and ``--debug``; a subcommand's copies (``default=SUPPRESS``) only
+    set what they are given, over the top level's values."""
+    parser.add_argument("--home", default=default,
+                        help="warehouse home (default: $CHESSLAB_HOME or ./chesslab_home)")
+    parser.add_argument("-v", "--verbose", action="count",
+                        default=0 if default is None else default, help="more logging")
+    parser.add_argument("--debug", action="store_true",
+                        default=False if default is None else default, help="show tracebacks")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with every command module, or only ``flows/commands/<command>.py`` when that
     module exists: an engine started by a GUI should not pay for importing the others."""
-    parser = argparse.ArgumentParser(prog="chesslab", description=__doc__.splitlines()[0])
+    parser = ChesslabParser(prog="chesslab", description=DESCRIPTION)
     add_global_options(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in command_modules(command):
         importlib.import_module(f"flows.commands.{name}").register(subparsers)
+    for sub in subparsers_of(parser):
+        add_global_options(sub, default=argparse.SUPPRESS)
     return parser
 
 
@@ -81,10 +127,15 @@ def configure_logging(verbose: int) -> None:
         logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
 
 
+CONSOLE: list[PanicFilter] = []    # the stderr filter of the running command, if any
+
+
 def interrupted(signum: int, frame: object) -> None:
     """SIGINT: one line, then exit 130 without unwinding (Prefect's engine would spend a
     minute reporting the crash to its server, with a hundred lines of tracebacks)."""
-    os.write(sys.stderr.fileno(), b"chesslab: interrupted\n")
+    for console in CONSOLE:
+        console.stop(wait_s=0.2)
+    os.write(2, b"chesslab: interrupted\n")
     os._exit(130)
 
 
@@ -103,22 +154,85 @@ def run_command(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(requested_command(argv))
     args = parser.parse_args(argv)
     configure_logging(args.verbose)
-    if args.home:
-        os.environ["CHESSLAB_HOME"] = args.home
+    quiet = not (args.verbose or args.debug) and \
+        threading.current_thread() is threading.main_thread()
+    with contextlib.ExitStack() as stack:
+        if args.home:   # for this command (a caller in the same process keeps its own)
+            stack.enter_context(environment("CHESSLAB_HOME", args.home))
+        if quiet:   # Rust panic reports off the console: the one-line error says it
+            CONSOLE.append(stack.enter_context(PanicFilter()))
+            stack.callback(CONSOLE.clear)
+        return run_checked(args)
+
+
+@contextlib.contextmanager
+def environment(name: str, value: str) -> Iterator[None]:
+    previous = os.environ.get(name)
+    os.environ[name] = value
     try:
-        return int(args.run(args) or 0)
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
+
+
+def run_checked(args: argparse.Namespace) -> int:
+    """The command, its failures as one line. A warehouse made for it is announced when the
+    command ends, unless it failed before writing anything (then it is removed again)."""
+    created: Path | None = None
+    try:
+        created = check_warehouse(args)
+        code = int(args.run(args) or 0)
     except BrokenPipeError:  # output piped into head & co.: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        code = 0
     except KeyboardInterrupt:
+        announce(created, failed=True)
         print("chesslab: interrupted", file=sys.stderr)
         return 130
     except USER_ERRORS as exc:
+        announce(created, failed=True)
         if args.debug:
             raise
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"chesslab {args.command}: error: {message}", file=sys.stderr)
         return 2
+    except BaseException:
+        announce(created, failed=True)
+        raise
+    announce(created, failed=code != 0)
+    return code
+
+
+def announce(created: Path | None, failed: bool) -> None:
+    """``chesslab: created a new warehouse at HOME``, for a warehouse this command made; a
+    failed command's warehouse that holds nothing is removed instead, without a word."""
+    from warehouse.catalog import remove_empty_warehouse
+
+    if created is None or (failed and remove_empty_warehouse(created)):
+        return
+    print(f"chesslab: created a new warehouse at {created}", file=sys.stderr)
+
+
+def warehouse_use(args: argparse.Namespace) -> str | None:
+    use = WAREHOUSE_USE.get(args.command)
+    return use(args) if callable(use) else use
+
+
+def check_warehouse(args: argparse.Namespace) -> Path | None:
+    """Refuse a reading command on a folder without a warehouse; make one for a writing
+    command (returns its home then, for :func:`announce`)."""
+    use = warehouse_use(args)
+    if use is None:
+        return None
+    from warehouse.catalog import create_warehouse, require_warehouse
+
+    if use == NEEDS:
+        require_warehouse()
+        return None
+    return create_warehouse()
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ This module does not import Prefect.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
+import re
 import sys
 import threading
 import time
@@ -32,6 +34,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+DISK_FULL = re.compile(r"No space left on device|os error 28\b")
 log = logging.getLogger(__name__)
 
 ConfigT = TypeVar("ConfigT", contravariant=True)
@@ -139,16 +142,36 @@ class Work(Generic[PlanT, UnitT, ResultT]):
 
 def run_with_retries(step: Step[Any, Any, UnitT, ResultT, Any], unit: UnitT, pool: Any,
                      progress: Progress) -> ResultT:
-    """``step.run_unit`` with up to ``step.retries`` retries after an ``Exception``."""
+    """``step.run_unit`` with up to ``step.retries`` retries after an ``Exception`` (not after
+    a full disk: a retry a second later finds it as full)."""
     for attempt in range(1, step.retries + 2):
         try:
             return step.run_unit(unit, UnitContext(pool, progress, attempt))
         except Exception as exc:
-            if attempt > step.retries:
+            if attempt > step.retries or is_disk_full(exc):
                 raise
             log.warning("%s: unit failed (attempt %d of %d), retrying: %s", step.name,
                         attempt, step.retries + 1, exc)
     raise AssertionError("unreachable")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """An ENOSPC, as Python's OSError or in the text of a wrapped error (deltalake's Rust
+    writer reports ``No space left on device (os error 28)`` in its message).
+
+    >>> is_disk_full(OSError(errno.ENOSPC, "No space left on device"))
+    True
+    >>> is_disk_full(ValueError("table 'positions': commit failed: ... (os error 28)"))
+    True
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno == errno.ENOSPC:
+            return True
+        if DISK_FULL.search(str(seen)):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def run_lanes(work: Work[Any, Any, Any], lanes: int) -> None:
