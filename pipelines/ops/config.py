@@ -29,7 +29,12 @@ nodes = 128                 # PUCT simulations a move (the default when no limit
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 import tomllib
+import types
+import typing
+import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,19 +68,145 @@ class OpsConfigError(ValueError):
     """A bad schedules file: names the file, the section and the bad key or value."""
 
 
+#: The five cron fields: name, lowest and highest value, names allowed for values.
+CRON_FIELDS = (
+    ("minute", 0, 59, ()), ("hour", 0, 23, ()), ("day of month", 1, 31, ()),
+    ("month", 1, 12, ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                      "nov", "dec")),
+    ("day of week", 0, 7, ("sun", "mon", "tue", "wed", "thu", "fri", "sat")))
+CRON_ITEM = re.compile(r"^(?:\*|(?P<low>\w+)(?:-(?P<high>\w+))?)(?:/(?P<step>\d+))?$")
+# croniter's extensions Prefect accepts: the last day of the month, the nth weekday, ...
+CRON_SPECIAL = {2: re.compile(r"^(?:L|\?)$"), 4: re.compile(r"^(?:\w+(?:#[1-5]|L)|\?)$")}
+
+
 def check_cron(cron: str, where: str) -> None:
-    """Five fields, as Prefect's cron schedules (and crontab) take them.
+    """Five fields, as Prefect's cron schedules (and crontab) take them; a bad field is named
+    with the values it accepts.
 
     >>> check_cron("0 2 * * *", "refresh")
+    >>> check_cron("*/15 9-17 * jan-jun mon-fri", "refresh")
     >>> check_cron("nightly", "refresh")
     Traceback (most recent call last):
     ...
     pipelines.ops.config.OpsConfigError: refresh.cron: want 5 fields (minute hour day month \
 weekday), got 'nightly'
+    >>> check_cron("61 * * * *", "refresh")
+    Traceback (most recent call last):
+    ...
+    pipelines.ops.config.OpsConfigError: refresh.cron: minute '61' is not in 0-59, in '61 * * * *'
     """
-    if len(cron.split()) != 5:
+    fields = cron.split()
+    if len(fields) != 5:
         raise OpsConfigError(f"{where}.cron: want 5 fields (minute hour day month weekday), "
                              f"got {cron!r}")
+    for index, (text, (name, low, high, names)) in enumerate(zip(fields, CRON_FIELDS,
+                                                                 strict=True)):
+        for item in text.split(","):
+            special = CRON_SPECIAL.get(index)
+            if special is not None and special.match(item):
+                continue
+            problem = cron_item_problem(item, low, high, names)
+            if problem:
+                raise OpsConfigError(f"{where}.cron: {name} {item!r} {problem}, in {cron!r}")
+
+
+def cron_item_problem(item: str, low: int, high: int, names: tuple[str, ...]) -> str | None:
+    """Why one comma-separated item of a cron field is bad, or None."""
+    match = CRON_ITEM.match(item)
+    if not match:
+        return "is not *, N, N-M or one of those /STEP"
+    allowed = f"{low}-{high}" + (f" or {names[0]}-{names[-1]}" if names else "")
+    for part in (match["low"], match["high"]):
+        if part is None:
+            continue
+        value = names.index(part.lower()) + low if part.lower() in names else \
+            int(part) if part.isdigit() else None
+        if value is None or not low <= value <= high:
+            return f"is not in {allowed}"
+    if match["step"] is not None and int(match["step"]) == 0:
+        return "has a step of 0"
+    return None
+
+
+def check_timezone(name: str) -> None:
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise OpsConfigError(f"runs.timezone: unknown time zone {name!r} (an IANA name such "
+                             f"as UTC or Europe/Berlin)") from None
+
+
+# -- value types: a schedules file is checked against the typed fields before they are built -
+
+def type_problem(hint: Any, value: Any, example: Any = None) -> str | None:
+    """What ``value`` (parsed TOML) should have been for a field typed ``hint`` (``example``:
+    a value of that type to show), or None when it fits. Types this does not know (Any,
+    dict) are left to the config's own checks.
+
+    >>> type_problem(tuple[int, ...], "five")
+    'a list of integers (such as [5, 6, 7])'
+    >>> type_problem(str, 5, example="0 2 * * *")
+    'a string (such as "0 2 * * *")'
+    >>> type_problem(int | None, 3), type_problem(float, 2)
+    (None, None)
+    """
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        if value is None and len(args) < len(typing.get_args(hint)):
+            return None
+        return type_problem(args[0], value, example) if len(args) == 1 else None
+    if typing.get_origin(hint) is tuple and args and args[-1] is Ellipsis:
+        inner = args[0]
+        if isinstance(value, (list, tuple)) and all(type_problem(inner, v) is None
+                                                    for v in value):
+            return None
+        name, shown = LIST_WORDS.get(inner, (getattr(inner, "__name__", str(inner)), "[]"))
+        if isinstance(example, (list, tuple)) and example:
+            shown = toml_value(list(example))
+        return f"a list of {name} (such as {shown})"
+    if hint in TYPE_WORDS:
+        fits = (isinstance(value, bool) if hint is bool else
+                isinstance(value, hint) and not isinstance(value, bool) or
+                hint is float and isinstance(value, int) and not isinstance(value, bool))
+        if fits:
+            return None
+        name, shown = TYPE_WORDS[hint]
+        if example is not None and type_problem(hint, example) is None:
+            shown = toml_value(example)
+        return f"{name} (such as {shown})"
+    return None
+
+
+TYPE_WORDS: dict[Any, tuple[str, str]] = {
+    int: ("an integer", "5"), float: ("a number", "0.5"), str: ("a string", '"text"'),
+    bool: ("true or false", "true")}
+LIST_WORDS: dict[Any, tuple[str, str]] = {
+    int: ("integers", "[5, 6, 7]"), float: ("numbers", "[0, 2.5]"), str: ("strings", '["a"]')}
+
+
+def check_types(config_cls: type[Any], values: dict[str, Any], section: str) -> None:
+    """OpsConfigError naming ``section.key``, the bad value and the type wanted (with the
+    field's default as the example)."""
+    hints = typing.get_type_hints(config_cls)
+    defaults = {f.name: field_default(f) for f in dataclasses.fields(config_cls)}
+    for key, value in values.items():
+        if key in hints:
+            problem = type_problem(hints[key], value, defaults.get(key))
+            if problem:
+                raise OpsConfigError(f"{section}.{key}: want {problem}, got {toml_value(value)}")
+
+
+def field_default(f: dataclasses.Field[Any]) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
+
+
+def toml_value(value: Any) -> str:
+    """A value as the schedules file writes it (``"five"``, ``[5, "x"]``, ``true``)."""
+    return json.dumps(value, default=str)
 
 
 @dataclass(frozen=True)
@@ -87,6 +218,8 @@ class RunPolicy:
     timezone: str = "UTC"            # time zone of the cron expressions
 
     def __post_init__(self) -> None:
+        check_types(RunPolicy, vars(self), "runs")
+        check_timezone(self.timezone)
         if self.retries < 0 or self.retry_delay_s < 0:
             raise OpsConfigError(f"runs: retries and retry_delay_s must be >= 0, got "
                                  f"{self.retries!r} and {self.retry_delay_s!r}")
@@ -102,6 +235,7 @@ class RefreshSchedule:
     enabled: bool = True
 
     def __post_init__(self) -> None:
+        check_types(RefreshSchedule, vars(self), "refresh")
         check_cron(self.cron, "refresh")
         if not self.folders:
             raise OpsConfigError("refresh.folders: give at least one folder")
@@ -123,6 +257,7 @@ class RetrainSchedule:
     enabled: bool = True
 
     def __post_init__(self) -> None:
+        check_types(RetrainSchedule, vars(self), "retrain")
         check_cron(self.cron, "retrain")
         bad = [k for k in self.kinds if k not in RETRAIN_KINDS]
         if bad:
@@ -144,13 +279,15 @@ class EvaluateSchedule:
     enabled: bool = True
 
     def __post_init__(self) -> None:
+        check_types(EvaluateSchedule, vars(self), "evaluate")
         if self.interval_s < 1:
             raise OpsConfigError(f"evaluate.interval_s: must be at least 1, got "
                                  f"{self.interval_s!r}")
         for kind in MODEL_KINDS:
             if not isinstance(self.options.get(kind, {}), dict):
                 raise OpsConfigError(f"evaluate.{kind}: want a table, got "
-                                     f"{self.options[kind]!r}")
+                                     f"{toml_value(self.options[kind])}")
+            check_types(EvaluateConfig, self.options.get(kind, {}), f"evaluate.{kind}")
             self.evaluate_config(f"{kind}@1")
 
     def evaluate_config(self, model: str, **overrides: Any) -> EvaluateConfig:
@@ -176,6 +313,7 @@ def step_config(config_cls: type[Any], values: dict[str, Any], section: str) -> 
     unknown = sorted(set(values) - known)
     if unknown:
         raise OpsConfigError(f"{section}: unknown option {unknown[0]!r}")
+    check_types(config_cls, values, section)
     try:
         return config_cls(**{k: tuple(v) if isinstance(v, list) else v
                              for k, v in values.items()})
@@ -201,9 +339,11 @@ def parse_schedules(data: dict[str, Any], base: Path) -> Schedules:
         runs = RunPolicy(**data.get("runs", {}))
         own, label = split_keys("refresh", data.get("refresh", {}), {"cron", "folders",
                                                                    "enabled"})
+        check_types(RefreshSchedule, own, "refresh")
         folders = tuple(str((base / f).resolve()) for f in own.pop("folders", ["incoming"]))
         refresh = RefreshSchedule(folders=folders, label=label or {"depths": [5, 6, 7]}, **own)
         retrain_values = dict(data.get("retrain", {}))
+        check_types(RetrainSchedule, retrain_values, "retrain")
         if "kinds" in retrain_values:
             retrain_values["kinds"] = tuple(retrain_values["kinds"])
         retrain = RetrainSchedule(**retrain_values)
