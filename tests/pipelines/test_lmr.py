@@ -376,5 +376,11 @@ def test_cli_lmr_data_then_train_lmr_prints_the_table(home: Path,
     captured = capsys.readouterr()
     assert "lmr@1 (lmr): " in captured.out
     assert "logd*logm + logd + logm" in captured.err and "0.8005" in captured.err
+    # issue 32: the command prints the R^2 of the formula it deployed (the fit's, recorded)
+    deploy = LmrConfig().deploy
+    r2, best = connect(home).execute(
+        "select max(r2) filter (where formula = $1), max(r2) from lmr_fits", [deploy]).fetchone()
+    assert (f"lmr@1: R² of the deployed formula {deploy}: {r2:.4f}; train loss "
+            f"{1 - best:.4f}") in captured.out
     assert main(["train", "lmr", "--label", "stockfish"]) != 0
     assert "'stockfish'" in capsys.readouterr().err

@@ -341,11 +341,15 @@ def test_train_export_register_end_to_end(lake: Lake, capsys: pytest.CaptureFixt
     evaluation matches the float model."""
     monkeypatch.setenv("CHESSLAB_HOME", str(lake.home))
     assert cli_main(["train", "nnue", "--preset", "tiny", "--no-prefect"]) == 0
-    assert "nnue@1 (nnue-tiny)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "nnue@1 (nnue-tiny)" in out
     con = connect(lake)
     metrics = con.sql("select epoch, step, train_loss, val_loss, positions_per_s, learning_rate "
                       "from model_metrics where model_id = 'nnue@1' order by epoch").fetchall()
     assert [m[0] for m in metrics] == [0, 1, 2, 3]
+    # issue 32: the command prints the final epoch's losses
+    assert (f"nnue@1: train loss {metrics[-1][2]:.6f}, validation loss {metrics[-1][3]:.6f} "
+            f"after 4 epochs") in out
     assert metrics[-1][2] < 0.7 * metrics[0][2]
     assert all(m[1] > 0 and m[3] > 0 and m[4] > 0 and m[5] == 3e-3 for m in metrics)
     assert [m[1] for m in metrics] == sorted({m[1] for m in metrics})

@@ -9,6 +9,7 @@ thresholds against the FPR they give on the stored validation predictions.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -111,7 +112,8 @@ def test_train_dense_end_to_end(lake: Lake, capsys: pytest.CaptureFixture[str],
     evaluation tables, each checked against an independent computation."""
     monkeypatch.setenv("CHESSLAB_HOME", str(lake.home))
     assert cli_main(["train", "volatility", "--preset", "tiny", "--no-prefect"]) == 0
-    assert "volatility@1 (volatility-tiny)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "volatility@1 (volatility-tiny)" in out
     con = connect(lake)
     metrics = con.sql("select epoch, train_loss, val_loss, extra from model_metrics "
                       "where model_id = 'volatility@1' order by epoch").fetchall()
@@ -136,6 +138,14 @@ def test_train_dense_end_to_end(lake: Lake, capsys: pytest.CaptureFixture[str],
     stable = np.array([s for _, s, _ in predictions])
     assert len(predictions) == validation and all(s == t for _, s, t in predictions)
     assert evaluation["roc_auc"] == pytest.approx(roc_auc_score(stable, probability), abs=1e-12)
+    # issue 32: the command prints the final losses, the AUC and the chosen threshold
+    printed = re.search(r"volatility@1: train loss (\S+), validation loss (\S+) after 4 epochs; "
+                        r"validation ROC AUC (\S+), threshold (\S+) \(chosen at FPR 0\.50%\)",
+                        out)
+    assert printed, out
+    assert [float(v) for v in printed.groups()] == pytest.approx(
+        [metrics[-1][1], metrics[-1][2], roc_auc_score(stable, probability),
+         evaluation["threshold"]], abs=1e-4)
     assert evaluation["accuracy"] == pytest.approx(((probability > 0.5) == stable).mean())
 
     table = con.sql("select target_fpr, threshold, tpr, fpr, flagged_share, paper_tpr "
