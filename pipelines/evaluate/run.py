@@ -77,6 +77,9 @@ class Evaluation:
     ladder_plus: float | None = None
     ladder_minus: float | None = None
     ladder_games: int = 0
+    sprt_alpha: float = 0.05
+    sprt_beta: float = 0.05
+    sprt_model: str = "normalized"
 
     @property
     def passed(self) -> bool:
@@ -90,8 +93,9 @@ class Evaluation:
         elo = "n/a" if self.elo is None else f"{self.elo:+.1f}"
         text = (f"{self.candidate} vs {self.against}: +{self.wins} ={self.draws} "
                 f"-{self.losses}, Elo {elo} [{fmt(self.elo_lower)}, {fmt(self.elo_upper)}], "
-                f"SPRT({self.sprt_elo[0]:g},{self.sprt_elo[1]:g}) {self.sprt_decision} "
-                f"(LLR {self.sprt_llr:.2f} in [{self.sprt_bounds[0]:.2f}, "
+                f"SPRT elo0={self.sprt_elo[0]:g} elo1={self.sprt_elo[1]:g} "
+                f"alpha={self.sprt_alpha:g} beta={self.sprt_beta:g} ({self.sprt_model} Elo) "
+                f"{self.sprt_decision} (LLR {self.sprt_llr:.2f} in [{self.sprt_bounds[0]:.2f}, "
                 f"{self.sprt_bounds[1]:.2f}])")
         if self.ladder_tournament is not None:
             text += (f"; ladder rating {fmt(self.ladder_elo)} +{fmt(self.ladder_plus)} "
@@ -189,7 +193,8 @@ def summarize(lake: Lake, plan: EvaluationPlan, match: TournamentSummary,
         model_id=plan.model_id, candidate=plan.candidate, match_tournament=match.tournament_id,
         sprt_decision=sprt.decision, sprt_llr=sprt.llr,
         sprt_bounds=(sprt.lower_bound, sprt.upper_bound), sprt_elo=(c.sprt[0], c.sprt[1]),
-        sprt_counts=sprt.counts, **figures, **ladder)
+        sprt_counts=sprt.counts, sprt_alpha=c.sprt_alpha, sprt_beta=c.sprt_beta,
+        sprt_model=sprt.config.model if sprt.config else "normalized", **figures, **ladder)
 
 
 def record_evaluation(lake: Lake, plan: EvaluationPlan, evaluation: Evaluation) -> list[str]:

@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 NELO_PER_T = 800 / math.log(10)   # normalised Elo per unit of t-value (per game pair)
+#: The normalised-Elo MLE (fishtest's fixed point, started from the uniform distribution)
+#: exists for t-values below 2 sqrt(2) / 3 on game pairs and sqrt(24) / 5 on single games:
+#: bounds of |Elo| below these (about 231.6 and 340.4 normalised Elo).
+NORMALIZED_LIMITS = {5: 2 / 3 * NELO_PER_T, 3: math.sqrt(24) / 5 * NELO_PER_T}
 EMPTY_CELL = 1e-3                  # fishtest's regularisation of empty cells
 MODELS = ("normalized", "logistic")
 
@@ -41,11 +45,17 @@ class SprtConfig:
     model: ``normalized`` (fishtest's default) or ``logistic``.
     """
 
-    elo0: float = 0.0
-    elo1: float = 2.0
-    alpha: float = 0.05
-    beta: float = 0.05
-    model: str = "normalized"
+    elo0: float = field(default=0.0, metadata={
+        "help": "Elo under H0. 0,2 are fishtest's bounds for a small change of an engine; "
+                "'chesslab evaluate' defaults to 0,10 because it tests a new model for a large "
+                "gain within its 400-game cap"})
+    elo1: float = field(default=2.0, metadata={"help": "Elo under H1, above elo0"})
+    alpha: float = field(default=0.05, metadata={
+        "help": "probability of accepting H1 when H0 holds"})
+    beta: float = field(default=0.05, metadata={
+        "help": "probability of accepting H0 when H1 holds"})
+    model: str = field(default="normalized", metadata={
+        "help": "Elo model of the bounds: normalized (fishtest's) or logistic"})
 
     def __post_init__(self) -> None:
         if not self.elo1 > self.elo0:
@@ -56,6 +66,28 @@ class SprtConfig:
                 raise SprtError(f"{name} must be in (0, 1), got {value!r}")
         if self.model not in MODELS:
             raise SprtError(f"model must be one of {MODELS}, got {self.model!r}")
+
+    def check_cells(self, cells: int) -> None:
+        """SprtError naming the bounds when the normalized model cannot test them on counts
+        of ``cells`` cells (5: game pairs, 3: games)."""
+        limit = NORMALIZED_LIMITS.get(cells)
+        if self.model != "normalized" or limit is None:
+            return
+        if max(abs(self.elo0), abs(self.elo1)) >= limit:
+            unit = "game pairs" if cells == 5 else "single games"
+            raise SprtError(
+                f"SPRT bounds elo0={self.elo0:g}, elo1={self.elo1:g}: the normalized Elo "
+                f"model tests bounds within ±{limit:.1f} on {unit} (such as fishtest's 0,2 "
+                f"or chesslab evaluate's 0,10)")
+
+    def describe(self) -> str:
+        """The test's parameters, as every SPRT output shows them.
+
+        >>> SprtConfig().describe()
+        'SPRT elo0=0 elo1=2 alpha=0.05 beta=0.05 (normalized Elo)'
+        """
+        return (f"SPRT elo0={self.elo0:g} elo1={self.elo1:g} alpha={self.alpha:g} "
+                f"beta={self.beta:g} ({self.model} Elo)")
 
     @property
     def lower_bound(self) -> float:
@@ -74,6 +106,7 @@ class SprtResult:
     llr: float
     lower_bound: float
     upper_bound: float
+    config: SprtConfig | None = None      # the test's parameters, shown by describe()
 
     @property
     def decision(self) -> str:
@@ -85,8 +118,13 @@ class SprtResult:
 
     def describe(self) -> str:
         verdict = {"H1": "accept H1", "H0": "reject H1 (accept H0)", "continue": "continue"}
-        return (f"LLR {self.llr:.3f} ({self.lower_bound:.3f}, {self.upper_bound:.3f}) "
+        head = f"{self.config.describe()}: " if self.config is not None else ""
+        return (f"{head}LLR {self.llr:.3f} ({self.lower_bound:.3f}, {self.upper_bound:.3f}) "
                 f"-> {verdict[self.decision]}")
+
+    def short(self) -> str:
+        """``LLR 0.27 (-2.94, 2.94)``: for a line per game."""
+        return f"LLR {self.llr:.2f} ({self.lower_bound:.2f}, {self.upper_bound:.2f})"
 
 
 def sprt(counts: Sequence[int], elo0: float = 0.0, elo1: float = 2.0, alpha: float = 0.05,
@@ -94,12 +132,13 @@ def sprt(counts: Sequence[int], elo0: float = 0.0, elo1: float = 2.0, alpha: flo
     """Run the test on ``counts`` (5 pentanomial or 3 trinomial cells)."""
     config = SprtConfig(elo0, elo1, alpha, beta, model)
     return SprtResult(tuple(counts), llr(counts, config), config.lower_bound,
-                      config.upper_bound)
+                      config.upper_bound, config)
 
 
 def llr(counts: Sequence[int], config: SprtConfig) -> float:
     """The generalised log-likelihood ratio of H1 against H0."""
     check_counts(counts)
+    config.check_cells(len(counts))
     n, pdf = counts_to_pdf(counts)
     return n * sum(p * step for (_, p), step in zip(pdf, llr_steps(pdf, config), strict=True))
 
@@ -130,13 +169,15 @@ class SprtForecast:
     variance: float
     p_h1: float
     pairs: float
+    config: SprtConfig | None = None
 
     @property
     def games(self) -> float:
         return 2 * self.pairs
 
     def describe(self) -> str:
-        return (f"true Elo {self.elo:+g} with {self.draw_ratio:.0%} draws: LLR "
+        head = f"{self.config.describe()}: " if self.config is not None else ""
+        return (f"{head}true Elo {self.elo:+g} with {self.draw_ratio:.0%} draws: LLR "
                 f"{self.drift:+.5f} a game pair (sd {math.sqrt(self.variance):.3f}); "
                 f"accepts H1 with probability {self.p_h1:.2f} after about "
                 f"{self.pairs:,.0f} game pairs ({self.games:,.0f} games) on average")
@@ -151,6 +192,7 @@ def forecast(config: SprtConfig, elo: float, draw_ratio: float) -> SprtForecast:
     >>> f.p_h1 > 0.999, round(f.games, -1)
     (True, 940.0)
     """
+    config.check_cells(5)
     pdf = pair_pdf(elo, draw_ratio)
     steps = llr_steps(pdf, config)
     drift = sum(p * step for (_, p), step in zip(pdf, steps, strict=True))
@@ -166,7 +208,7 @@ def forecast(config: SprtConfig, elo: float, draw_ratio: float) -> SprtForecast:
         p_h1 = (math.exp(-top) - math.exp(k * a - top)) / \
             (math.exp(k * b - top) - math.exp(k * a - top))
         pairs = (p_h1 * b + (1 - p_h1) * a) / drift
-    return SprtForecast(elo, draw_ratio, drift, variance, p_h1, pairs)
+    return SprtForecast(elo, draw_ratio, drift, variance, p_h1, pairs, config)
 
 
 def pair_pdf(elo: float, draw_ratio: float) -> Pdf:
@@ -211,9 +253,9 @@ def solve_secular(pdf: Pdf) -> float:
     """The root x of sum_i p_i a_i / (1 + x a_i) = 0 between the poles -1/max a, -1/min a
     (the Lagrange multiplier of the constrained MLE); bisection to machine precision."""
     values = [a for a, _ in pdf]
+    if not min(values) < 0 < max(values):  # SprtConfig.check_cells keeps bounds from this
+        raise SprtError("the SPRT's likelihood has no maximum at these bounds: narrow them")
     lo, hi = -1 / max(values), -1 / min(values)
-    if not lo < hi:
-        raise SprtError(f"degenerate result distribution {pdf!r}")
     span = hi - lo
     lo, hi = lo + span * 1e-12, hi - span * 1e-12
 

@@ -3,7 +3,7 @@ recorded), as the text ``chesslab sprt`` prints.
 
 >>> from pipelines.sprt import SprtConfig
 >>> sprt_report(None, SprtConfig(), counts="10,100,200,110,20")
-'LLR 0.269 (-2.944, 2.944) -> continue'
+'SPRT elo0=0 elo1=2 alpha=0.05 beta=0.05 (normalized Elo): LLR 0.269 (-2.944, 2.944) -> continue'
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def sprt_report(lake: Lake | None, config: SprtConfig, counts: str | None = None
         cells, first, second = tournament_counts(lake, tournament)
         header = f"{first} vs {second}, game pairs LL,LD,DD+WL,WD,WW = {cells}\n"
     result = SprtResult(tuple(cells), llr(cells, config), config.lower_bound,
-                        config.upper_bound)
+                        config.upper_bound, config)
     if tournament is not None and lake is not None:
         record_sprt(lake, result, config, tournament)
     return f"{header}{result.describe()}"

@@ -53,9 +53,13 @@ def test_cli_tournament_pgn_ratings_and_sprt(home: Path, stockfish_path: str, tm
     assert out.splitlines()[0].split()[:3] == ["Rank", "Name", "Elo"]
     assert re.search(r"a vs b: \+\d+ =\d+ -\d+", out)
     assert main(["--home", str(home), "sprt", "--tournament", tournament_id]) == 0
-    assert "game pairs LL,LD,DD+WL,WD,WW" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "game pairs LL,LD,DD+WL,WD,WW" in out
+    assert "SPRT elo0=0 elo1=2 alpha=0.05 beta=0.05 (normalized Elo): LLR " in out  # issue 32
     assert main(["sprt", "--counts", "10,100,200,110,20"]) == 0
-    assert capsys.readouterr().out.strip() == "LLR 0.269 (-2.944, 2.944) -> continue"
+    assert capsys.readouterr().out.strip() == (
+        "SPRT elo0=0 elo1=2 alpha=0.05 beta=0.05 (normalized Elo): LLR 0.269 (-2.944, 2.944) "
+        "-> continue")
     assert main(["sprt", "--counts", "1,2"]) == 2
     assert "[1, 2]" in capsys.readouterr().err
     assert main(["--home", str(home), "ratings", "--tournament", "nope"]) == 2

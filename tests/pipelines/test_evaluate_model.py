@@ -133,6 +133,8 @@ def test_a_model_that_passes_is_promoted_and_becomes_best(home: Path, stockfish_
                  "--ladder", "1350", "--ladder-rounds", "1"]) == 0
     out = capsys.readouterr().out
     assert "nnue@1 vs alphabeta:eval=hce-simple,hash=1: +" in out and "nnue@1 promoted" in out
+    # issue 32: the bounds, error rates and Elo model of the SPRT are printed
+    assert "SPRT elo0=0 elo1=200 alpha=0.2 beta=0.2 (normalized Elo) H1 (LLR " in out
     assert resolve_model(lake, "nnue@best").model_id == "nnue@1"
     assert main([*base, "nnue@latest", "--against", STOCKFISH, "--ladder", ""]) == 0
     assert "promoted" not in capsys.readouterr().out
@@ -165,6 +167,7 @@ def test_unknown_model_and_undeployable_kind(home: Path,
     deploy override maps to the alpha-beta engine with its NNUE."""
     from pipelines.evaluate import model_engine_spec
 
+    Lake(home).root.mkdir(parents=True)    # a warehouse without the model (issue 32)
     assert main(["--home", str(home), "evaluate", "nnue@7", "--no-prefect", "--nodes", "100",
                  "--ladder", ""]) == 2
     err = capsys.readouterr().err.strip()
@@ -177,6 +180,7 @@ def test_unknown_model_and_undeployable_kind(home: Path,
 def test_bad_input_is_a_one_line_error(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """No candidate, both a model and a spec, bad SPRT bounds, no limit, an unknown engine:
     exit 2 with one line naming what is wrong."""
+    Lake(home).root.mkdir(parents=True)    # issue 32: evaluate reads an existing warehouse
     base = ["--home", str(home), "evaluate", "--no-prefect", "--ladder", ""]
     cases = [
         ([*base, "--nodes", "100"], "give a MODEL (KIND@VERSION) or --spec SPEC, not neither"),

@@ -188,9 +188,90 @@ def test_forecast_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["sprt", "--forecast", "38.4", "--draws", "0.21", "--elo0", "0",
                  "--elo1", "10"]) == 0
     assert capsys.readouterr().out.strip() == (
+        "SPRT elo0=0 elo1=10 alpha=0.05 beta=0.05 (normalized Elo): "
         "true Elo +38.4 with 21% draws: LLR +0.00625 a game pair (sd 0.040); accepts H1 "
         "with probability 1.00 after about 471 game pairs (942 games) on average")
     assert main(["sprt", "--forecast", "300", "--draws", "0.5"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("50% draws cannot score 84.9% (Elo +300): need draws <= 30%")
     assert len(err.splitlines()) == 1
+
+
+# --- issue 32 §4, §5: the bounds in every output, bounds the model cannot test ------------
+
+def test_every_sprt_output_names_its_bounds_and_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """``chesslab sprt`` used [0, 2] and ``evaluate`` [0, 10] and neither said which."""
+    from flows.cli import main
+
+    head = "SPRT elo0=-1.75 elo1=0.25 alpha=0.1 beta=0.2 (logistic Elo): "
+    options = ["--elo0", "-1.75", "--elo1", "0.25", "--alpha", "0.1", "--beta", "0.2",
+               "--model", "logistic"]
+    assert main(["sprt", "--counts", "10,100,200,110,20", *options]) == 0
+    assert capsys.readouterr().out.startswith(head + "LLR ")
+    assert main(["sprt", "--forecast", "5", *options]) == 0
+    assert capsys.readouterr().out.startswith(head + "true Elo +5 with 40% draws")
+    result = sprt([10, 100, 200, 110, 20], -1.75, 0.25, 0.1, 0.2, "logistic")
+    assert result.describe().startswith(head)
+
+
+def test_evaluation_line_names_the_sprt() -> None:
+    from pipelines.evaluate.run import Evaluation
+
+    evaluation = Evaluation(
+        model_id="nnue@3", candidate="nnue@3", against="alphabeta:eval=hce",
+        match_tournament="t", games=10, wins=6, draws=2, losses=2, elo=+70.4, elo_lower=-60.0,
+        elo_upper=210.0, los=0.9, sprt_decision="continue", sprt_llr=0.5,
+        sprt_bounds=(-2.94, 2.94), sprt_elo=(0.0, 10.0), sprt_counts=(0, 1, 2, 1, 1),
+        sprt_alpha=0.05, sprt_beta=0.1, sprt_model="normalized")
+    assert ("SPRT elo0=0 elo1=10 alpha=0.05 beta=0.1 (normalized Elo) continue "
+            "(LLR 0.50 in [-2.94, 2.94])") in str(evaluation)
+
+
+def test_why_the_default_bounds_differ_is_in_the_help() -> None:
+    """sprt keeps fishtest's 0,2, evaluate 0,10; each help says why, and the game counts
+    evaluate's help quotes are the forecast's (+100 Elo, 40% draws)."""
+    from pipelines.evaluate import EvaluateConfig
+    from pipelines.sprt import forecast
+
+    sprt_help = SprtConfig.__dataclass_fields__["elo0"].metadata["help"]
+    assert "fishtest" in sprt_help and "'chesslab evaluate' defaults to 0,10" in sprt_help
+    evaluate_help = EvaluateConfig.__dataclass_fields__["sprt"].metadata["help"]
+    assert "0,10 stops after about 320 games on average, 0,2 after about 1,540" in evaluate_help
+    assert (SprtConfig().elo0, SprtConfig().elo1) == (0, 2)
+    assert EvaluateConfig(spec="alphabeta", nodes=10).sprt == (0, 10)
+    assert round(forecast(SprtConfig(0, 10), 100, 0.4).games, -1) == 320
+    assert round(forecast(SprtConfig(0, 2), 100, 0.4).games, -1) == 1540
+
+
+def test_bounds_beyond_the_normalized_model_are_named() -> None:
+    """``evaluate --sprt=-500,500`` played its games, then failed with a raw list of floats
+    (the t-value MLE has no solution there); the same counts at the limit still work."""
+    from pipelines.evaluate import EvaluateConfig, EvaluateError
+    from pipelines.sprt import NELO_PER_T, NORMALIZED_LIMITS
+
+    assert NORMALIZED_LIMITS[5] == pytest.approx(231.6237, abs=1e-4)   # 2/3 * 800 / ln 10
+    assert NORMALIZED_LIMITS[3] == pytest.approx(math.sqrt(24) / 5 * NELO_PER_T)
+    with pytest.raises(SprtError, match=r"^SPRT bounds elo0=-500, elo1=500: the normalized "
+                       r"Elo model tests bounds within ±231.6 on game pairs"):
+        sprt([1, 2, 3, 2, 1], -500, 500)
+    with pytest.raises(SprtError, match="within ±340.4 on single games"):
+        sprt([1, 2, 3], 0, 341)
+    assert sprt([1, 2, 3, 2, 1], -231, 231).decision == "continue"
+    assert math.isfinite(sprt([1, 2, 3], 0, 340).llr)
+    assert sprt([1, 2, 3, 2, 1], -500, 500, model="logistic").decision == "continue"
+    with pytest.raises(EvaluateError, match=r"^evaluate: --sprt -500,500: SPRT bounds "
+                                            r"elo0=-500, elo1=500: the normalized Elo model"):
+        EvaluateConfig(spec="alphabeta", nodes=10, sprt=(-500.0, 500.0))
+
+
+def test_evaluate_with_unreachable_bounds_stops_before_any_game(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from flows.cli import main
+
+    Lake(home).root.mkdir(parents=True)
+    assert main(["evaluate", "--spec", "alphabeta", "--sprt=-500,500", "--nodes", "10",
+                 "--ladder", "", "--no-prefect"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("chesslab evaluate: error: evaluate: --sprt -500,500: SPRT bounds "
+                          "elo0=-500, elo1=500") and len(err.splitlines()) == 1
+    assert list((home / "lake").iterdir()) == []     # no tournament was started
