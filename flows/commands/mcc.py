@@ -34,7 +34,10 @@ def register(subparsers: Any) -> None:
     reti.add_argument("--iterations", type=int, default=200_000)
     reti.add_argument("--seeds", type=int, default=3, help="runs per variant")
     reti.set_defaults(run=run_reti)
-    solver = experiments.add_parser("solver", help="the solver on EPD mate problems (dm)")
+    solver = experiments.add_parser(
+        "solver", help="the solver on EPD mate problems (dm)",
+        description="Prints each problem's result and the score (exact/problems); exits 0 "
+                    "when the run finished, whatever the score, and non-zero on an error.")
     solver.add_argument("epd", help="EPD file with dm opcodes")
     solver.add_argument("--variant", default="solver")
     solver.add_argument("--iterations", type=int, default=300_000)
@@ -117,7 +120,7 @@ def run_solver(args: argparse.Namespace) -> int:
                     "iterations": (row["iterations"], None)})
     exact = sum(row["exact"] for row in rows)
     print(f"{exact}/{len(rows)} exact within {args.iterations} iterations")
-    return 0 if exact == len(rows) else 1
+    return 0   # a finished run reports its score; a missed problem is a result, not an error
 
 
 __all__ = ["register"]

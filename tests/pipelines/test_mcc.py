@@ -118,3 +118,23 @@ def test_record_writes_mcc_results(tmp_path: Path) -> None:
         con.close()
     assert rows.to_pylist() == [{"metric": "mean_plies", "value": 36.2, "expected": None},
                                 {"metric": "white_mates", "value": 5.0, "expected": 4.988}]
+
+
+def test_solver_command_reports_its_score_and_exits_0(home: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32 §4: ``chesslab mcc solver`` exited 1 whenever one problem was not solved. A
+    finished run prints its score and exits 0 (here mate in 3 is out of reach of 200
+    iterations, mate in 1 is not); a bad file is still an error."""
+    from flows.cli import main
+
+    lines = MATES.read_text().splitlines()
+    epd = tmp_path / "two.epd"
+    epd.write_text("\n".join([lines[0], next(line for line in lines if " dm 3;" in line)]))
+    assert main(["mcc", "solver", str(epd), "--iterations", "200", "--hash-mb", "16"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("dm 1  found 1  exact") and "MISSED" in out[1]
+    assert out[-1] == "1/2 exact within 200 iterations"
+    bad = tmp_path / "bad.epd"
+    bad.write_text("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - id \"no distance\";\n")
+    assert main(["mcc", "solver", str(bad)]) == 2
+    assert "bad.epd:1: no dm opcode" in capsys.readouterr().err
