@@ -51,5 +51,5 @@ def report(result: Any) -> str:
                  f"{summary.already_done + summary.played}/{summary.planned} games "
                  f"({summary.played} played now)")
     if summary.sprt is not None:
-        lines.append(f"SPRT {summary.sprt.describe()}")
+        lines.append(summary.sprt.describe())
     return "\n".join(lines)

@@ -11,6 +11,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from pipelines.sprt import SprtConfig, SprtError
+
 FORMATS = ("round-robin", "gauntlet")
 OPENING_ORDERS = ("sequential", "random")
 TC_PATTERN = re.compile(r"^(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?$")
@@ -53,10 +55,11 @@ def field_help(text: str, **extra: object) -> dict[str, object]:
 class TournamentConfig:
     """A tournament: players, openings, limits, adjudication, concurrency.
 
-    Everything but ``concurrency``, ``progress`` and ``name`` goes into the tournament id, so
-    running the same command again resumes the same tournament. An SPRT's ``rounds`` stay out
-    of it too (but with a Polyglot book): they only cap the match, which the SPRT stops at its
-    verdict, so the same SPRT with more rounds continues where the last run stopped.
+    Everything but ``concurrency``, ``progress``, ``rating_interval`` and ``name`` goes into
+    the tournament id, so running the same command again resumes the same tournament. An
+    SPRT's ``rounds`` stay out of it too (but with a Polyglot book): they only cap the match,
+    which the SPRT stops at its verdict, so the same SPRT with more rounds continues where the
+    last run stopped.
     """
 
     engines: tuple[str, ...] = field(default=(), metadata=field_help(
@@ -109,6 +112,10 @@ class TournamentConfig:
         "SPRT Elo model: normalized or logistic"))
     event: str = field(default="chesslab tournament", metadata=field_help("PGN Event tag"))
     progress: bool = field(default=True, metadata=field_help("print a line per finished game"))
+    rating_interval: int = field(default=10, metadata=field_help(
+        "every N finished games, print the running score, the Elo with its 95% interval "
+        "and, for an SPRT, the LLR (as cutechess-cli's -ratinginterval; 0: never; with "
+        "--progress)"))
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
@@ -131,12 +138,20 @@ class TournamentConfig:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise TournamentError(f"{name} must be positive, got {value!r}")
+        if self.rating_interval < 0:
+            raise TournamentError(f"rating_interval must be >= 0, got {self.rating_interval!r}")
         if self.concurrency < 0 or self.move_timeout_s <= 0 or self.timemargin_ms < 0:
             raise TournamentError("concurrency, move timeout and time margin must be >= 0")
         if (self.sprt_elo0 is None) != (self.sprt_elo1 is None):
             raise TournamentError("an SPRT needs both --sprt-elo0 and --sprt-elo1")
         if self.sprt_elo0 is not None and len(self.engines) != 2:
             raise TournamentError(f"an SPRT needs exactly two engines, got {len(self.engines)}")
+        if self.sprt_elo0 is not None and self.sprt_elo1 is not None:
+            try:   # game pairs: the bounds the normalized model can test, before any game
+                SprtConfig(self.sprt_elo0, self.sprt_elo1, self.sprt_alpha, self.sprt_beta,
+                           self.sprt_model).check_cells(5)
+            except SprtError as exc:
+                raise TournamentError(str(exc)) from None
 
     @property
     def time_control(self) -> TimeControl | None:

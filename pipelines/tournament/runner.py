@@ -27,7 +27,7 @@ from engines.registry import (
 )
 from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
 from pipelines.sprt.store import record_sprt
-from pipelines.tournament import store
+from pipelines.tournament import standings, store
 from pipelines.tournament.adjudication import Adjudicator
 from pipelines.tournament.config import TournamentConfig, TournamentError
 from pipelines.tournament.game import EngineFailure, GamePlayer, GameRecord, Seat, to_pgn
@@ -225,7 +225,20 @@ class Tournament:
             self.progress(
                 f"[{done}/{summary.planned}] {record.slot.white} - {record.slot.black} "
                 f"{record.result} {record.termination} ({record.plies} plies, "
-                f"{record.wall_seconds:.1f}s){' ' + sprt.describe() if sprt else ''}")
+                f"{record.wall_seconds:.1f}s){' ' + sprt.short() if sprt else ''}")
+            interval = self.config.rating_interval
+            if interval and (done % interval == 0 or self.stop.is_set()):
+                for line in self.standings(done, summary.planned, sprt):
+                    self.progress(line)
+
+    def standings(self, done: int, planned: int, sprt: SprtResult | None) -> list[str]:
+        """The running score, Elo and interval (and the SPRT) over every finished game."""
+        games = [(slot.white, slot.black, result["white_score"]) for slot in self.slots
+                 if (result := self.results.get(slot.key)) is not None
+                 and result["white_score"] is not None]
+        names = [p.name for p in self.players]
+        return standings.report(names, standings.player_counts(names, games), done, planned,
+                                sprt)
 
     def sprt_status(self) -> SprtResult | None:
         """The SPRT on the finished game pairs, from the first player's side."""
@@ -242,7 +255,7 @@ class Tournament:
         counts = pentanomial([sum(s) for s in pairs.values() if len(s) == 2])
         config = self.sprt_config
         value = llr(counts, config) if sum(counts) else 0.0
-        return SprtResult(tuple(counts), value, config.lower_bound, config.upper_bound)
+        return SprtResult(tuple(counts), value, config.lower_bound, config.upper_bound, config)
 
 
 def print_progress(line: str) -> None:

@@ -28,7 +28,7 @@ def record_tournament(lake: Lake, tournament_id: str, config: TournamentConfig,
     ``tournament_players.engine_id`` joins it, and joins the labels of the same engine."""
     engine_ids = [register_engine(lake, player_identity(p)) for p in players]
     settings = {k: v for k, v in dataclasses.asdict(config).items()
-                if k not in ("progress", "concurrency")}
+                if k not in ("progress", "concurrency", "rating_interval")}
     lake.write("tournaments", [{
         "tournament_id": tournament_id, "event": config.event, "format": config.format,
         "rounds": config.rounds, "planned_games": planned,

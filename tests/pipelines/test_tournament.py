@@ -6,6 +6,7 @@ Games use Stockfish at a few thousand nodes and the stub engines of tests/fixtur
 from __future__ import annotations
 
 import io
+import math
 import re
 import sys
 from pathlib import Path
@@ -347,3 +348,71 @@ def test_models_that_cannot_load_stop_the_tournament_before_any_game(
         assert err.startswith("chesslab tournament: error: ") and needle in err, err
         assert "\n" not in err
     assert nothing_played(home)
+
+def hand_elo(wins: int, draws: int, losses: int) -> tuple[float, float, float]:
+    """Elo and 95% interval from the score and its standard error (cutechess-cli's way)."""
+    n = wins + draws + losses
+    score = (wins + draws / 2) / n
+    sd = math.sqrt((wins * (1 - score) ** 2 + draws * (0.5 - score) ** 2
+                    + losses * score ** 2) / n / n)
+
+    def elo(s: float) -> float:
+        return math.inf if s >= 1 else -math.inf if s <= 0 else -400 * math.log10(1 / s - 1)
+    return elo(score), elo(score - 1.959964 * sd), elo(score + 1.959964 * sd)
+
+
+def test_standings_lines_by_hand() -> None:
+    """Three players: a line each, best score first, with W/D/L, score and Elo interval."""
+    from pipelines.tournament import standings
+
+    games = [("a", "b", 1.0), ("b", "a", 0.5), ("a", "c", 1.0), ("c", "a", 0.0),
+             ("b", "c", 0.5), ("c", "b", 1.0)]
+    counts = standings.player_counts(["a", "b", "c"], games)
+    assert counts == {"a": (3, 1, 0), "b": (0, 2, 2), "c": (1, 1, 2)}
+    lines = standings.report(["a", "b", "c"], counts, done=6, planned=12)
+    elo, low, high = hand_elo(1, 1, 2)
+    assert lines[0] == "[6/12] standings:"
+    assert [line.split()[0] for line in lines[1:]] == ["a", "c", "b"]
+    assert lines[2] == (f"  c  +1 =1 -2, score 37.5%, Elo {elo:+.1f} [{low:+.1f}, {high:+.1f}] "
+                        f"(95%)")
+    assert "score 87.5%" in lines[1] and "+inf]" in lines[1]
+
+
+def test_running_score_elo_and_llr_every_n_games(home: Path, stockfish_path: str) -> None:
+    """Issue 32 §4, like cutechess-cli's -ratinginterval: after every 2nd game the match line
+    with the first player's score, Elo and interval and the SPRT's LLR and parameters, equal
+    to what the stored games give by hand."""
+    from pipelines.sprt import pentanomial, sprt
+
+    lines: list[str] = []
+    config = TournamentConfig.tiny(engines=(f"{SF}#a", f"{SF}#b"), rounds=2, concurrency=1,
+                                   nodes=1500, rating_interval=2, sprt_elo0=0, sprt_elo1=5)
+    summary = run_tournament(config, home, progress=lines.append)
+    assert summary.played == 4
+    reports = [line for line in lines if " vs " in line]
+    assert [line.split()[0] for line in reports] == ["[2/4]", "[4/4]"]
+    games = finished_games(Lake(home), summary.tournament_id)
+    scores = [g["white_score"] if g["white"] == "a" else 1 - g["white_score"] for g in games]
+    wins, draws = scores.count(1.0), scores.count(0.5)
+    losses = len(scores) - wins - draws
+    pairs = {}
+    for game, score in zip(games, scores, strict=True):
+        pairs.setdefault((game["pairing"], game["round"]), []).append(score)
+    llr = sprt(pentanomial([sum(p) for p in pairs.values()]), 0, 5).llr
+    elo, low, high = hand_elo(wins, draws, losses)
+    text = {math.inf: "+inf", -math.inf: "-inf"}
+    shown = [text.get(v, f"{v:+.1f}") for v in (elo, low, high)]
+    assert reports[-1] == (
+        f"[4/4] a vs b: +{wins} ={draws} -{losses}, score {(wins + draws / 2) / 4:.1%}, "
+        f"Elo {shown[0]} [{shown[1]}, {shown[2]}] (95%); SPRT elo0=0 elo1=5 alpha=0.05 "
+        f"beta=0.05 (normalized Elo): LLR {llr:.3f} (-2.944, 2.944) -> continue")
+
+
+def test_rating_interval_zero_prints_no_standings(home: Path, stockfish_path: str) -> None:
+    lines: list[str] = []
+    config = TournamentConfig.tiny(engines=(f"{SF}#a", f"{SF}#b"), concurrency=1, nodes=1000,
+                                   rating_interval=0)
+    run_tournament(config, home, progress=lines.append)
+    assert len(lines) == 2 and all(" vs " not in line for line in lines)
+    with pytest.raises(TournamentError, match="rating_interval must be >= 0, got -1"):
+        TournamentConfig.tiny(rating_interval=-1)
