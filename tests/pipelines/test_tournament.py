@@ -349,6 +349,7 @@ def test_models_that_cannot_load_stop_the_tournament_before_any_game(
         assert "\n" not in err
     assert nothing_played(home)
 
+
 def hand_elo(wins: int, draws: int, losses: int) -> tuple[float, float, float]:
     """Elo and 95% interval from the score and its standard error (cutechess-cli's way)."""
     n = wins + draws + losses
