@@ -160,8 +160,9 @@ def run_command(argv: Sequence[str] | None = None) -> int:
         if args.home:   # for this command (a caller in the same process keeps its own)
             stack.enter_context(environment("CHESSLAB_HOME", args.home))
         if quiet:   # Rust panic reports off the console: the one-line error says it
-            CONSOLE.append(stack.enter_context(PanicFilter()))
-            stack.callback(CONSOLE.clear)
+            with contextlib.suppress(OSError):    # no descriptor 2 to relay: nothing to hide
+                CONSOLE.append(stack.enter_context(PanicFilter()))
+                stack.callback(CONSOLE.clear)
         return run_checked(args)
 
 

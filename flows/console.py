@@ -38,9 +38,9 @@ class PanicFilter:
         self.rust_backtrace: str | None = None
 
     def __enter__(self) -> PanicFilter:
+        self.saved_fd = os.dup(2)
         self.rust_backtrace = os.environ.get("RUST_BACKTRACE")
         os.environ["RUST_BACKTRACE"] = "0"
-        self.saved_fd = os.dup(2)
         read_fd, write_fd = os.pipe()
         os.dup2(write_fd, 2)
         os.close(write_fd)
