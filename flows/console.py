@@ -22,8 +22,8 @@ from types import TracebackType
 PANIC_PREFIX = b"thread '"
 MAX_HEADER = 4096             # a longer line without a newline is not a report's first line
 PANIC_START = re.compile(rb"^thread '[^']*'(?: \(\d+\))? panicked at ")
-PANIC_END = re.compile(rb"^note: run with `RUST_BACKTRACE=")
-MAX_PANIC_LINES = 50          # a report longer than this was not one: relay the rest
+PANIC_END = re.compile(rb"^note: .*`RUST_BACKTRACE=")
+MAX_PANIC_LINES = 200         # a report longer than this was not one: relay the rest
 RELAY_JOIN_S = 2.0            # wait for the relay at exit (a child may still hold the pipe)
 
 

@@ -24,6 +24,11 @@ REPORT = (b"\nthread 'tokio-rt-worker' (2673) panicked at /home/runner/.cargo/re
           b"index.crates.io-1949cf8c6b5b557f/object_store-0.13.2/src/buffered.rs:369:41:\n"
           b"Already shut down\n"
           b"note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n")
+# The same with a backtrace (a panic before chesslab set RUST_BACKTRACE=0 for itself).
+TRACED = (b"\nthread 'tokio-rt-worker' panicked at src/buffered.rs:369:41:\nAlready shut down\n"
+          b"stack backtrace:\n   0: std::panicking::begin_panic\n             at std/src/x.rs:1\n"
+          b"note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose "
+          b"backtrace.\n")
 
 
 def strip(text: bytes, seed: int) -> bytes:
@@ -44,7 +49,7 @@ def strip(text: bytes, seed: int) -> bytes:
 def test_panic_reports_are_dropped_and_the_rest_kept(seed: int) -> None:
     kept = (b"ingest: 1 files into /x\n", b"thread pool started\n", b"\n", b"\n",
             b"epoch 1: 50%\repoch 1: 100%\n", b"thread '", b"partial line at the end: thr")
-    text = kept[0] + REPORT + kept[1] + kept[2] + REPORT + REPORT + kept[3] + kept[4] + \
+    text = kept[0] + REPORT + kept[1] + kept[2] + REPORT + TRACED + kept[3] + kept[4] + \
         kept[5] + b"not a panic\n" + kept[6]
     assert strip(text, seed) == (b"".join(kept[:5]) + b"thread 'not a panic\n" + kept[6])
 
