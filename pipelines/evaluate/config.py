@@ -29,10 +29,10 @@ class EvaluateConfig:
         "help": "baseline engine spec of the SPRT match (default: alphabeta:eval=hce; for a "
                 "policy_value model the same checkpoint bare, puct:simulations=0,model=...)"})
     sprt: tuple[float, ...] = field(default=(0.0, 10.0), metadata={
-        "help": "SPRT bounds elo0,elo1 (normalised Elo, as fishtest). Wider than 'chesslab "
-                "sprt''s 0,2 (fishtest's, for a small change) on purpose: a new model is tested "
-                "for a large gain within --max-games; at a true +100 Elo with 40% draws 0,10 "
-                "stops after about 320 games on average, 0,2 after about 1,540"})
+        "help": "SPRT bounds elo0,elo1 (normalised Elo, as fishtest). Wider than the 0,2 of "
+                "'chesslab sprt' (fishtest's, for a small change) on purpose: a new model is "
+                "tested for a large gain within --max-games; at a true +100 Elo with 40% draws "
+                "0,10 stops after about 320 games on average, 0,2 after about 1,540"})
     sprt_alpha: float = field(default=0.05, metadata={"help": "SPRT alpha"})
     sprt_beta: float = field(default=0.05, metadata={"help": "SPRT beta"})
     max_games: int = field(default=400, metadata={
