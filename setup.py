@@ -9,11 +9,13 @@ except ImportError:  # pragma: no cover - build requirements always bring Cython
     cythonize = None
 
 HERE = Path(__file__).parent
-PYX = sorted(str(p.relative_to(HERE)) for p in (HERE / "engines").rglob("*.pyx"))
+# The engine core, and the readers and writers of the field's data formats that use it.
+COMPILED = ("engines", "pipelines")
+PYX = sorted(str(p.relative_to(HERE)) for folder in COMPILED for p in (HERE / folder).rglob("*.pyx"))
 
 
 def extensions() -> list[Extension]:
-    """One extension per .pyx file under engines/, compiled with -O3."""
+    """One extension per .pyx file under engines/ and pipelines/, compiled with -O3."""
     if not PYX or cythonize is None:
         return []
     modules = [

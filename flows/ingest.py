@@ -48,7 +48,7 @@ class IngestStep:
     def plan(self, job: IngestJob, home: str | None) -> IngestPlan:
         root = str(Lake(home).home)
         return IngestPlan(root, [IngestUnit(root, source, job.config)
-                                 for source in discover_sources(job.paths)])
+                                 for source in discover_sources(job.paths, job.config.format)])
 
     def units(self, plan: IngestPlan) -> list[IngestUnit]:
         return plan.units
@@ -65,7 +65,7 @@ class IngestStep:
         s = results[-1]
         state = "already ingested" if s.skipped else \
             f"{s.games} games, {s.records} records, {s.new_positions} new positions, " \
-            f"{s.errors} errors"
+            f"{s.labels} labels, {s.errors} errors"
         return f"ingest: [{len(results)}/{len(plan.units)}] {s.path}: {state}"
 
     def summarize(self, plan: IngestPlan, results: Sequence[IngestSummary],

@@ -22,6 +22,16 @@ cdef enum:
     FLAG_CASTLE = 1 << 16
     FLAG_DOUBLE = 1 << 17
     NO_MOVE = 0         # a1a1 is never a move
+    # set_fen_bytes results (FEN_REASONS in position.pyx words each)
+    FEN_OK = 0
+    FEN_FIELDS = 1
+    FEN_BOARD = 2
+    FEN_RANKS = 3
+    FEN_TURN = 4
+    FEN_CASTLING = 5
+    FEN_EP = 6
+    FEN_COUNTERS = 7
+    FEN_KINGS = 8
 
 cdef struct Position:
     u64 bb[2][6]        # pieces by colour and type
@@ -73,6 +83,8 @@ cdef u64 perft(Position* p, int depth) noexcept nogil
 cdef void set_start(Position* p) noexcept nogil
 cdef int set_fen(Position* p, str fen) except -1
 cdef str fen_of(const Position* p, bint full)
+cdef int write_fen(const Position* p, unsigned char* buf) noexcept nogil
+cdef int set_fen_bytes(Position* p, const unsigned char* s, Py_ssize_t n) noexcept nogil
 cdef str uci_of(Move m)
 cdef str san_of(const Position* p, Move m, const MoveList* legal)
 cdef Move parse_san(const Position* p, str san, const MoveList* legal) except -1

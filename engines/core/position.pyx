@@ -672,11 +672,11 @@ cdef int set_fen(Position* p, str fen) except -1:
     return 0
 
 
-cdef str fen_of(const Position* p, bint full):
-    """python-chess ``board.fen()`` (full) or ``board.epd()``: ep only if legal."""
-    cdef char buf[100]
+cdef int write_fen(const Position* p, unsigned char* buf) noexcept nogil:
+    """Write python-chess ``board.epd()`` (ep only if legal) into ``buf`` (>= 90 bytes);
+    returns its length."""
     cdef int n = 0, rank, file, empty, c
-    cdef bytes letters = b"PNBRQKpnbrqk"
+    cdef const char* letters = b"PNBRQKpnbrqk"
     for rank in range(7, -1, -1):
         empty = 0
         for file in range(8):
@@ -716,10 +716,152 @@ cdef str fen_of(const Position* p, bint full):
     else:
         buf[n] = 45
         n += 1
-    text = buf[:n].decode("ascii")
+    return n
+
+
+cdef str fen_of(const Position* p, bint full):
+    """python-chess ``board.fen()`` (full) or ``board.epd()``: ep only if legal."""
+    cdef unsigned char buf[100]
+    cdef int n = write_fen(p, buf)
+    text = (<char*>buf)[:n].decode("ascii")
     if full:
         return f"{text} {p.halfmove} {p.fullmove}"
     return text
+
+
+# FEN_* codes of set_fen_bytes, and the reason each stands for (as set_fen words it).
+FEN_REASONS = ("", "expected 1 to 6 fields in fen", "bad board in fen",
+               "board needs 8 ranks of 8 squares in fen", "expected 'w' or 'b' for turn in fen",
+               "bad castling field in fen", "bad en passant square in fen",
+               "bad move counters in fen", "need exactly one king per side")
+
+
+cdef inline bint is_space(unsigned char ch) noexcept nogil:
+    return ch == 32 or (9 <= ch <= 13)
+
+
+cdef int parse_counter(const unsigned char* s, Py_ssize_t a, Py_ssize_t b,
+                       int* out) noexcept nogil:
+    """A move counter as Python's int() reads it (optional sign, digits); -1 when it is not
+    one, -2 when it is negative."""
+    cdef long long value = 0
+    cdef bint negative = False
+    if a < b and (s[a] == 43 or s[a] == 45):
+        negative = s[a] == 45
+        a += 1
+    if a == b:
+        return -1
+    while a < b:
+        if not 48 <= s[a] <= 57:
+            return -1
+        value = value * 10 + s[a] - 48
+        if value > 1000000000:
+            return -1
+        a += 1
+    if negative and value:
+        return -2
+    out[0] = <int>value
+    return 0
+
+
+cdef int set_fen_bytes(Position* p, const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    """``set_fen`` on ASCII bytes without the GIL: 0, or the FEN_* code of what is wrong
+    (FEN_REASONS words it)."""
+    cdef Py_ssize_t starts[7]
+    cdef Py_ssize_t ends[7]
+    cdef int fields = 0, rank = 7, file = 0, i, sq
+    cdef Py_ssize_t k = 0
+    cdef unsigned char ch
+    clear(p)
+    while k < n:
+        while k < n and is_space(s[k]):
+            k += 1
+        if k == n:
+            break
+        if fields == 6:
+            return FEN_FIELDS
+        starts[fields] = k
+        while k < n and not is_space(s[k]):
+            k += 1
+        ends[fields] = k
+        fields += 1
+    if fields == 0:
+        return FEN_FIELDS
+    for k in range(starts[0], ends[0]):
+        ch = s[k]
+        if ch == 47:
+            if file != 8 or rank == 0:
+                return FEN_BOARD
+            rank -= 1
+            file = 0
+        elif 49 <= ch <= 56:
+            file += ch - 48
+            if file > 8:
+                return FEN_BOARD
+        else:
+            i = piece_index(ch)
+            if i < 0 or file > 7:
+                return FEN_BOARD
+            put(p, 0 if i < 6 else 1, i % 6, rank * 8 + file)
+            file += 1
+    if rank != 0 or file != 8:
+        return FEN_RANKS
+    if fields > 1:
+        if ends[1] - starts[1] != 1 or (s[starts[1]] != 119 and s[starts[1]] != 98):
+            return FEN_TURN
+        p.side = WHITE if s[starts[1]] == 119 else BLACK
+    if fields > 2 and not (ends[2] - starts[2] == 1 and s[starts[2]] == 45):
+        for k in range(starts[2], ends[2]):
+            i = castling_index(s[k])
+            if i < 0 or p.castling & (1 << i):
+                return FEN_CASTLING
+            p.castling |= 1 << i
+    if fields > 3 and not (ends[3] - starts[3] == 1 and s[starts[3]] == 45):
+        if ends[3] - starts[3] != 2:
+            return FEN_EP
+        file = s[starts[3]] - 97
+        rank = s[starts[3] + 1] - 49
+        if not 0 <= file <= 7 or rank not in (2, 5):
+            return FEN_EP
+        p.ep = rank * 8 + file
+    if fields > 4:
+        i = parse_counter(s, starts[4], ends[4], &p.halfmove)
+        if i:
+            return FEN_COUNTERS
+    if fields > 5:
+        i = parse_counter(s, starts[5], ends[5], &p.fullmove)
+        if i:
+            return FEN_COUNTERS
+        p.fullmove = max(p.fullmove, 1)
+    if popcount(p.bb[WHITE][KING]) != 1 or popcount(p.bb[BLACK][KING]) != 1:
+        return FEN_KINGS
+    p.all = p.occ[0] | p.occ[1]
+    clean_castling(p)
+    p.key ^= Z_CASTLE[p.castling]
+    if p.side == WHITE:
+        p.key ^= Z_TURN
+    return FEN_OK
+
+
+cdef inline int piece_index(unsigned char ch) noexcept nogil:
+    cdef const char* pieces = b"PNBRQKpnbrqk"
+    cdef int i
+    for i in range(12):
+        if pieces[i] == ch:
+            return i
+    return -1
+
+
+cdef inline int castling_index(unsigned char ch) noexcept nogil:
+    if ch == 75:
+        return 0
+    if ch == 81:
+        return 1
+    if ch == 107:
+        return 2
+    if ch == 113:
+        return 3
+    return -1
 
 
 # --- UCI and SAN ---------------------------------------------------------------------------

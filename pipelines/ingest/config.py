@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 # An ingest_errors message quotes at most this much of the input, and is at most
 # MESSAGE_CHARS long: a 20 MB junk line must not become a 20 MB row.
 QUOTE_CHARS = 200
 MESSAGE_CHARS = 1000
+# Formats --format accepts (the suffix gives the rest: pipelines.ingest.sources.FORMATS).
+FORMAT_NAMES = ("pgn", "epd", "fen", "text", "lichess-eval", "binpack", "parquet")
+# An engine identity given for imported labels: a partition value of the labels table.
+ENGINE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,99}$")
 
 
 class IngestError(ValueError):
@@ -60,13 +65,37 @@ class IngestConfig:
         "help": "games between two flushes of new positions and errors to the warehouse"})
     epd_chunk: int = field(default=50000, metadata={
         "help": "EPD/FEN lines per part of position_records"})
+    format: str | None = field(default=None, metadata={
+        "help": f"read every file as this format ({', '.join(FORMAT_NAMES)}) whatever its "
+                f"suffix; default: from the suffix"})
+    engine_id: str | None = field(default=None, metadata={
+        "help": "engine identity the labels of text, binpack, Lichess evaluation, EPD (ce) and "
+                "Parquet files are stored under (text needs it; defaults: lichess-eval, "
+                "binpack, epd, and a Parquet file's engine_id column)"})
+    depth: int = field(default=0, metadata={
+        "help": "depth recorded for labels whose format gives none (text, binpack, EPD "
+                "without acd, Parquet without depth)"})
+    flush_records: int = field(default=500_000, metadata={
+        "help": "text/JSONL/binpack/Parquet records per commit (and resume point)"})
+    block_bytes: int = field(default=4 << 20, metadata={
+        "help": "decompressed bytes of text/JSONL parsed at a time"})
 
     def __post_init__(self) -> None:
-        for name in ("workers", "chunk_games", "flush_games", "epd_chunk"):
+        for name in ("workers", "chunk_games", "flush_games", "epd_chunk", "flush_records",
+                     "block_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise IngestError(
                     f"ingest config: {name} must be a positive integer, got {value!r}")
+        if self.format is not None and self.format not in FORMAT_NAMES:
+            raise IngestError(f"ingest config: format must be one of {', '.join(FORMAT_NAMES)}, "
+                              f"got {self.format!r}")
+        if self.engine_id is not None and not ENGINE_ID.match(self.engine_id):
+            raise IngestError(f"ingest config: engine_id must be letters, digits and . _ : @ + - "
+                              f"(at most 100, no '/'), got {self.engine_id!r}")
+        if not isinstance(self.depth, int) or isinstance(self.depth, bool) or \
+                not 0 <= self.depth <= 1000:
+            raise IngestError(f"ingest config: depth must be 0 to 1000, got {self.depth!r}")
         if self.flush_games < self.chunk_games:
             raise IngestError(
                 f"ingest config: flush_games ({self.flush_games}) must be at least "
@@ -75,4 +104,5 @@ class IngestConfig:
     @classmethod
     def tiny(cls) -> IngestConfig:
         """In-process, small chunks: several chunks and flushes even on test fixtures."""
-        return cls(workers=1, chunk_games=3, flush_games=6, epd_chunk=5)
+        return cls(workers=1, chunk_games=3, flush_games=6, epd_chunk=5, flush_records=4,
+                   block_bytes=256)

@@ -106,3 +106,61 @@ def plain_value(board: chess.Board, value: Any) -> Any:
 
 def text_op(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+# EPD opcodes a label is made of: ce (centipawns, side to move), bm (best moves, SAN), pv
+# (predicted variation, SAN), acd (depth), acn (nodes); the game result from White's view in
+# c9 (as Texel-tuning sets such as quiet-labeled.epd hold it) or c0.
+RESULT_TEXT = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "1.0": 1.0, "0.0": 0.0, "0.5": 0.5,
+               "1": 1.0, "0": 0.0}
+
+
+class BadLabel(ValueError):
+    """An EPD line whose label opcodes cannot be read (``ce`` not a number...)."""
+
+
+def epd_label(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The label an EPD record's ``ce`` gives (side to move's view), or None without ``ce``.
+
+    >>> row = record_row(chess.Board("4k3/8/8/8/8/8/8/4K2R b K - 0 1"),
+    ...                  {"ce": 35, "acd": 12, "bm": [chess.Move.from_uci("e8d7")],
+    ...                   "c9": "1-0"})
+    >>> epd_label(row)
+    {'cp': 35, 'depth': 12, 'best_move': 'e8d7', 'pv': None, 'nodes': None, 'result': 0.0}
+    """
+    ops = json.loads(row["ops"])
+    if "ce" not in ops:
+        return None
+    board = chess.Board(row["fen"])
+    if not isinstance(ops["ce"], int) or isinstance(ops["ce"], bool):
+        raise BadLabel(f"ce is not a whole number of centipawns: {ops['ce']!r}")
+    depth = ops.get("acd")
+    if depth is not None and (not isinstance(depth, int) or not 0 <= depth <= 1000):
+        raise BadLabel(f"acd is not a depth: {depth!r}")
+    nodes = ops.get("acn") if isinstance(ops.get("acn"), int) else None
+    best = (row.get("bm") or [None])[0]
+    result = next((RESULT_TEXT[str(ops[op]).strip()] for op in ("c9", "c0")
+                   if str(ops.get(op, "")).strip() in RESULT_TEXT), None)
+    if result is not None and board.turn == chess.BLACK:
+        result = 1.0 - result
+    return {"cp": ops["ce"], "depth": depth, "best_move": uci_of(board, best),
+            "pv": uci_line(board, ops.get("pv")), "nodes": nodes, "result": result}
+
+
+def uci_of(board: chess.Board, san: str | None) -> str | None:
+    return None if san is None else board.parse_san(san).uci()
+
+
+def uci_line(board: chess.Board, sans: Any) -> list[str] | None:
+    """A ``pv`` opcode (SAN moves) in UCI; None when there is none or it is not legal."""
+    if not isinstance(sans, list) or not sans:
+        return None
+    line, board = [], board.copy(stack=False)
+    try:
+        for san in sans:
+            move = board.parse_san(str(san))
+            line.append(move.uci())
+            board.push(move)
+    except ValueError:
+        return None
+    return line

@@ -41,6 +41,12 @@ from pipelines.ingest.keys import Occurrences
 from pipelines.ingest.pgn import CutStream, RawGame, split_games
 from pipelines.ingest.positions import PositionSink
 from pipelines.ingest.sources import SourceFile, discover_sources, read_lines, sha256_of
+from pipelines.ingest.training_data import (
+    TRAINING_FORMATS,
+    check_training_options,
+    epd_labels,
+    ingest_training_file,
+)
 from pipelines.processes import forkserver_pool
 from warehouse import Lake
 
@@ -61,7 +67,8 @@ class IngestSummary:
     source_id: str
     format: str
     games: int = 0            # game records read (each one a game), duplicates included
-    duplicates: int = 0       # games already stored from another file: counted, stored once
+    duplicates: int = 0       # games already stored from another file: counted, stored once;
+    #                           training data: label rows already stored (same position, engine, depth)
     repeats: int = 0          # records identical to an earlier record of the file: new games
     records: int = 0
     plies: int = 0
@@ -72,6 +79,7 @@ class IngestSummary:
     encoding: str = ""
     seconds: float = 0.0
     skipped: bool = False
+    labels: int = 0           # labels stored (training data, EPD ce)
 
 
 @dataclass
@@ -115,7 +123,8 @@ def ingest_paths(lake: Lake, paths: Iterable[str | os.PathLike[str]],
     anything is written.
     """
     config = config or IngestConfig()
-    sources = discover_sources(paths)
+    sources = discover_sources(paths, config.format)
+    check_training_options(sources, config)
     with worker_pool(config.workers) as pool:
         return [ingest_file(lake, source, config, pool) for source in sources]
 
@@ -130,6 +139,8 @@ def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
         log.debug("%s: already ingested (sha256 %s), skipped", source.path, source_id[:16])
         summary.skipped = True
         return summary
+    if source.format in TRAINING_FORMATS:
+        return ingest_training_file(lake, source, source_id, config, summary)
     run = FileRun(lake, source, source_id, config,
                   PositionSink(lake, source_id, str(source.path)), summary)
     log.debug("%s: ingesting (%s, %s)", source.path, source.format, source.compression)
@@ -162,7 +173,7 @@ def write_source_row(lake: Lake, run: FileRun) -> None:
         "encoding": s.encoding, "games": s.games, "duplicates": s.duplicates,
         "records": s.records, "plies": s.plies,
         "new_positions": s.new_positions, "errors": s.errors, "truncated": s.truncated,
-        "seconds": s.seconds, "ingested_at": datetime.now(UTC)}])
+        "seconds": s.seconds, "ingested_at": datetime.now(UTC), "labels": s.labels}])
 
 
 def cut(run: FileRun, line: int, game_index: int | None, reason: OSError) -> None:
@@ -293,6 +304,7 @@ def write_records(run: FileRun, rows: list[dict[str, Any]]) -> None:
         "game_index": pa.nulls(len(rows), pa.int32()),
         "line": pa.array([r["line"] for r in rows], pa.int32())}, schema=POSITION_SCHEMA)
     run.lake.write("position_records", rows)
+    run.summary.labels += epd_labels(run.lake, rows, run.source_id, run.config, run.error)
     run.summary.records += len(rows)
     run.sink.add(positions)
     run.flush()

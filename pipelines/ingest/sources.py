@@ -41,7 +41,12 @@ from pipelines.ingest.config import IngestError
 
 log = logging.getLogger(__name__)
 
-FORMATS = {".pgn": "pgn", ".epd": "epd", ".fen": "fen", ".txt": "fen"}
+FORMATS = {".pgn": "pgn", ".epd": "epd", ".fen": "fen", ".txt": "fen", ".jsonl": "lichess-eval",
+           ".binpack": "binpack", ".parquet": "parquet"}
+# Formats read as bytes, not text lines: no binary sniffing, a magic number instead.
+MAGIC = {"binpack": b"BINP", "parquet": b"PAR1"}
+# A .txt file whose first line has a '|' or a bracketed result is training data, not FENs.
+TEXT_DATA = re.compile(r"\||\s\[[0-9./-]+\]")
 COMPRESSIONS = {".zst": "zst", ".zstd": "zst", ".gz": "gz", ".bz2": "bz2"}
 GLOB_CHARS = frozenset("*?[")
 READ_BYTES = 1 << 20
@@ -87,31 +92,36 @@ def describe(path: Path) -> tuple[str, str] | None:
     return (fmt, compression or "none") if fmt else None
 
 
-def discover_sources(paths: Iterable[str | os.PathLike[str]]) -> list[SourceFile]:
+def discover_sources(paths: Iterable[str | os.PathLike[str]],
+                     fmt: str | None = None) -> list[SourceFile]:
     """Every ingestible file named by ``paths``, in order, each once; IngestError on a bad path.
 
     A folder contributes its ingestible files (recursively, sorted; ``.txt`` FEN lists only
     when named or globbed); a named file with an unknown suffix, a missing path, an unreadable
-    file or a glob matching nothing is an error.
+    file or a glob matching nothing is an error. ``fmt`` (``--format``) reads every file as
+    that format, a named file of any suffix too.
     """
     found: dict[Path, SourceFile] = {}
     for raw in paths:
-        for source in expand(str(raw)):
+        for source in expand(str(raw), fmt):
             found.setdefault(source.path, source)
-    for source in found.values():
+    sources = [sniffed(source) if fmt is None else source for source in found.values()]
+    for source in sources:
         check_readable(source)
-    return list(found.values())
+    return sources
 
 
-def expand(raw: str) -> list[SourceFile]:
+def expand(raw: str, fmt: str | None = None) -> list[SourceFile]:
     path = Path(raw).expanduser()
     if path.is_dir():
-        return [s for p in folder_files(path) if not is_plain_text(p) and (s := source_for(p))]
+        return [forced(s, fmt) for p in folder_files(path)
+                if not is_plain_text(p) and (s := source_for(p))]
     if path.exists() or path.is_symlink():
-        return [named_file(path)]
+        return [forced(named_file(path), fmt) if fmt is None or describe(path)
+                else SourceFile(path.absolute(), fmt, compression_of(path))]
     if GLOB_CHARS & set(raw):
         matches = sorted(glob.glob(os.path.expanduser(raw), recursive=True))
-        sources = [s for m in matches for s in expand(m) if s]
+        sources = [s for m in matches for s in expand(m, fmt) if s]
         if not sources:
             raise IngestError(f"no ingestible files match {raw!r}")
         return sources
@@ -137,9 +147,34 @@ def named_file(path: Path) -> SourceFile:
     source = source_for(path)
     if source is None:
         raise IngestError(
-            f"cannot ingest {str(path)!r}: unknown format (expected .pgn, .epd, .fen or .txt, "
-            f"optionally .zst/.gz/.bz2)")
+            f"cannot ingest {str(path)!r}: unknown format (expected .pgn, .epd, .fen, .txt, "
+            f".jsonl, .binpack or .parquet, optionally .zst/.gz/.bz2, or give --format)")
     return source
+
+
+def forced(source: SourceFile, fmt: str | None) -> SourceFile:
+    """``source`` read as ``fmt`` when one is given."""
+    return source if fmt is None else SourceFile(source.path, fmt, source.compression)
+
+
+def compression_of(path: Path) -> str:
+    return COMPRESSIONS.get(path.suffix.lower(), "none")
+
+
+def sniffed(source: SourceFile) -> SourceFile:
+    """A ``.txt`` file whose first line reads as training data (``FEN | score | result``)
+    is read as text training data, not as a FEN list."""
+    if source.format != "fen" or not source.path.name.lower().removesuffix(
+            "." + source.compression).endswith(".txt"):
+        return source
+    try:
+        with open_binary(source) as binary:
+            head = binary.read1(SNIFF_BYTES)  # type: ignore[attr-defined]
+    except (OSError, EOFError, zstandard.ZstdError):
+        return source     # check_readable says what is wrong
+    first = next((line for line in head.decode("utf-8", "replace").splitlines()
+                  if line.strip() and not line.startswith("#")), "")
+    return forced(source, "text") if TEXT_DATA.search(first) else source
 
 
 def source_for(path: Path) -> SourceFile | None:
@@ -156,7 +191,11 @@ def check_readable(source: SourceFile) -> None:
         if not stat.S_ISREG(mode):
             raise IngestError(f"cannot ingest {path!r}: not a regular file ({file_kind(mode)})")
         with open_binary(source) as binary:
-            refuse_binary(path, binary.read1(SNIFF_BYTES))  # type: ignore[attr-defined]
+            head = binary.read1(SNIFF_BYTES)  # type: ignore[attr-defined]
+            if source.format in MAGIC:
+                refuse_other_format(path, source.format, head)
+            else:
+                refuse_binary(path, head)
     except (OSError, EOFError, zstandard.ZstdError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         raise IngestError(f"cannot read {path!r}: {reason}") from None
@@ -185,6 +224,19 @@ def refuse_binary(path: str, block: bytes) -> None:
     if controls > CONTROL_SHARE * len(sample):
         raise IngestError(f"cannot ingest {path!r}: binary data ({controls} control characters "
                           f"in its first {len(sample)} bytes)")
+
+
+def refuse_other_format(path: str, fmt: str, head: bytes) -> None:
+    """IngestError naming ``path`` unless its first bytes are ``fmt``'s magic number.
+
+    >>> refuse_other_format("x.binpack", "binpack", b"PK\\x03")
+    Traceback (most recent call last):
+    ...
+    pipelines.ingest.config.IngestError: cannot ingest 'x.binpack': not a binpack file (it starts b'PK\\x03', not b'BINP')
+    """
+    if not head.startswith(MAGIC[fmt]):
+        raise IngestError(f"cannot ingest {path!r}: not a {fmt} file (it starts {head[:4]!r}, "
+                          f"not {MAGIC[fmt]!r})")
 
 
 def sha256_of(path: Path) -> str:

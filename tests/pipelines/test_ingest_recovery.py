@@ -120,7 +120,7 @@ def test_cli_summary_shows_errors_and_duplicates(home: Path,
     assert cli_main(["ingest", "--no-prefect", "--workers", "1", str(BROKEN),
                      str(PGN / "truncated.pgn.zst"), str(PGN / "quirks_complete.pgn.zst")]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].split()[-3:] == ["errors", "duplicates", "seconds"]
+    assert lines[0].split()[-4:] == ["errors", "duplicates", "labels", "seconds"]
     rows = {line.split()[0].rsplit("/", 1)[-1]: line.split()[1:] for line in lines[1:]}
     assert rows["broken_games.pgn"][:6] == ["6", "0", "135", rows["broken_games.pgn"][3], "2", "0"]
     assert rows["quirks_complete.pgn.zst"][0] == "5" and rows["quirks_complete.pgn.zst"][5] == "3"

@@ -11,7 +11,7 @@ SOURCES = Table(
     schema=pa.schema([
         ("source_id", pa.string()),        # SHA-256 of the file's bytes, hex
         ("path", pa.string()),
-        ("format", pa.string()),           # pgn, epd or fen
+        ("format", pa.string()),           # pgn, epd, fen, text, lichess-eval, binpack or parquet
         ("compression", pa.string()),      # none, zst, gz or bz2
         ("size_bytes", pa.int64()),
         ("encoding", pa.string()),         # utf-8, utf-8-sig, latin-1, cp1252 (utf-8+latin-1: mixed)
@@ -24,6 +24,9 @@ SOURCES = Table(
         ("truncated", pa.bool_()),
         ("seconds", pa.float64()),
         ("ingested_at", NOW),
+        # labels stored from the file (text, JSONL, binpack, EPD ce, Parquet: labels.run_id
+        # is the source_id). Added later: null in older parts.
+        ("labels", pa.int64()),
     ]),
     key=("source_id",),
 )
@@ -119,6 +122,9 @@ INGEST_ERRORS = Table(
         ("kind", pa.string()),             # illegal_move, bad_tag, unknown_variant, bad_fen, unclosed_comment, unclosed_variation, truncated, collision, ...
         ("message", pa.string()),
         ("recorded_at", NOW),
+        # binary formats (binpack): byte offset in the decompressed file of the chain or chunk
+        # at fault; null for text (line says where). Added later: null in older parts.
+        ("byte_offset", pa.int64()),
     ]),
     # the message too: one game can hold several errors of a kind (collisions of two keys)
     key=("source_id", "game_index", "line", "kind", "message"),

@@ -33,6 +33,10 @@ LABELS = Table(
         # the true score, side to move's view; for white_* swap them when Black moves); null:
         # exact. Added later: parts written before it read it as null.
         ("bound", pa.string()),
+        # Imported training data (text, binpack, EPD, Parquet) carries the game result with
+        # each position: side to move's view, 1 win, 0.5 draw, 0 loss; null for engine labels
+        # (nnue_examples takes their result from the games). Added later: null in older parts.
+        ("result", pa.float32()),
     ]),
     key=("position_key", "engine_id", "depth"),
     partition_by=("engine_id", "depth"),

@@ -2,7 +2,8 @@
 -- NNUE training examples (paper 002): one row per labelled position, engine and depth with a
 -- centipawn score from the side to move's view (mate scores left out). game_id is the lowest
 -- game the position was played in (null for EPD/FEN-only positions): the split unit. result
--- is that game's result from the side to move's view (1, 0.5, 0; null when unknown).
+-- is that game's result from the side to move's view (1, 0.5, 0; null when unknown), or the
+-- result imported training data carries with its label (labels.result), which comes first.
 -- in_check comes from the SAN of the move that reached the position ('+' or '#'); null when
 -- no recorded move reached it (a game's start or end, EPD), where the reader checks the board.
 -- best_move is the label's (UCI; null when the engine gave none): the trainer can keep quiet
@@ -38,13 +39,13 @@ annotations as (
                                order by m.game_id) = 1
 ),
 scores as (
-    select position_key, engine_id, depth, score_cp, best_move
+    select position_key, engine_id, depth, score_cp, best_move, result as label_result
     from labels
     where score_cp is not null and score_mate is null
     union all
     select a.position_key, a.engine_id, a.depth,
         case when split_part(p.fen, ' ', 2) = 'w' then a.white_cp else -a.white_cp end,
-        a.best_move
+        a.best_move, null
     from annotations a
     join positions p using (position_key)
 ),
@@ -57,6 +58,7 @@ examples as (
         l.depth,
         l.score_cp,
         l.best_move,
+        l.label_result,
         f.game_id,
         g.result as game_result,
         c.in_check
@@ -73,11 +75,11 @@ select
     engine_id,
     depth,
     score_cp,
-    case
+    coalesce(label_result::double, case
         when game_result = '1/2-1/2' then 0.5
         when game_result = '1-0' then (case when side_to_move = 'w' then 1.0 else 0.0 end)
         when game_result = '0-1' then (case when side_to_move = 'b' then 1.0 else 0.0 end)
-    end as result,
+    end::double) as result,
     game_id,
     coalesce(game_id, 'position:' || position_key::varchar) as split_key,
     in_check,

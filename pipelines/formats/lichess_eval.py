@@ -1,0 +1,190 @@
+"""The Lichess evaluation database (``lichess_db_eval.jsonl.zst``): one position per line.
+
+Each line is a JSON object (lichess-org/database ``Evals.scala``)::
+
+    {"fen": "<board> <side> <castling> <ep>",
+     "evals": [{"pvs": [{"cp": 311, "line": "g7g6 c6d5 ..."}, {"mate": -3, "line": "..."}],
+                "knodes": 206765, "depth": 36}, ...]}
+
+``cp`` and ``mate`` are White's; ``line`` is the PV in UCI; ``knodes`` thousands of nodes.
+Every eval becomes a label at its depth: the score and PV of its first line (the best), the
+best move the PV's first move, nodes ``1000 * knodes``; the other lines (MultiPV) are not kept.
+
+A block is parsed by Arrow's JSON reader in C++ (no Python per line). A block it refuses (a
+line that is not JSON, a value of the wrong type) is read again line by line, so each bad line
+is recorded with its line number and the others are kept.
+
+>>> from pipelines.formats.blocks import TextBlock
+>>> data = (b'{"fen": "8/8/8/8/8/8/8/K6k b - -", "evals": [{"pvs": [{"cp": 20, '
+...         b'"line": "h1g2 a1b2"}], "knodes": 5, "depth": 20}]}\\nnot json\\n')
+>>> block = parse_block(TextBlock(data, 1, 0, len(data)))
+>>> block.labels.select(["depth", "cp", "best_move", "nodes"]).to_pylist()
+[{'depth': 20, 'cp': 20, 'best_move': 'h1g2', 'nodes': 5000}]
+>>> block.errors[0]["line"], block.errors[0]["kind"]
+(2, 'bad_json')
+"""
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pajson
+
+from pipelines.formats.blocks import TextBlock, blank_lines, line_spans
+from pipelines.formats.records import WHITE, RecordBlock, error, label_table, quoted
+
+PV = pa.struct([("cp", pa.int64()), ("mate", pa.int64()), ("line", pa.string())])
+EVAL = pa.struct([("pvs", pa.list_(PV)), ("knodes", pa.int64()), ("depth", pa.int64())])
+SCHEMA = pa.schema([("fen", pa.string()), ("evals", pa.list_(EVAL))])
+PARSE = pajson.ParseOptions(explicit_schema=SCHEMA, unexpected_field_behavior="ignore")
+UCI = r"^[a-h][1-8][a-h][1-8][qrbn]?$"
+INT32 = 2**31 - 1
+
+
+def parse_block(block: TextBlock) -> RecordBlock:
+    """The positions and labels of a block of the evaluation database."""
+    starts, ends = line_spans(block.data)
+    solid = np.flatnonzero(~blank_lines(block.data, starts, ends))
+    numbers = block.first_line + solid
+    table = fast_table(block.data, len(solid))
+    errors: list[dict[str, Any]] = []
+    if table is None:
+        table, kept, errors = careful_table(block.data, starts[solid], ends[solid], numbers)
+        numbers = numbers[kept]
+    return records_of(table, pa.array(numbers, pa.int64()), len(solid), errors)
+
+
+def fast_table(data: bytes, rows: int) -> pa.Table | None:
+    """The block read by Arrow's JSON reader, or None when it refuses it (or finds a number
+    of rows other than the block's lines)."""
+    if rows == 0:
+        return SCHEMA.empty_table()
+    try:
+        table = pajson.read_json(io.BytesIO(data), parse_options=PARSE,
+                                 read_options=pajson.ReadOptions(block_size=len(data) + 1))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    return table if table.num_rows == rows else None
+
+
+def careful_table(data: bytes, starts: np.ndarray, ends: np.ndarray,
+                  numbers: np.ndarray) -> tuple[pa.Table, np.ndarray, list[dict[str, Any]]]:
+    """The block line by line: (table of the good lines, their indexes, errors of the rest)."""
+    entries, kept, errors = [], [], []
+    for index, (start, end) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        text = data[start:end].decode("utf-8", errors="replace").strip()
+        try:
+            entry = json.loads(text)
+        except ValueError as exc:
+            errors.append(error("bad_json", f"not JSON ({exc.args[0].split(':')[0]}): "
+                                f"{quoted(text)}", int(numbers[index])))
+            continue
+        problem = entry_problem(entry)
+        if problem:
+            errors.append(error(problem[0], f"{problem[1]}: {quoted(text)}", int(numbers[index])))
+            continue
+        entries.append(entry)
+        kept.append(index)
+    return pa.Table.from_pylist(entries, schema=SCHEMA), np.array(kept, np.int64), errors
+
+
+def entry_problem(entry: Any) -> tuple[str, str] | None:
+    """(kind, what) when a decoded line does not have the database's shape, else None."""
+    if not isinstance(entry, dict):
+        return "bad_record", "not a JSON object"
+    if not isinstance(entry.get("fen"), str):
+        return "bad_fen", "'fen' is not a string"
+    evals = entry.get("evals")
+    if not isinstance(evals, list):
+        return "bad_record", "'evals' is not a list"
+    for item in evals:
+        if not isinstance(item, dict) or not isinstance(item.get("pvs"), list):
+            return "bad_record", "an eval without a 'pvs' list"
+        for name in ("knodes", "depth"):
+            if name in item and item[name] is not None and not is_integer(item[name]):
+                return "bad_score", f"{name} is not a number"
+        for pv in item["pvs"]:
+            if not isinstance(pv, dict):
+                return "bad_record", "a pv is not an object"
+            for name in ("cp", "mate"):
+                if name in pv and pv[name] is not None and not is_integer(pv[name]):
+                    return "bad_score", f"{name} is not a number: {pv[name]!r}"
+            if "line" in pv and pv["line"] is not None and not isinstance(pv["line"], str):
+                return "bad_move", "a pv's line is not a string"
+    return None
+
+
+def is_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= 2**62
+
+
+def records_of(table: pa.Table, numbers: pa.Array, records: int,
+               errors: list[dict[str, Any]]) -> RecordBlock:
+    """Checked records and their first-line labels; the problems found as errors."""
+    evals = table.column("evals").combine_chunks()
+    has_evals = pc.fill_null(pc.greater(pc.list_value_length(evals), 0), False)
+    fen_ok = pc.is_valid(table.column("fen"))
+    for index in np.flatnonzero(~fen_ok.to_numpy(zero_copy_only=False)).tolist():
+        errors.append(error("bad_fen", "no 'fen'", numbers[index].as_py()))
+    for index in np.flatnonzero(pc.and_(fen_ok, pc.invert(has_evals))
+                                .to_numpy(zero_copy_only=False)).tolist():
+        errors.append(error("bad_record", f"no evals for {quoted(table['fen'][index].as_py())}",
+                            numbers[index].as_py()))
+    good = pc.and_(fen_ok, has_evals)
+    table, numbers = table.filter(good), numbers.filter(good)
+    labels, label_errors = eval_labels(table.column("evals").combine_chunks(), numbers)
+    return RecordBlock(records=records, fens=table.column("fen").combine_chunks(),
+                       lines=numbers, labels=labels, view=WHITE,
+                       errors=sorted(errors + label_errors, key=lambda e: e["line"]))
+
+
+def eval_labels(evals: pa.Array, numbers: pa.Array) -> tuple[pa.Table, list[dict[str, Any]]]:
+    """One label per eval (its first pv), and an error for each eval that gives none."""
+    parent = pc.list_parent_indices(evals)
+    flat = pc.list_flatten(evals)
+    pvs, knodes, depth = (pc.struct_field(flat, name) for name in ("pvs", "knodes", "depth"))
+    has_pv = pc.fill_null(pc.greater(pc.list_value_length(pvs), 0), False)
+    first = pc.list_element(pc.if_else(has_pv, pvs, pa.scalar([{"line": ""}], pvs.type)), 0)
+    cp, mate, line = (pc.struct_field(first, name) for name in ("cp", "mate", "line"))
+    pv = pc.utf8_split_whitespace(pc.fill_null(line, ""))
+    best = pc.list_element(pc.if_else(pc.greater(pc.list_value_length(pv), 0), pv,
+                                      pa.scalar([""], pv.type)), 0)
+    one_score = pc.xor(pc.is_valid(cp), pc.is_valid(mate))
+    in_range = pc.and_(pc.less_equal(pc.abs(pc.fill_null(cp, 0)), INT32),
+                       pc.less_equal(pc.abs(pc.fill_null(mate, 0)), INT32))
+    checks = [
+        (has_pv, "bad_record", "an eval without pvs"),
+        (pc.is_valid(depth), "bad_record", "an eval without a depth"),
+        (pc.and_(one_score, in_range), "bad_score", "a pv needs one of cp or mate, a number"),
+        (pc.match_substring_regex(best, UCI), "bad_move", "a pv's first move is not UCI"),
+    ]
+    ok = pa.array(np.ones(len(flat), bool))
+    problems: list[dict[str, Any]] = []
+    for passed, kind, what in checks:
+        failed = pc.and_(ok, pc.invert(pc.fill_null(passed, False)))
+        for index in np.flatnonzero(failed.to_numpy(zero_copy_only=False)).tolist():
+            row = parent[index].as_py()
+            problems.append(error(kind, f"{what} (eval {index_in_list(parent, index)} at depth "
+                                  f"{depth[index].as_py()}: {quoted(json.dumps(flat[index].as_py()))})",
+                                  numbers[row].as_py()))
+        ok = pc.and_(ok, pc.fill_null(passed, False))
+    keep = ok
+    labels = label_table(
+        record=pc.cast(parent.filter(keep), pa.int64()), depth=pc.cast(depth.filter(keep), pa.int32()),
+        cp=pc.cast(cp.filter(keep), pa.int32()), mate=pc.cast(mate.filter(keep), pa.int32()),
+        best_move=best.filter(keep), pv=pv.filter(keep),
+        nodes=pc.multiply(knodes.filter(keep), 1000))
+    return labels, problems
+
+
+def index_in_list(parent: pa.Array, index: int) -> int:
+    """The position of flattened element ``index`` within its own list."""
+    row = parent[index].as_py()
+    first = index
+    while first > 0 and parent[first - 1].as_py() == row:
+        first -= 1
+    return index - first
