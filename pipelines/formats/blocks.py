@@ -25,8 +25,6 @@ from typing import BinaryIO
 import numpy as np
 import zstandard
 
-from pipelines.ingest.sources import TruncatedInput
-
 BLOCK_BYTES = 4 << 20
 SKIP_BYTES = 1 << 20
 WHITESPACE = np.zeros(256, bool)
@@ -78,8 +76,8 @@ def skip_to(stream: BinaryIO, offset: int) -> None:
     while left:
         dropped = stream.read(min(left, SKIP_BYTES))
         if not dropped:
-            raise TruncatedInput(f"stream ends at byte {offset - left}, before the resume "
-                                 f"point {offset}")
+            raise EOFError(f"stream ends at byte {offset - left}, before the resume point "
+                           f"{offset}")
         left -= len(dropped)
 
 
@@ -92,7 +90,7 @@ def text_blocks(stream: BinaryIO, start: int = 0, first_line: int = 1,
     while True:
         try:
             raw = read_some(stream, block_bytes)
-        except (TruncatedInput, EOFError, OSError, zstandard.ZstdError) as exc:
+        except (EOFError, OSError, zstandard.ZstdError) as exc:  # a cut or corrupt archive
             if carry.rfind(b"\n") >= 0:
                 block, carry = split_complete(carry)
                 yield TextBlock(block, line, offset, offset + len(block))
