@@ -151,5 +151,11 @@ def blank_lines(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray
     >>> blank_lines(data, *line_spans(data)).tolist()
     [False, True, True, False]
     """
-    solid = np.concatenate([[0], np.cumsum(~WHITESPACE[np.frombuffer(data, np.uint8)])])
-    return (solid[ends] - solid[starts]) == 0
+    raw = np.frombuffer(data, np.uint8)
+    empty = ends == starts
+    first = raw[np.minimum(starts, max(len(raw) - 1, 0))] if len(raw) else np.zeros(0, np.uint8)
+    blank = empty.copy()
+    # only a line that starts with whitespace can be blank: look at those one by one
+    for index in np.flatnonzero(~empty & WHITESPACE[first]).tolist():
+        blank[index] = not data[starts[index]:ends[index]].strip()
+    return blank

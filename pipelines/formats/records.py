@@ -100,13 +100,13 @@ def resolve(block: RecordBlock, engine_id: str, depth: int) -> Rows:
     """Key the block's FENs, record the bad ones, and give its positions and labels rows."""
     errors = list(block.errors)
     if block.keys is None:
-        assert block.fens is not None
-        keys, normalised, sides, status = fen_keys(block.fens)
+        fens = block.fens if block.fens is not None else pa.array([], pa.string())
+        keys, normalised, sides, status = fen_keys(fens)
         bad = np.flatnonzero(status)
         for index in bad.tolist():
             line, offset = where(block, index)
             errors.append(error("bad_fen", f"{REASONS[status[index]]}: "
-                                f"{quoted(block.fens[index].as_py())}", line, offset))
+                                f"{quoted(fens[index].as_py())}", line, offset))
     else:
         keys, normalised, sides = block.keys, block.normalised, block.sides
         status = np.zeros(len(keys), np.uint8)
