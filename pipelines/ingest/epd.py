@@ -132,19 +132,33 @@ def epd_label(row: dict[str, Any]) -> dict[str, Any] | None:
     if "ce" not in ops:
         return None
     board = chess.Board(row["fen"])
-    if not isinstance(ops["ce"], int) or isinstance(ops["ce"], bool):
+    score = whole_number(ops["ce"])
+    if score is None:
         raise BadLabel(f"ce is not a whole number of centipawns: {ops['ce']!r}")
-    depth = ops.get("acd")
-    if depth is not None and (not isinstance(depth, int) or not 0 <= depth <= 1000):
-        raise BadLabel(f"acd is not a depth: {depth!r}")
-    nodes = ops.get("acn") if isinstance(ops.get("acn"), int) else None
+    depth = whole_number(ops.get("acd"))
+    if "acd" in ops and (depth is None or not 0 <= depth <= 1000):
+        raise BadLabel(f"acd is not a depth: {ops['acd']!r}")
+    nodes = whole_number(ops.get("acn"))
     best = (row.get("bm") or [None])[0]
     result = next((RESULT_TEXT[str(ops[op]).strip()] for op in ("c9", "c0")
                    if str(ops.get(op, "")).strip() in RESULT_TEXT), None)
     if result is not None and board.turn == chess.BLACK:
         result = 1.0 - result
-    return {"cp": ops["ce"], "depth": depth, "best_move": uci_of(board, best),
+    return {"cp": score, "depth": depth, "best_move": uci_of(board, best),
             "pv": uci_line(board, ops.get("pv")), "nodes": nodes, "result": result}
+
+
+def whole_number(value: Any) -> int | None:
+    """An opcode's integer (python-chess gives ints; a line kept raw gives text), else None.
+
+    >>> whole_number(35), whole_number("-40"), whole_number("lots"), whole_number(True)
+    (35, -40, None, None)
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"[-+]?[0-9]{1,9}", value.strip()):
+        return int(value)
+    return None
 
 
 def uci_of(board: chess.Board, san: str | None) -> str | None:

@@ -1,0 +1,122 @@
+"""The Lichess evaluation database (JSONL, plain and .zst): one position per line, each eval a
+label at its depth (first PV's score, best move and line; nodes from knodes), under the
+lichess-eval identity; bad lines recorded with their line number and the rest imported; a cut
+archive recorded; totals printed, stored and counted in the tables agree."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import chess
+import chess.polyglot
+import pytest
+import zstandard
+
+from flows.cli import main as cli_main
+from pipelines.ingest import IngestConfig, ingest_paths
+from warehouse import Lake, connect
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
+EVALS = FIXTURES / "lichess_eval.jsonl"
+ERRORS = FIXTURES / "lichess_eval_errors.jsonl"
+
+
+def expected_labels(path: Path) -> dict[tuple[int, int], tuple]:
+    """(key, depth) -> (score_cp, score_mate, white_cp, white_mate, best, pv, nodes), from the
+    file with json and python-chess (the first eval of a depth wins, as the table keeps)."""
+    out: dict[tuple[int, int], tuple] = {}
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        board = chess.Board(entry["fen"])
+        sign = 1 if board.turn == chess.WHITE else -1
+        for item in entry["evals"]:
+            pv = item["pvs"][0]
+            cp, mate = pv.get("cp"), pv.get("mate")
+            key = (chess.polyglot.zobrist_hash(board), item["depth"])
+            out.setdefault(key, (None if cp is None else sign * cp,
+                                 None if mate is None else sign * mate, cp, mate,
+                                 pv["line"].split()[0], pv["line"].split(),
+                                 item["knodes"] * 1000))
+    return out
+
+
+def stored_labels(lake: Lake) -> dict[tuple[int, int], tuple]:
+    rows = connect(lake).execute(
+        "select position_key, depth, score_cp, score_mate, white_cp, white_mate, best_move, pv, "
+        "nodes from labels where engine_id = 'lichess-eval'").fetchall()
+    return {(r[0], r[1]): (r[2], r[3], r[4], r[5], r[6], list(r[7]), r[8]) for r in rows}
+
+
+def test_each_eval_is_a_label_at_its_depth(tmp_path: Path) -> None:
+    """Five lines, eight evals (one a duplicate depth): seven labels, from the side to move's
+    view and White's, mates as mates, the positions python-chess's keys and FENs."""
+    lake = Lake(tmp_path / "home")
+    [summary] = ingest_paths(lake, [EVALS], IngestConfig(workers=1))
+    expected = expected_labels(EVALS)
+    assert len(expected) == 7
+    assert stored_labels(lake) == expected
+    assert (summary.format, summary.records, summary.labels, summary.duplicates) == \
+        ("lichess-eval", 5, 7, 1)
+    fens = {row[0]: row[1] for row in connect(lake).execute(
+        "select position_key, fen from positions").fetchall()}
+    boards = [chess.Board(json.loads(line)["fen"]) for line in EVALS.read_text().splitlines()]
+    assert fens == {chess.polyglot.zobrist_hash(b): b.epd() for b in boards}
+    engine = connect(lake).execute("select name, kind from engines "
+                                   "where engine_id = 'lichess-eval'").fetchone()
+    assert engine == ("lichess-eval", "external")
+
+
+def test_a_mate_for_black_is_negative_from_whites_view(tmp_path: Path) -> None:
+    """``mate: -1`` with Black to move: Black mates in 1, +1 from the side to move's view."""
+    lake = Lake(tmp_path / "home")
+    ingest_paths(lake, [EVALS], IngestConfig(workers=1))
+    key = chess.polyglot.zobrist_hash(chess.Board("r5k1/8/8/8/8/8/5PPP/6K1 b - -"))
+    row = connect(lake).execute("select score_mate, white_mate, best_move from labels "
+                                "where position_key = $k", {"k": key}).fetchone()
+    assert row == (1, -1, "a8a1")
+
+
+def test_bad_lines_are_recorded_with_their_line_and_the_rest_imported(tmp_path: Path) -> None:
+    """Not JSON (line 2), no kings (3), a cp that is a string (4), a cut last line (7): four
+    errors naming their lines; lines 1 and 6 imported; counts agree everywhere."""
+    lake = Lake(tmp_path / "home")
+    [summary] = ingest_paths(lake, [ERRORS], IngestConfig(workers=1))
+    con = connect(lake)
+    errors = con.execute("select line, kind from ingest_errors order by line").fetchall()
+    assert errors == [(2, "bad_json"), (3, "bad_fen"), (4, "bad_score"), (7, "bad_json")]
+    assert (summary.records, summary.labels, summary.errors) == (6, 2, 4)
+    assert con.execute("select count(*) from labels").fetchone() == (summary.labels,)
+    assert con.execute("select count(*) from positions").fetchone() == (summary.new_positions,)
+    assert summary.new_positions == 2
+    source = con.execute("select records, labels, errors, new_positions from sources").fetchone()
+    assert source == (6, 2, 4, 2)
+
+
+def test_a_cut_zst_archive_keeps_the_lines_before_the_cut(tmp_path: Path) -> None:
+    """A .jsonl.zst cut in its middle: the complete lines before the cut are imported and a
+    truncated error names the line after them; a whole archive gives the plain file's rows."""
+    lines = EVALS.read_text().splitlines()
+    # 3,000 lines (several zstd blocks), each its own knodes so the archive is not tiny
+    data = "".join(lines[i % 5].replace('"knodes": ', f'"knodes": {i + 1}') + "\n"
+                   for i in range(3000)).encode()
+    packed = zstandard.ZstdCompressor(level=3).compress(data)
+    whole, cut = tmp_path / "whole.jsonl.zst", tmp_path / "cut.jsonl.zst"
+    whole.write_bytes(packed)
+    cut.write_bytes(packed[:len(packed) * 2 // 3])
+    lake = Lake(tmp_path / "home")
+    full, part = ingest_paths(lake, [whole, cut], IngestConfig(workers=1, block_bytes=4096))
+    assert (full.records, full.truncated) == (3000, False)
+    assert 0 < part.records < 3000 and part.truncated
+    row = connect(lake).execute("select line, kind from ingest_errors").fetchone()
+    assert row == (part.records + 1, "truncated")
+
+
+def test_cli_reads_jsonl_by_suffix_and_prints_labels(home: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`chesslab ingest FILE.jsonl` imports it (no --format needed); the table has a labels
+    column and a note about the duplicate depth."""
+    assert cli_main(["ingest", "--no-prefect", "--workers", "1", str(EVALS)]) == 0
+    out = capsys.readouterr().out
+    header, row = out.splitlines()[0].split(), out.splitlines()[1].split()
+    assert row[header.index("labels") - 1] == "7"   # header has "new positions" as two words
+    assert "1 of the 8 labels read from training data were already stored" in out

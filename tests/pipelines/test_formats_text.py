@@ -1,0 +1,156 @@
+"""Plain text training data (bullet/marlinflow ``FEN | score | result`` and the bracketed
+spelling) and EPD ``ce``/``bm``/``acd``/``c9`` lines as labels under the engine identity the
+user names; FENs keyed in compiled code exactly as python-chess keys them; bad lines
+recorded with their line numbers, the rest imported, totals agreeing."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import chess
+import chess.polyglot
+import pyarrow as pa
+import pytest
+
+from flows.cli import main as cli_main
+from pipelines.formats.fens import REASONS, fen_keys
+from pipelines.ingest import IngestConfig, IngestError, discover_sources, ingest_paths
+from warehouse import Lake, connect
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
+
+
+def white_view(fen: str, score: int, result: float) -> tuple[int, float]:
+    """(side to move's score, side to move's result) of White's score and result."""
+    return (score, result) if chess.Board(fen).turn == chess.WHITE else (-score, 1 - result)
+
+
+def expected(path: Path) -> dict[int, tuple[int, int, float]]:
+    """key -> (score_cp, white_cp, result) from the file, read with python-chess."""
+    out = {}
+    for line in path.read_text().splitlines():
+        fen, score, result = (part.strip() for part in line.split("|"))
+        key = chess.polyglot.zobrist_hash(chess.Board(fen))
+        own, own_result = white_view(fen, int(score), float(result))
+        out[key] = (own, int(score), own_result)
+    return out
+
+
+def stored(lake: Lake, engine_id: str) -> dict[int, tuple[int, int, float]]:
+    rows = connect(lake).execute("select position_key, score_cp, white_cp, result from labels "
+                                 "where engine_id = $e", {"e": engine_id}).fetchall()
+    return {key: (cp, white, result) for key, cp, white, result in rows}
+
+
+def test_fen_keys_match_python_chess_on_random_positions() -> None:
+    """Compiled keys, normalised FENs and sides equal python-chess's zobrist_hash, epd() and
+    turn on 3,000 positions of random games (en passant squares, castling rights included);
+    FENs python-chess refuses are refused with the reason."""
+    rng = random.Random(11)
+    fens = []
+    while len(fens) < 3000:
+        board = chess.Board()
+        for _ in range(rng.randrange(1, 120)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            fens.append(board.fen())
+    keys, normalised, sides, status = fen_keys(pa.array(fens))
+    boards = [chess.Board(f) for f in fens]
+    assert keys.tolist() == [chess.polyglot.zobrist_hash(b) for b in boards]
+    assert normalised.to_pylist() == [b.epd() for b in boards]
+    assert sides.tolist() == [0 if b.turn else 1 for b in boards] and not status.any()
+    bad = ["8/8/8/8/8/8/8/8 w - - 0 1", "4k3/8/8/8/8/8/8/4K3 x - - 0 1", "P3k3/8/8/8/8/8/8/4K3 w - -",
+           "4k3/4R3/8/8/8/8/8/4K3 w - -", "4k3/8/8/8/8/8/8/4K3 w - - 0 1 7", None]
+    status = fen_keys(pa.array(bad))[3]
+    assert [REASONS[s] for s in status] == [
+        "need exactly one king per side", "expected 'w' or 'b' for turn in fen",
+        "pawns on the back rank", "the side not to move is in check",
+        "expected 1 to 6 fields in fen", "no FEN"]
+    for fen in bad[:4]:
+        with pytest.raises(ValueError):
+            board = chess.Board(fen)
+            if board.status() & ~chess.STATUS_VALID:
+                raise ValueError(board.status())
+
+
+def test_text_lines_become_labels_from_the_side_to_moves_view(tmp_path: Path) -> None:
+    """bullet.txt: White's scores and results stored from the side to move's view (and
+    White's), at --depth, under --engine-id, with nnue_examples giving the result."""
+    path = FIXTURES / "bullet.txt"
+    lake = Lake(tmp_path / "home")
+    [summary] = ingest_paths(lake, [path], IngestConfig(workers=1, engine_id="sf-d9", depth=9,
+                                                        format="text"))
+    assert (summary.records, summary.labels, summary.errors) == (5, 5, 0)
+    assert stored(lake, "sf-d9") == expected(path)
+    rows = connect(lake).execute("select distinct depth, run_id from labels").fetchall()
+    assert rows == [(9, summary.source_id)]
+    examples = connect(lake).execute(
+        "select fen, score_cp, result from nnue_examples order by fen").fetchall()
+    assert ("r5k1/8/8/8/8/8/5PPP/6K1 b - -", 950, 1.0) in examples
+
+
+def test_the_bracketed_spelling_reads_the_same_labels(tmp_path: Path) -> None:
+    """``FEN [result] score`` and ``FEN score [result]`` give the labels the pipe form gives."""
+    lake = Lake(tmp_path / "home")
+    ingest_paths(lake, [FIXTURES / "bullet_brackets.txt"], IngestConfig(
+        workers=1, engine_id="b", format="text"))
+    piped = expected(FIXTURES / "bullet.txt")
+    got = stored(lake, "b")
+    assert len(got) == 3 and all(got[key] == piped[key] for key in got)
+
+
+def test_bad_text_lines_are_recorded_and_the_rest_imported(tmp_path: Path) -> None:
+    """A score that is not a number, an illegal FEN, a result of 2.0, a line of two fields:
+    each an error at its line; the three good lines stored; the tables agree."""
+    lake = Lake(tmp_path / "home")
+    [summary] = ingest_paths(lake, [FIXTURES / "bullet_errors.txt"], IngestConfig(
+        workers=1, engine_id="x", format="text", flush_records=2, block_bytes=100))
+    con = connect(lake)
+    errors = con.execute("select line, kind from ingest_errors order by line").fetchall()
+    assert errors == [(2, "bad_score"), (3, "bad_fen"), (6, "bad_result"), (7, "bad_record")]
+    assert (summary.records, summary.labels, summary.errors) == (6, 2, 4)
+    assert con.execute("select count(*) from labels").fetchone() == (2,)
+    assert con.execute("select records, labels, errors from sources").fetchone() == (6, 2, 4)
+
+
+def test_a_txt_file_of_training_data_is_told_from_a_fen_list(tmp_path: Path) -> None:
+    """A .txt file whose first line has '|' is text training data; a FEN per line is a FEN
+    list; text without --engine-id is refused before anything is written, naming the file."""
+    data, fens = tmp_path / "data.txt", tmp_path / "list.txt"
+    data.write_text((FIXTURES / "bullet.txt").read_text())
+    fens.write_text("4k3/8/8/8/8/8/8/4K3 w - - 0 1\n")
+    assert [s.format for s in discover_sources([data, fens])] == ["text", "fen"]
+    with pytest.raises(IngestError, match="data.txt.*--engine-id"):
+        ingest_paths(Lake(tmp_path / "home"), [data], IngestConfig(workers=1))
+    assert not (tmp_path / "home" / "lake" / "sources").exists()
+
+
+def test_epd_ce_lines_are_labels(tmp_path: Path) -> None:
+    """labels.epd: ce (side to move), bm and pv in UCI, acd as the depth, acn as nodes, the
+    c9/c0 result (White's view) from the side to move's; a line without ce is no label; a ce
+    that is not a number is an error at its line (its position is still stored)."""
+    lake = Lake(tmp_path / "home")
+    [summary] = ingest_paths(lake, [FIXTURES / "labels.epd"], IngestConfig(workers=1))
+    con = connect(lake)
+    rows = con.execute("select score_cp, white_cp, depth, best_move, pv, nodes, result, engine_id "
+                       "from labels order by depth").fetchall()
+    assert rows == [(-40, 40, 18, "c7c5", ["c7c5", "g1f3", "d7d6"], 250000, 0.5, "epd"),
+                    (29, 29, 20, "f1b5", None, None, 1.0, "epd")]
+    assert summary.labels == 2 and summary.records == 4
+    kinds = con.execute("select line, kind from ingest_errors order by kind").fetchall()
+    assert (4, "bad_score") in kinds
+    assert con.execute("select count(*) from positions").fetchone() == (4,)
+
+
+def test_cli_format_flag_reads_any_suffix(home: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`--format text` reads a file whatever its name; a bad --format is a one-line error."""
+    odd = tmp_path / "scores.data"
+    odd.write_text((FIXTURES / "bullet.txt").read_text())
+    assert cli_main(["ingest", "--no-prefect", "--workers", "1", "--format", "text",
+                     "--engine-id", "sf", str(odd)]) == 0
+    assert connect(Lake(home)).execute("select count(*) from labels").fetchone() == (5,)
+    assert cli_main(["ingest", "--no-prefect", "--format", "csv", str(odd)]) == 2
+    assert "format must be one of" in capsys.readouterr().err
