@@ -22,10 +22,10 @@ from pathlib import Path
 
 import chess
 import chess.polyglot
+from pipelines.formats.binpack import BinpackWriter
 
 from engines.core.position import CoreBoard
 from pipelines.export import ExportConfig, export_dataset
-from pipelines.formats.binpack import BinpackWriter
 from pipelines.ingest import IngestConfig, ingest_paths
 from warehouse import Lake
 

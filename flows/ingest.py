@@ -65,7 +65,7 @@ class IngestStep:
         s = results[-1]
         state = "already ingested" if s.skipped else \
             f"{s.games} games, {s.records} records, {s.new_positions} new positions, " \
-            f"{s.labels} labels, {s.errors} errors"
+            + (f"{s.labels} labels, " if s.labels else "") + f"{s.errors} errors"
         return f"ingest: [{len(results)}/{len(plan.units)}] {s.path}: {state}"
 
     def summarize(self, plan: IngestPlan, results: Sequence[IngestSummary],

@@ -181,7 +181,7 @@ class BinpackFileWriter:
             binpack_scores(table.column("score_cp").to_numpy(zero_copy_only=False)),
             black, binpack_results(pc.cast(table.column("result"), pa.float64())
                                    .to_numpy(zero_copy_only=False)))
-        for index, message in refused[:max(0, REFUSALS_SHOWN - self.shown)]:
+        for _, message in refused[:max(0, REFUSALS_SHOWN - self.shown)]:
             log.warning("binpack export: row left out: %s", message)
         self.shown += len(refused)
         return len(refused)

@@ -32,12 +32,12 @@ def centipawns(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(centipawns or None, moves to mate or None) of binpack scores."""
     values = scores.astype(np.int64)
     size = np.abs(values)
-    cp = np.where(size < MATE_BOUND, np.rint(values * 100 / PAWN_VALUE), 0).astype(np.int64)
-    plies = VALUE_MATE - size
-    mate = np.where(values > 0, (plies + 1) // 2, -((plies + 1) // 2))
-    cp_out = np.where(size < MATE_BOUND, cp.astype(object), None)
-    mate_out = np.where((size >= MATE_BOUND) & (size <= VALUE_MATE), mate.astype(object), None)
-    return cp_out, mate_out
+    cp = np.rint(values * 100 / PAWN_VALUE).astype(np.int64).astype(object)
+    cp[size >= MATE_BOUND] = None
+    moves = (VALUE_MATE - size + 1) // 2
+    mate = np.where(values > 0, moves, -moves).astype(object)
+    mate[(size < MATE_BOUND) | (size > VALUE_MATE)] = None
+    return cp, mate
 
 
 def binpack_scores(cp: np.ndarray) -> np.ndarray:

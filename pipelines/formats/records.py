@@ -108,6 +108,7 @@ def resolve(block: RecordBlock, engine_id: str, depth: int) -> Rows:
             errors.append(error("bad_fen", f"{REASONS[status[index]]}: "
                                 f"{quoted(fens[index].as_py())}", line, offset))
     else:
+        assert block.normalised is not None and block.sides is not None
         keys, normalised, sides = block.keys, block.normalised, block.sides
         status = np.zeros(len(keys), np.uint8)
     good = status == 0

@@ -12,13 +12,13 @@ import chess
 import chess.polyglot
 import numpy as np
 import pytest
-
 from pipelines.formats.binpack import (
     BinpackWriter,
     decode_chunk,
     signed_to_unsigned_py,
     unsigned_to_signed_py,
 )
+
 from pipelines.formats.binpack_file import centipawns
 from pipelines.ingest import IngestConfig, ingest_paths
 from tests.pipelines import binpack_reference as ref
