@@ -42,6 +42,8 @@ EVAL = pa.struct([("pvs", pa.list_(PV)), ("knodes", pa.int64()), ("depth", pa.in
 SCHEMA = pa.schema([("fen", pa.string()), ("evals", pa.list_(EVAL))])
 PARSE = pajson.ParseOptions(explicit_schema=SCHEMA, unexpected_field_behavior="ignore")
 UCI = r"^[a-h][1-8][a-h][1-8][qrbn]?$"
+# Arrow parses a block's JSON in pieces of this size on its thread pool (one piece: one core).
+JSON_PIECE_BYTES = 1 << 19
 INT32 = 2**31 - 1
 
 
@@ -65,7 +67,7 @@ def fast_table(data: bytes, rows: int) -> pa.Table | None:
         return SCHEMA.empty_table()
     try:
         table = pajson.read_json(io.BytesIO(data), parse_options=PARSE,
-                                 read_options=pajson.ReadOptions(block_size=len(data) + 1))
+                                 read_options=pajson.ReadOptions(block_size=JSON_PIECE_BYTES))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
     return table if table.num_rows == rows else None
