@@ -7,8 +7,9 @@ Each line is a JSON object (lichess-org/database ``Evals.scala``)::
                 "knodes": 206765, "depth": 36}, ...]}
 
 ``cp`` and ``mate`` are White's; ``line`` is the PV in UCI; ``knodes`` thousands of nodes.
-Every eval becomes a label at its depth: the score and PV of its first line (the best), the
-best move the PV's first move, nodes ``1000 * knodes``; the other lines (MultiPV) are not kept.
+Every eval becomes a label at its depth: the score of its first line (the best), the best
+move that line's first move, the line's first 8 moves as the PV (what chesslab's own labels
+keep), nodes ``1000 * knodes``; the other lines (MultiPV) are not kept.
 
 A block is parsed by Arrow's JSON reader in C++ (no Python per line). A block it refuses (a
 line that is not JSON, a value of the wrong type) is read again line by line, so each bad line
@@ -44,6 +45,7 @@ PARSE = pajson.ParseOptions(explicit_schema=SCHEMA, unexpected_field_behavior="i
 UCI = r"^[a-h][1-8][a-h][1-8][qrbn]?$"
 # Arrow parses a block's JSON in pieces of this size on its thread pool (one piece: one core).
 JSON_PIECE_BYTES = 1 << 19
+PV_MOVES = 8
 INT32 = 2**31 - 1
 
 
@@ -178,7 +180,7 @@ def eval_labels(evals: pa.Array, numbers: pa.Array) -> tuple[pa.Table, list[dict
     labels = label_table(
         record=pc.cast(parent.filter(keep), pa.int64()), depth=pc.cast(depth.filter(keep), pa.int32()),
         cp=pc.cast(cp.filter(keep), pa.int32()), mate=pc.cast(mate.filter(keep), pa.int32()),
-        best_move=best.filter(keep), pv=pv.filter(keep),
+        best_move=best.filter(keep), pv=pc.list_slice(pv.filter(keep), 0, PV_MOVES),
         nodes=pc.multiply(knodes.filter(keep), 1000))
     return labels, problems
 

@@ -1,4 +1,6 @@
-"""Ingest: PGN (plain, .zst, .gz, .bz2), EPD suites and FEN lists into the warehouse.
+"""Ingest: PGN (plain, .zst, .gz, .bz2), EPD suites and FEN lists into the warehouse, and the
+field's training data (Lichess evaluation JSONL, bullet/marlinflow text, Stockfish binpack,
+Parquet) as positions and labels (:mod:`pipelines.ingest.training_data`, docs/formats.md).
 
 ``ingest_paths(lake, paths, config)`` streams each file once, writes its ``games``, ``moves``,
 ``positions`` (one row per distinct Polyglot key, collisions recorded), ``position_records``
