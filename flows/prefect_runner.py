@@ -6,6 +6,9 @@ batch (a task run costs the server ~50 ms of CPU, taken from the engines on a sm
 On a Dask cluster (``--cluster``) lanes cannot share a queue, so each unit is a task there
 (retried on its worker as on a lane), and progress lines are shown as the tasks finish.
 
+Every run carries chesslab's lines in its Prefect logs (progress lines and ``logging``
+records, ``flows.run_logs``) and leaves its summary as a markdown artifact.
+
 The API is the user's ``PREFECT_API_URL`` when set, else chesslab's temporary server
 (``flows.server``), one for all the steps of a command.
 """
@@ -31,6 +34,7 @@ from prefect.settings import (  # noqa: E402
     temporary_settings,
 )
 
+from flows import run_logs  # noqa: E402
 from flows.step import (  # noqa: E402
     Progress,
     Step,
@@ -40,6 +44,17 @@ from flows.step import (  # noqa: E402
     print_progress,
     run_with_retries,
 )
+
+
+def logged_progress(line: str) -> None:
+    """A progress line into the run's logs only (progress not shown)."""
+    run_logs.log_line(line)
+
+
+def shown_and_logged_progress(line: str) -> None:
+    """A progress line on stderr and into the run's logs."""
+    print_progress(line)
+    run_logs.log_line(line)
 
 
 @dataclass
@@ -53,14 +68,18 @@ class PrefectRunner:
 
     @property
     def progress(self) -> Progress:
-        return print_progress if self.show_progress else no_progress
+        return shown_and_logged_progress if self.show_progress else logged_progress
 
     def __enter__(self) -> PrefectRunner:
+        run_logs.install()
         self._stack.enter_context(api(self.home))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stack.close()
+        try:
+            run_logs.flush()
+        finally:
+            self._stack.close()
 
     def run(self, step: Step[Any, Any, Any, Any, Any], config: Any, home: str | None) -> Any:
         lanes = step.concurrency(config)
@@ -70,7 +89,12 @@ class PrefectRunner:
         return body(config=config, home=home)
 
     def compose(self, name: str, body: Callable[[], Any]) -> Any:
-        return flow(name=name)(body)()
+        def composed() -> Any:
+            summary = body()
+            run_logs.publish_summary(name, summary)
+            return summary
+
+        return flow(name=name)(composed)()
 
 
 def step_flow(step: Step[Any, Any, Any, Any, Any], cluster: str | None,
@@ -85,7 +109,9 @@ def step_flow(step: Step[Any, Any, Any, Any, Any], cluster: str | None,
                 run_lane_tasks(work, work.lanes(step.concurrency(config)))
             else:
                 run_unit_tasks(work)
-        return step.summarize(plan, work.results(), time.monotonic() - started)
+        summary = step.summarize(plan, work.results(), time.monotonic() - started)
+        run_logs.publish_summary(step.name, summary)
+        return summary
 
     run_step_flow.__name__ = step.name
     return run_step_flow

@@ -177,6 +177,8 @@ def test_ctrl_c_exits_130_in_one_line_and_rerun_completes(
     rerun = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
                            timeout=600)
     assert rerun.returncode == 0, rerun.stderr
+    assert [line for line in rerun.stderr.splitlines() if not line.startswith("label: ")] \
+        == [], rerun.stderr   # nothing else: no log record left unsent when the server stops
     con = connect(Lake(home))
     assert con.execute("select count(*) from labels").fetchone() == (2 * len(positions),)
     done_now = int(rerun.stdout.split(" labels written")[0].rsplit(" ", 1)[1])
