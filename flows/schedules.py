@@ -3,23 +3,33 @@
 
 Three flows, each a few lines around the existing steps (no second execution path):
 
-- ``chesslab-refresh/refresh``: the ``refresh`` composition (ingest step, label step) on each
-  watched folder, on a cron;
-- ``chesslab-retrain/retrain-KIND``: the ``train`` step with the latest KIND model's recorded
-  config, when ``pipelines.ops.retrain_decision`` says enough new labels exist; a new version
-  then asks for its evaluation at once;
-- ``chesslab-evaluate/evaluate``: the ``evaluate-model`` composition for every version without
-  an ``evaluated`` event (or the one named), against ``KIND@best``; the registry is polled on
-  an interval, so models trained by hand are evaluated too.
+- ``chesslab-refresh/refresh-HOME``: the ``refresh`` composition (ingest step, label step) on
+  each watched folder, on a cron;
+- ``chesslab-retrain/retrain-KIND-HOME``: the ``train`` step with the latest KIND model's
+  recorded config, when ``pipelines.ops.retrain_decision`` says enough new labels exist; a new
+  version then asks for its evaluation at once;
+- ``chesslab-evaluate/evaluate-HOME``: the ``evaluate-model`` composition for every version
+  without an ``evaluated`` event (or the one named), against ``KIND@best``; the registry is
+  polled on an interval, so models trained by hand are evaluated too.
+
+HOME (:func:`home_tag`) names the warehouse: two homes served on one machine, or on one
+Prefect server, have their own deployments, each run by its own ``serve`` on its own home,
+and a served run refuses a home other than its ``serve``'s.
 
 Each run holds its job's lock (``pipelines.ops.job_lock``): a second run of the same job waits
 and then finds nothing left to do. A failed run is retried ``runs.retries`` times by Prefect,
-then recorded Failed with its reason; the schedules stay active.
+then recorded Failed with its reason; the schedules stay active. A run ends in a state whose
+message is its result ("retrain nnue: not due: ..."), carries chesslab's lines in its logs and
+leaves its summary as a markdown artifact (``flows.run_logs``). A served run dies with its
+``serve`` (``PR_SET_PDEATHSIG``); a ``serve`` starting marks the runs its killed predecessor
+left Running as Crashed (:func:`crash_stale_runs`).
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +38,12 @@ from flows.runtime import configure_prefect
 configure_prefect()  # before Prefect's first import
 
 from prefect import flow  # noqa: E402
+from prefect.client.schemas.objects import FlowRun, StateType  # noqa: E402
 from prefect.deployments.runner import EntrypointType, RunnerDeployment  # noqa: E402
 from prefect.schedules import Cron, Interval  # noqa: E402
+from prefect.states import Completed, State  # noqa: E402
 
+from flows import run_logs  # noqa: E402
 from flows.evaluate_model import evaluate_model  # noqa: E402
 from flows.prefect_runner import PrefectRunner  # noqa: E402
 from flows.refresh import refresh  # noqa: E402
@@ -46,72 +59,140 @@ from pipelines.ops import (  # noqa: E402
     unevaluated_models,
 )
 from pipelines.ops.config import kind_options, step_config  # noqa: E402
+from pipelines.processes import set_death_signal  # noqa: E402
 from pipelines.train import CONFIGS, resolve_model  # noqa: E402
 from warehouse import Lake  # noqa: E402
 
 log = logging.getLogger(__name__)
 
 # A served run's process loads its flow from this module, so the retry policy of the
-# schedules file reaches it through the environment ``chesslab serve`` passes on.
+# schedules file and its serve's pid and home reach it through the environment
+# ``chesslab serve`` passes on (:func:`serve_environment`).
 RETRIES_ENV, RETRY_DELAY_ENV = "CHESSLAB_RUN_RETRIES", "CHESSLAB_RUN_RETRY_DELAY_S"
+SERVE_PID_ENV, SERVE_HOME_ENV = "CHESSLAB_SERVE_PID", "CHESSLAB_SERVE_HOME"
+
+
+def seconds(value: float) -> int | float:
+    """Whole seconds as an int (Prefect's retry delay is an int field).
+
+    >>> seconds(60.0), seconds(1.5)
+    (60, 1.5)
+    """
+    return int(value) if float(value).is_integer() else value
+
+
 RETRIES = int(os.environ.get(RETRIES_ENV, "2"))
-RETRY_DELAY_S = float(os.environ.get(RETRY_DELAY_ENV, "60"))
-REFRESH = "chesslab-refresh/refresh"
-EVALUATE = "chesslab-evaluate/evaluate"
+RETRY_DELAY_S = seconds(float(os.environ.get(RETRY_DELAY_ENV, "60")))
+JOBS = ("refresh", "retrain", "evaluate")
+#: A run in one of these states when its serve starts was left behind by a killed serve.
+STALE_STATES = (StateType.RUNNING, StateType.PENDING, StateType.CANCELLING)
 
 
-def retrain_deployment(kind: str) -> str:
-    return f"chesslab-retrain/retrain-{kind}"
+def home_tag(home: Path | str) -> str:
+    """The warehouse in its deployments' names: the folder's name and a hash of its path.
+
+    >>> home_tag("/data/Chess Lab")
+    'chess-lab-daef9cf6'
+    """
+    path = os.path.abspath(home)
+    name = re.sub(r"[^a-z0-9]+", "-", os.path.basename(path).lower()).strip("-")[:24]
+    return f"{name or 'home'}-{hashlib.sha256(path.encode()).hexdigest()[:8]}"
 
 
-def deployment_name(job: str, target: str | None = None) -> str:
-    """``refresh``, ``retrain KIND``, ``evaluate`` -> the deployment's full name."""
+def deployment_name(job: str, target: str | None, home: Path | str) -> str:
+    """``refresh``, ``retrain KIND``, ``evaluate`` of ``home`` -> the deployment's full name.
+
+    >>> deployment_name("retrain", "nnue", "/data/Chess Lab")
+    'chesslab-retrain/retrain-nnue-chess-lab-daef9cf6'
+    """
+    tag = home_tag(home)
     if job == "refresh":
-        return REFRESH
+        return f"chesslab-refresh/refresh-{tag}"
     if job == "retrain":
         if not target:
             raise ValueError("trigger retrain: name the model kind (chesslab trigger retrain nnue)")
-        return retrain_deployment(target)
+        return f"chesslab-retrain/retrain-{target}-{tag}"
     if job == "evaluate":
-        return EVALUATE
-    raise ValueError(f"trigger: unknown job {job!r} (refresh, retrain, evaluate)")
+        return f"chesslab-evaluate/evaluate-{tag}"
+    raise ValueError(f"trigger: unknown job {job!r} ({', '.join(JOBS)})")
+
+
+def served_run(home: str) -> None:
+    """At the start of a served run: die with the ``serve`` that started it (it is its
+    parent), and refuse a home other than that ``serve``'s. Nothing for a run in-process."""
+    pid = os.environ.get(SERVE_PID_ENV)
+    if pid and int(pid) != os.getpid():
+        set_death_signal()
+        if os.getppid() != int(pid):       # serve died before the request took effect
+            os._exit(1)
+    served = os.environ.get(SERVE_HOME_ENV)
+    if served and os.path.abspath(served) != os.path.abspath(home):
+        raise ValueError(f"this run is for home {home}, but its chesslab serve serves "
+                         f"{served}: refused (trigger it from that home)")
+
+
+def finished(job: str, result: str, summary: Any) -> State[str]:
+    """A run's end: its result as the Completed state's message (what ``trigger --watch``
+    prints and the UI shows), ``summary`` as the run's markdown artifact."""
+    log.info("%s", result)
+    run_logs.publish_summary(f"scheduled-{job}", summary, result.splitlines()[0])
+    return Completed(message=result, data=result)
 
 
 @flow(name="chesslab-refresh", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S)
-def scheduled_refresh(home: str, folders: list[str], label: dict[str, Any]) -> str:
+def scheduled_refresh(home: str, folders: list[str], label: dict[str, Any]) -> State[str]:
     """Ingest the new files of ``folders``, then label what is new at the configured depths."""
+    served_run(home)
+    run_logs.install()
     config = step_config(LabelConfig, label, "refresh")
     discover_sources(folders)  # a missing folder fails the run here, with its name
-    lines = []
+    lines, rows = [], []
     with job_lock(Path(home), "refresh"), PrefectRunner(Path(home)) as runner:
         for folder in folders:
             ingested, labelled = refresh(runner, folder, config, home)
-            lines.append(f"{folder}: {sum(s.new_positions for s in ingested)} new positions; "
-                         f"{labelled}")
-    return "\n".join(lines)
+            rows.append({"folder": folder, "new files": sum(not s.skipped for s in ingested),
+                         "games": sum(s.games for s in ingested),
+                         "new positions": sum(s.new_positions for s in ingested),
+                         "ingest errors": sum(s.errors for s in ingested),
+                         "positions labelled": labelled.positions,
+                         "labels written": labelled.labels, "label errors": labelled.errors})
+            lines.append(f"{folder}: {rows[-1]['games']} games, "
+                         f"{rows[-1]['new positions']} new positions; {labelled}")
+    return finished("refresh", "\n".join(lines), rows)
 
 
 @flow(name="chesslab-retrain", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S)
-def scheduled_retrain(home: str, kind: str, min_new_labels: int) -> str:
+def scheduled_retrain(home: str, kind: str, min_new_labels: int) -> State[str]:
     """A new ``kind`` version from the latest one's config once enough new labels exist."""
+    served_run(home)
+    run_logs.install()
     with job_lock(Path(home), f"retrain-{kind}"):
         decision = retrain_decision(Lake(home), kind, min_new_labels)
-        log.info("retrain %s: %s", kind, decision.reason)
+        summary = {"kind": kind, "latest model": decision.model_id,
+                   "new labels": decision.new_positions, "needed": min_new_labels,
+                   "due": decision.due, "reason": decision.reason}
         if not decision.due or decision.config is None:
-            return f"retrain {kind}: not due: {decision.reason}"
+            return finished(f"retrain-{kind}", f"retrain {kind}: not due: {decision.reason}",
+                            {**summary, "trained": None})
+        log.info("retrain %s: due: %s", kind, decision.reason)
         config = step_config(CONFIGS[kind], {**decision.config, "progress": False}, "retrain")
         with PrefectRunner(Path(home)) as runner:
             model = runner.run(TRAIN, TrainJob(kind, config), home)
-    request_evaluation(model.model_id)
-    return f"retrain {kind}: {model.model_id} from {decision.model_id}'s config ({decision.reason})"
+    request_evaluation(model.model_id, home)
+    return finished(f"retrain-{kind}", f"retrain {kind}: trained {model.model_id} from "
+                                       f"{decision.model_id}'s config ({decision.reason})",
+                    {**summary, "trained": model.model_id, "artifact": model.artifact_path})
 
 
 @flow(name="chesslab-evaluate", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S)
-def scheduled_evaluate(home: str, options: dict[str, Any], model: str | None = None) -> str:
+def scheduled_evaluate(home: str, options: dict[str, Any],
+                       model: str | None = None) -> State[str]:
     """Evaluate ``model``, or every version without an ``evaluated`` event, against
     ``KIND@best`` (the configured baseline for a kind's first model) and the ladder."""
+    served_run(home)
+    run_logs.install()
     lake = Lake(home)
-    lines, failed = [], []
+    lines, failed, done = [], [], []
     with job_lock(Path(home), "evaluate"):
         names = [resolve_model(lake, model).model_id] if model else unevaluated_models(lake)
         with PrefectRunner(Path(home)) as runner:
@@ -122,19 +203,21 @@ def scheduled_evaluate(home: str, options: dict[str, Any], model: str | None = N
                     config = step_config(EvaluateConfig, {
                         **own, "model": model_id,
                         "against": baseline_for(lake, model_id, default)}, "evaluate")
-                    lines.append(str(evaluate_model(runner, config, home)))
+                    done.append(evaluate_model(runner, config, home))
+                    lines.append(f"{model_id}: {done[-1]}")
                 except Exception as exc:
                     log.warning("evaluate %s failed: %s", model_id, exc)
                     failed.append(f"{model_id}: {exc}")
     if failed:
         raise RuntimeError(f"evaluate: {len(failed)} of {len(names)} versions failed: "
                            + "; ".join(failed))
-    return "\n".join(lines) or "evaluate: no new model version"
+    result = "\n".join(lines) or "evaluate: no model version waits for an evaluation"
+    return finished("evaluate", result, done or result)
 
 
-def request_evaluation(model_id: str) -> None:
-    """Start the evaluate deployment for a new version (when served; the registry poll
-    catches it otherwise)."""
+def request_evaluation(model_id: str, home: str) -> None:
+    """Start the evaluate deployment of ``home`` for a new version (when served; the
+    registry poll catches it otherwise)."""
     from prefect.context import FlowRunContext
     from prefect.deployments import run_deployment
 
@@ -142,29 +225,34 @@ def request_evaluation(model_id: str) -> None:
     if context is None or context.flow_run is None or context.flow_run.deployment_id is None:
         return
     try:
-        run_deployment(EVALUATE, parameters={"model": model_id}, timeout=0, as_subflow=False)
+        run_deployment(deployment_name("evaluate", None, home), parameters={"model": model_id},
+                       timeout=0, as_subflow=False)
     except Exception as exc:  # no evaluate deployment served: the poll will find it
         log.warning("could not start the evaluation of %s: %s", model_id, exc)
 
 
-def retry_environment(schedules: Schedules) -> dict[str, str]:
-    """The environment that gives served runs the schedules file's retry policy."""
+def serve_environment(schedules: Schedules, home: Path) -> dict[str, str]:
+    """The environment of served runs: the schedules file's retry policy, and the pid and
+    home of this ``serve`` (:func:`served_run`)."""
     return {RETRIES_ENV: str(schedules.runs.retries),
-            RETRY_DELAY_ENV: str(schedules.runs.retry_delay_s)}
+            RETRY_DELAY_ENV: str(schedules.runs.retry_delay_s),
+            SERVE_PID_ENV: str(os.getpid()), SERVE_HOME_ENV: str(home)}
 
 
 def deployments(schedules: Schedules, home: Path) -> list[RunnerDeployment]:
     """The deployments of ``schedules`` for the warehouse at ``home`` (served runs take the
-    retry policy from :func:`retry_environment`, exported by ``chesslab serve``)."""
+    retry policy from :func:`serve_environment`, exported by ``chesslab serve``)."""
     runs = schedules.runs
+    tag = home_tag(home)
 
     def deploy(function: Any, name: str, schedule: Any, **parameters: Any) -> RunnerDeployment:
         retried = function.with_options(retries=runs.retries,
-                                        retry_delay_seconds=runs.retry_delay_s)
+                                        retry_delay_seconds=seconds(runs.retry_delay_s))
         return retried.to_deployment(
-            name=name, schedules=[schedule], parameters={"home": str(home), **parameters},
-            concurrency_limit=1, entrypoint_type=EntrypointType.MODULE_PATH,
-            description=(function.__doc__ or "").splitlines()[0])
+            name=f"{name}-{tag}", schedules=[schedule],
+            parameters={"home": str(home), **parameters}, concurrency_limit=1,
+            entrypoint_type=EntrypointType.MODULE_PATH, tags=[f"chesslab-home:{tag}"],
+            description=f"{(function.__doc__ or '').splitlines()[0]} (home {home})")
 
     found = []
     if schedules.refresh.enabled:
@@ -183,19 +271,163 @@ def deployments(schedules: Schedules, home: Path) -> list[RunnerDeployment]:
     return found
 
 
-def start_run(name: str, parameters: dict[str, Any], watch: bool = False,
-              poll_s: float = 2.0) -> Any:
-    """Start a run of deployment ``name``; with ``watch`` wait for its final state. The flow
-    run (its ``state`` says how it ended)."""
-    import httpx
-    from prefect.deployments import run_deployment
+def crash_stale_runs(names: list[str], reason: str) -> list[FlowRun]:
+    """Mark the runs of the deployments ``names`` that are still Running, Pending or
+    Cancelling Crashed with ``reason`` (which frees their concurrency slots): called by a
+    ``serve`` as it starts, when no run of its deployments can be going. The runs marked."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        DeploymentFilter,
+        DeploymentFilterId,
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
     from prefect.exceptions import ObjectNotFound
+    from prefect.states import Crashed
+
+    with get_client(sync_client=True) as client:
+        ids = []
+        for name in names:
+            try:
+                ids.append(client.read_deployment_by_name(name).id)
+            except ObjectNotFound:   # first served here
+                continue
+        if not ids:
+            return []
+        stale = client.read_flow_runs(
+            deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=ids)),
+            flow_run_filter=FlowRunFilter(state=FlowRunFilterState(
+                type=FlowRunFilterStateType(any_=list(STALE_STATES)))))
+        for run in stale:
+            client.set_flow_run_state(run.id, Crashed(message=reason), force=True)
+    return list(stale)
+
+
+def served_homes(client: Any, flow_name: str) -> list[str]:
+    """The homes of the deployments of ``flow_name`` on the server (each ``serve``'s)."""
+    from prefect.client.schemas.filters import FlowFilter, FlowFilterName
+
+    found = client.read_deployments(flow_filter=FlowFilter(name=FlowFilterName(any_=[flow_name])))
+    return sorted({str(d.parameters.get("home")) for d in found if d.parameters.get("home")})
+
+
+def check_parameters(name: str, deployment: Any, params: dict[str, Any]) -> None:
+    """Refuse ``--param`` values the deployment's flow does not take: an unknown name, the
+    home (a home's runs work on that home), a value of the wrong type.
+
+    >>> schema = {"type": "object", "properties": {"home": {"type": "string"},
+    ...           "min_new_labels": {"type": "integer"}}}
+    >>> class Deployment:
+    ...     parameter_openapi_schema, parameters = schema, {"home": "/h"}
+    >>> check_parameters("retrain-nnue", Deployment(), {"min_new_labels": 10})
+    >>> check_parameters("retrain-nnue", Deployment(), {"min_new_label": 10})
+    Traceback (most recent call last):
+    ...
+    ValueError: --param min_new_label: retrain-nnue has no such parameter (it takes min_new_labels)
+    >>> check_parameters("retrain-nnue", Deployment(), {"min_new_labels": "many"})
+    Traceback (most recent call last):
+    ...
+    ValueError: --param min_new_labels='many': want an integer
+    """
+    from prefect.utilities.schema_tools import validate
+
+    schema = deployment.parameter_openapi_schema or {}
+    known = list(schema.get("properties", {}))
+    settable = [key for key in known if key != "home"]
+    for key in params:
+        if key == "home":
+            raise ValueError(f"--param home: a run works on the home it was served for "
+                             f"({deployment.parameters.get('home')}); run trigger from the "
+                             f"home you mean (chesslab --home H trigger ...)")
+        if key not in known:
+            raise ValueError(f"--param {key}: {name} has no such parameter (it takes "
+                             f"{', '.join(settable) or 'none'})")
+    merged = {**deployment.parameters, **params}
+    for error in validate(merged, schema, preprocess=False):
+        where = [str(p) for p in error.absolute_path]
+        shown = f"={error.instance!r}" if where else ""
+        raise ValueError(f"--param {'.'.join(where) or 'parameters'}{shown}: want "
+                         f"{wanted(error.schema)}")
+    if "label" in params:   # what the refresh flow checks first, checked before it starts
+        step_config(LabelConfig, merged["label"], "--param label")
+
+
+def wanted(schema: dict[str, Any]) -> str:
+    """What a JSON schema accepts, in words.
+
+    >>> wanted({"anyOf": [{"type": "string"}, {"type": "null"}]})
+    'a string or null'
+    >>> wanted({"type": "object"})
+    'a JSON object ({"key": value})'
+    """
+    words = {"string": "a string", "integer": "an integer", "number": "a number",
+             "boolean": "true or false", "null": "null", "array": "a JSON list ([...])",
+             "object": 'a JSON object ({"key": value})'}
+    options = schema.get("anyOf") or [schema]
+    kinds = [str(o.get("type")) for o in options if o.get("type")]
+    return " or ".join(words.get(k, k) for k in kinds) or "a value of its schema"
+
+
+def start_run(name: str, parameters: dict[str, Any], home: Path, watch: bool = False,
+              poll_s: float = 2.0) -> Any:
+    """Start a run of deployment ``name`` of ``home`` once its parameters check out; with
+    ``watch`` wait for its final state. The flow run (its ``state`` says how it ended)."""
+    import httpx
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+    from prefect.exceptions import ObjectNotFound, PrefectHTTPStatusError
 
     try:
-        return run_deployment(name, parameters=parameters, timeout=None if watch else 0,
-                              poll_interval=poll_s, as_subflow=False)
-    except ObjectNotFound:
-        raise LookupError(f"no deployment {name!r} on the Prefect server: is chesslab serve "
-                          f"running (with this job enabled)?") from None
+        with get_client(sync_client=True) as client:
+            try:
+                deployment = client.read_deployment_by_name(name)
+            except ObjectNotFound:
+                raise LookupError(not_served(client, name, home)) from None
+        check_parameters(name, deployment, parameters)
+        return run_deployment(deployment.id, parameters=parameters,
+                              timeout=None if watch else 0, poll_interval=poll_s,
+                              as_subflow=False)
+    except PrefectHTTPStatusError as exc:   # the server refused the run: say why
+        detail = exc.response.json().get("detail", "") if exc.response.content else ""
+        raise ValueError(f"the Prefect server refused a run of {name!r}: "
+                         f"{detail or exc}") from None
     except httpx.HTTPError as exc:  # a server that is down, or a stale address
         raise RuntimeError(f"no Prefect server answers for {name!r}: {exc}") from None
+
+
+def not_served(client: Any, name: str, home: Path) -> str:
+    """Why ``name`` is not on the server: no serve of this job for ``home``, and the homes
+    that are served there (a trigger from another home is refused)."""
+    others = [h for h in served_homes(client, name.split("/", 1)[0])
+              if os.path.abspath(h) != os.path.abspath(home)]
+    where = f"; this server serves {', '.join(others)}: trigger from there" if others else ""
+    return (f"no deployment {name!r} for home {home} on the Prefect server: is chesslab serve "
+            f"running on this home (with this job enabled)?{where}")
+
+
+def failure_reason(flow_run: Any) -> str:
+    """Why a run ended as it did: its state's message, and for a crash (whose message is
+    the process's exit code) the last error its logs hold (the exception, with its text)."""
+    state = flow_run.state
+    message = (state.message or "no reason given") if state else "no state"
+    if state is None or state.type != StateType.CRASHED:
+        return message
+    error = last_error(flow_run.id)
+    return f"{message}; the run's log: {error}" if error else message
+
+
+def last_error(flow_run_id: Any) -> str | None:
+    """The last line of the last ERROR record in a run's logs (an exception's own line)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId, LogFilterLevel
+    from prefect.client.schemas.sorting import LogSort
+
+    with get_client(sync_client=True) as client:
+        logs = client.read_logs(
+            log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id]),
+                                 level=LogFilterLevel(ge_=logging.ERROR)),
+            sort=LogSort.TIMESTAMP_DESC, limit=1)
+    lines = [line.strip() for line in logs[0].message.splitlines() if line.strip()] \
+        if logs else []
+    return lines[-1] if lines else None

@@ -6,6 +6,10 @@ process group, killed by Linux when the command dies (``pipelines.processes``), 
 ``<home>/prefect/server-<command pid>-<port>.json`` (pid, port, command pid). Every step of
 the command (``refresh`` and ``demo`` run two) uses that one server.
 
+Each home's servers keep their database in the home (``<home>/prefect/prefect.db``), not in
+Prefect's shared one: two homes served on one machine never see each other's deployments
+and runs, and a ``serve`` restarted on a home finds the runs its predecessor left.
+
 Before starting its own, a command ends every recorded server whose command is gone (a stale
 record; its server can be alive only if something bypassed the parent-death signal). A
 server of a command still running is left alone and not shared: it ends with that command,
@@ -33,6 +37,8 @@ log = logging.getLogger(__name__)
 
 STARTUP_TIMEOUT_S = 120.0
 HEALTH_TIMEOUT_S = 2.0
+DATABASE_SETTINGS = ("PREFECT_SERVER_DATABASE_CONNECTION_URL",
+                     "PREFECT_API_DATABASE_CONNECTION_URL")
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,27 @@ def end_stale(folder: Path) -> list[ServerRecord]:
             stop(record.pid)
             ended.append(record)
         path.unlink(missing_ok=True)
+    for log_path in folder.glob("server-*.log"):   # the logs of killed commands' servers
+        owner = log_path.stem.removeprefix("server-")
+        if owner.isdigit() and not alive(int(owner)):
+            log_path.unlink(missing_ok=True)
     return ended
+
+
+def database_url(folder: Path) -> str:
+    """The home's own Prefect database (SQLite, in the records folder).
+
+    >>> database_url(Path("/data/home/prefect"))
+    'sqlite+aiosqlite:////data/home/prefect/prefect.db'
+    """
+    return f"sqlite+aiosqlite:///{folder.resolve() / 'prefect.db'}"
+
+
+def server_environment(folder: Path) -> dict[str, str]:
+    """The environment of a temporary server: no UI, the home's own database."""
+    env = {k: v for k, v in os.environ.items() if k not in DATABASE_SETTINGS}
+    return {**env, "PREFECT_UI_ENABLED": "false",
+            DATABASE_SETTINGS[0]: database_url(folder)}
 
 
 def healthy(url: str) -> bool:
@@ -122,7 +148,7 @@ def start(folder: Path, services: bool = False
                          "127.0.0.1", "--port", str(port),
                          *([] if services else ["--no-services"])]),
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
-            **OWN_GROUP, env={**os.environ, "PREFECT_UI_ENABLED": "false"})
+            **OWN_GROUP, env=server_environment(folder))
     record = ServerRecord(process.pid, port, os.getpid())
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while not healthy(record.url):

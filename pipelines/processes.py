@@ -68,6 +68,12 @@ def die_with_parent() -> None:
     preload. Never a ``preexec_fn`` (see the module docstring).
     """
     os.setpgrp()
+    set_death_signal()
+
+
+def set_death_signal() -> None:
+    """Ask for SIGKILL when the parent thread ends (no new process group: a process whose
+    parent ends it with its group, as ``chesslab serve``'s runs)."""
     if _prctl is not None:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 

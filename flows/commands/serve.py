@@ -1,9 +1,13 @@
 """``chesslab serve [--config schedules.toml]``: register the scheduled jobs (refresh, retrain
-per model kind, evaluate) as Prefect deployments and run them until stopped.
+per model kind, evaluate) of this home as Prefect deployments and run them until stopped.
 
 With ``PREFECT_API_URL`` set the deployments go to that server (``prefect server start``);
-otherwise chesslab starts a temporary server with its scheduler for as long as ``serve``
-runs, and records its address in ``<home>/prefect/serve.json`` for ``chesslab trigger``.
+otherwise chesslab starts a temporary server with its scheduler, on the home's own Prefect
+database, for as long as ``serve`` runs, and records its address in
+``<home>/prefect/serve.json`` for ``chesslab trigger``. The deployments' names end with the
+home's tag (``refresh-HOME``), so two homes never run each other's jobs; one ``serve`` per
+home. Runs log at INFO (their failures and chesslab's lines show here and in the Prefect UI)
+and die with ``serve``; runs a killed ``serve`` left Running are marked Crashed at start.
 """
 from __future__ import annotations
 
@@ -36,9 +40,14 @@ def run_serve(args: argparse.Namespace) -> int:
 
     schedules = load_schedules(args.config)   # a bad file fails here, in one line
     home = Lake().home
-    from flows.schedules import deployments, retry_environment
+    previous = serve_record(home)
+    if previous and previous["alive"]:
+        raise RuntimeError(f"chesslab serve already runs on {home} (pid {previous['pid']}): "
+                           f"one serve per home")
+    log_runs_at_info()
+    from flows.schedules import crash_stale_runs, deployments, serve_environment
 
-    os.environ.update(retry_environment(schedules))   # the flow runs' processes read it
+    os.environ.update(serve_environment(schedules, home))   # the flow runs' processes read it
 
     found = deployments(schedules, home)
     if not found:
@@ -50,8 +59,22 @@ def run_serve(args: argparse.Namespace) -> int:
         for deployment in found:
             print(f"  {deployment.flow_name}/{deployment.name}: {describe(deployment)}",
                   flush=True)
+        gone = f"pid {previous['pid']}" if previous else "a serve no longer running"
+        for run in crash_stale_runs([f"{d.flow_name}/{d.name}" for d in found],
+                                    f"its chesslab serve ({gone}) stopped while it ran; "
+                                    f"marked crashed by the serve of pid {os.getpid()}"):
+            print(f"chesslab serve: flow run {run.name} ({run.id}) was left "
+                  f"{run.state_name} by a stopped serve: marked Crashed", flush=True)
         serve(*found, limit=args.limit, print_starting_message=False)
     return 0
+
+
+def log_runs_at_info() -> None:
+    """Served runs log at INFO (before Prefect's import, which reads it): their failures
+    and chesslab's lines reach this serve's output and the runs' logs in the Prefect UI."""
+    level = os.environ.get("PREFECT_LOGGING_LEVEL", "INFO").upper()
+    if level in ("WARNING", "ERROR", "CRITICAL"):
+        os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
 
 
 def describe(deployment: Any) -> str:
@@ -78,12 +101,29 @@ def served_api(home: Path) -> Iterator[str]:
             record.unlink(missing_ok=True)
 
 
-def serve_record_url(home: Path) -> str | None:
-    """The API URL of a ``chesslab serve`` running on ``home``, if any."""
+def serve_record(home: Path) -> dict[str, Any] | None:
+    """The record of the last ``chesslab serve`` on ``home`` (url, pid, and whether that
+    process still runs), if any."""
     from flows.server import alive
 
     try:
         record = json.loads((home / "prefect" / SERVE_RECORD).read_text())
-    except (OSError, ValueError):
+        pid = int(record["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    return str(record["url"]) if alive(int(record["pid"])) else None
+    return {"url": str(record.get("url")), "pid": pid, "alive": alive(pid) and is_serve(pid)}
+
+
+def is_serve(pid: int) -> bool:
+    """The process ``pid`` runs ``chesslab serve`` (not a pid reused since)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"serve" in argv
+
+
+def serve_record_url(home: Path) -> str | None:
+    """The API URL of a ``chesslab serve`` running on ``home``, if any."""
+    record = serve_record(home)
+    return record["url"] if record and record["alive"] else None

@@ -1,11 +1,16 @@
 """``chesslab trigger refresh|retrain KIND|evaluate [MODEL] [--param k=v] [--watch]``: start a
-run of a served deployment now; ``--watch`` follows it to its final state and exits 0 when it
-completed, 1 with the state and its reason otherwise."""
+run of this home's served deployment now; ``--watch`` follows it to its final state, prints
+the run's own result ("retrain nnue: not due: ...") and exits 0 when it completed, 1 with
+the state and its reason otherwise.
+
+``--param`` names and types are checked against the deployment's parameters before a run
+starts; a home other than the served one is refused."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -46,32 +51,36 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
 
 
 def run_trigger(args: argparse.Namespace) -> int:
-    from flows.schedules import deployment_name
+    from warehouse import Lake
 
-    name = deployment_name(args.job, args.target)
+    home = Lake().home
     params = parse_params(args.param)
     if args.job == "evaluate" and args.target:
         params["model"] = args.target
-    with trigger_api():
-        from flows.schedules import start_run
+    with trigger_api(home):
+        from flows.schedules import deployment_name, failure_reason, start_run
 
-        run = start_run(name, params, watch=args.watch, poll_s=args.poll)
-    state = run.state
-    print(f"{name}: flow run {run.name} ({run.id}): {state.name if state else 'unknown'}",
-          flush=True)
-    if not args.watch:
-        return 0
-    if state is not None and state.is_completed():
-        return 0
-    reason = (state.message or "no reason given") if state else "no state"
+        name = deployment_name(args.job, args.target, home)
+        run = start_run(name, params, home, watch=args.watch, poll_s=args.poll)
+        state = run.state
+        print(f"{name}: flow run {run.name} ({run.id}): {state.name if state else 'unknown'}",
+              flush=True)
+        if not args.watch:
+            return 0
+        if state is not None and state.is_completed():
+            if state.message:
+                print(state.message, flush=True)
+            return 0
+        reason = failure_reason(run)
     print(f"chesslab trigger: {name} ended {state.name if state else 'without a state'}: "
           f"{reason}", file=sys.stderr)
     return 1
 
 
-def trigger_api() -> Any:
-    """Settings pointing at ``PREFECT_API_URL``, else at a running ``chesslab serve``'s
-    temporary server; an error saying how to start one when neither exists."""
+def trigger_api(home: Path) -> Any:
+    """Settings pointing at ``PREFECT_API_URL``, else at the temporary server of the
+    ``chesslab serve`` running on ``home``; an error saying how to start one when neither
+    exists."""
     from flows.runtime import configure_prefect
 
     configure_prefect()
@@ -80,10 +89,10 @@ def trigger_api() -> Any:
     if PREFECT_API_URL.value():
         return temporary_settings(updates={})
     from flows.commands.serve import serve_record_url
-    from warehouse import Lake
 
-    url = serve_record_url(Lake().home)
+    url = serve_record_url(home)
     if url is None:
-        raise RuntimeError("no Prefect server: start one (prefect server start) and set "
-                           "PREFECT_API_URL, then run chesslab serve")
+        raise RuntimeError(f"no chesslab serve runs on {home} and PREFECT_API_URL is not set: "
+                           f"start chesslab serve on this home (or set PREFECT_API_URL to "
+                           f"the Prefect server it serves on)")
     return temporary_settings(updates={PREFECT_API_URL: url})

@@ -40,9 +40,11 @@ def retrain_decision(lake: Lake, kind: str, min_new_labels: int) -> RetrainDecis
     model = resolve_model(lake, row["model_id"])
     new = int(row["new_positions"])
     due = new >= min_new_labels
-    reason = (f"{new} positions labelled by {row['label_engine_id']} at depths "
-              f"{','.join(map(str, row['label_depths']))} since {model.model_id}'s dataset "
-              f"({'>=' if due else '<'} {min_new_labels})")
+    count = (f"{new:,} new labels, {min_new_labels:,} needed" if due
+             else f"{new:,} of {min_new_labels:,} new labels")
+    reason = (f"{count} (positions labelled by "
+              f"{row['label_engine_id']} at depths {','.join(map(str, row['label_depths']))} "
+              f"since {model.model_id}'s dataset)")
     return RetrainDecision(kind, due, model.model_id, model.config, new, reason)
 
 

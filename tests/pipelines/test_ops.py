@@ -99,6 +99,11 @@ def test_retraining_is_due_after_enough_new_labels_of_the_model_engine_and_depth
     decision = retrain_decision(lake, "nnue", 10)
     assert (decision.due, decision.model_id, decision.new_positions) == (True, "nnue@1", 10)
     assert decision.config == {"name": "nnue-tiny", "epochs": 1}
+    assert decision.reason.startswith("10 new labels, 10 needed (positions labelled by sf-a")
+    waiting = retrain_decision(lake, "nnue", 10_000)
+    assert not waiting.due
+    assert waiting.reason.startswith("10 of 10,000 new labels (positions labelled by sf-a at "
+                                     "depths 4 since nnue@1's dataset")
     assert not retrain_decision(lake, "nnue", 11).due
     register(lake, 2, taken + dt.timedelta(hours=2))          # the retrained version
     assert retrain_decision(lake, "nnue", 1).new_positions == 0

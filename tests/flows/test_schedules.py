@@ -1,0 +1,121 @@
+"""The scheduled flows on the session's Prefect test server, in this process (issue 33 §5: the
+default-run counterpart of the slow served retrain-then-evaluate test in test_serve.py, and
+issue 32 §2: a run says what it did, or why it did nothing, in its final state and artifact).
+
+nnue@1 is trained on selfplay.pgn's depth-2 Stockfish labels; the retrain flow is not due
+until the Capablanca game's new labels arrive, then trains nnue@2 from nnue@1's config; the
+evaluate flow evaluates every version without an ``evaluated`` event (nnue@2) and records it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import chess.pgn
+import chess.polyglot
+import pytest
+
+from warehouse import Lake, connect
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+CAPABLANCA = FIXTURES / "pgn" / "capablanca_latin1.pgn"
+EVALUATE_TINY = {"against": "alphabeta:eval=hce-simple,hash=1", "sprt": [0, 200],
+                 "sprt_alpha": 0.2, "sprt_beta": 0.2, "max_games": 2, "ladder": "",
+                 "nodes": 500, "max_plies": 80, "concurrency": 1,
+                 "openings": str(FIXTURES / "openings" / "two_positions.epd")}
+
+
+def positions_of(path: Path, encoding: str = "utf-8") -> set[int]:
+    """The position keys (polyglot Zobrist hashes) of a PGN file's games, by python-chess."""
+    seen = set()
+    with open(path, encoding=encoding) as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            board = game.board()
+            seen.add(chess.polyglot.zobrist_hash(board))
+            for move in game.mainline_moves():
+                board.push(move)
+                seen.add(chess.polyglot.zobrist_hash(board))
+    return seen
+
+
+def artifacts_of(flow_run_id: Any) -> list[str]:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(
+            flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id])))
+    return [str(a.data) for a in found]
+
+
+def test_retrain_when_due_then_the_scheduled_evaluation(
+        home: Path, stockfish_path: str, prefect_harness: None) -> None:
+    from flows.schedules import scheduled_evaluate, scheduled_retrain
+    from flows.step import LocalRunner
+    from flows.train import TRAIN, TrainJob
+    from pipelines.ingest import IngestConfig, ingest_paths
+    from pipelines.label import LabelConfig, label_positions
+    from pipelines.train import NnueConfig, preset, resolve_model
+    from pipelines.train.registry import record_event
+
+    lake = Lake(home)
+    label = LabelConfig.tiny(depths=(2,), limit=None, batch_size=400, workers=1)
+    ingest_paths(lake, [FIXTURES / "label_engines" / "selfplay.pgn"], IngestConfig.tiny())
+    label_positions(lake, label)
+    LocalRunner(show_progress=False).run(
+        TRAIN, TrainJob("nnue", preset(NnueConfig, "tiny", name="nnue-tiny", epochs=1,
+                                       check_positions=20)), str(home))
+    record_event(lake, "nnue@1", "evaluated", {"elo": 0})   # evaluated before: not again
+
+    waiting = scheduled_retrain(str(home), "nnue", 10_000, return_state=True)
+    assert waiting.is_completed()
+    assert waiting.message.startswith("retrain nnue: not due: 0 of 10,000 new labels")
+    assert resolve_model(lake, "nnue@latest").model_id == "nnue@1"
+    assert any("| due | False |" in a for a in artifacts_of(waiting.state_details.flow_run_id))
+
+    ingest_paths(lake, [CAPABLANCA], IngestConfig.tiny())
+    new = label_positions(lake, label).positions
+    assert new == len(positions_of(CAPABLANCA, "latin-1")
+                      - positions_of(FIXTURES / "label_engines" / "selfplay.pgn"))
+    trained = scheduled_retrain(str(home), "nnue", new, return_state=True)
+    assert trained.message.startswith(
+        f"retrain nnue: trained nnue@2 from nnue@1's config ({new} new labels, {new} needed")
+    model = resolve_model(lake, "nnue@latest")
+    assert (model.model_id, model.name, model.config["epochs"]) == ("nnue@2", "nnue-tiny", 1)
+    assert any("| trained | nnue@2 |" in a
+               for a in artifacts_of(trained.state_details.flow_run_id))
+
+    evaluated = scheduled_evaluate(str(home), EVALUATE_TINY, return_state=True)
+    assert evaluated.is_completed() and evaluated.message.startswith("nnue@2: ")
+    events = connect(lake).execute(
+        "select model_id, event from model_events where event = 'evaluated' "
+        "order by model_id").fetchall()
+    assert events == [("nnue@1", "evaluated"), ("nnue@2", "evaluated")]
+    games = connect(lake).execute("select count(*) from tournament_games").fetchone()
+    assert games is not None and 1 <= games[0] <= EVALUATE_TINY["max_games"]
+    assert resolve_model(lake, "nnue@2").status in ("evaluated", "promoted")
+    nothing = scheduled_evaluate(str(home), EVALUATE_TINY, return_state=True)
+    assert nothing.message == "evaluate: no model version waits for an evaluation"
+
+
+def test_a_version_that_fails_its_evaluation_fails_the_run_with_its_reason(
+        home: Path, prefect_harness: None) -> None:
+    """A registered version whose net is missing: the run ends Failed naming the version and
+    the reason (the later versions are still tried)."""
+    import datetime as dt
+    import json
+
+    from flows.schedules import scheduled_evaluate
+
+    lake = Lake(home)
+    lake.write("models", [{
+        "model_id": "nnue@1", "kind": "nnue", "name": "nnue-tiny", "version": 1,
+        "config": json.dumps({"name": "nnue-tiny"}), "artifact_path": str(home / "gone.nnue"),
+        "artifact_sha256": "0" * 64, "created_at": dt.datetime.now(dt.UTC)}])
+    state = scheduled_evaluate.with_options(retries=0)(str(home), EVALUATE_TINY,
+                                                       return_state=True)
+    assert state.is_failed()
+    assert "evaluate: 1 of 1 versions failed: nnue@1: " in str(state.message)
+    with pytest.raises(RuntimeError, match="nnue@1"):
+        state.result()
