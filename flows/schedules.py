@@ -47,6 +47,7 @@ from flows import run_logs  # noqa: E402
 from flows.evaluate_model import evaluate_model  # noqa: E402
 from flows.prefect_runner import PrefectRunner  # noqa: E402
 from flows.refresh import refresh  # noqa: E402
+from flows.server import alive  # noqa: E402
 from flows.train import TRAIN, TrainJob  # noqa: E402
 from pipelines.evaluate.config import EvaluateConfig  # noqa: E402
 from pipelines.ingest import discover_sources  # noqa: E402
@@ -120,10 +121,11 @@ def deployment_name(job: str, target: str | None, home: Path | str) -> str:
 def served_run(home: str) -> None:
     """At the start of a served run: die with the ``serve`` that started it (it is its
     parent), and refuse a home other than that ``serve``'s. Nothing for a run in-process."""
-    pid = os.environ.get(SERVE_PID_ENV)
-    if pid and int(pid) != os.getpid():
-        set_death_signal()
-        if os.getppid() != int(pid):       # serve died before the request took effect
+    serve = int(os.environ.get(SERVE_PID_ENV) or 0)
+    if serve and serve != os.getpid():
+        if os.getppid() == serve:
+            set_death_signal()
+        if os.getppid() != serve and not alive(serve):   # serve died before the request
             os._exit(1)
     served = os.environ.get(SERVE_HOME_ENV)
     if served and os.path.abspath(served) != os.path.abspath(home):

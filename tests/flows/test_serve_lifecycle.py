@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +104,12 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def wait_until(condition: Any, timeout_s: float, what: str) -> None:
+def wait_until(condition: Any, timeout_s: float, what: str | Callable[[], str]) -> None:
+    """Wait for ``condition``; past the timeout fail with ``what`` (called then, if a
+    function: a log read at the end)."""
     deadline = time.monotonic() + timeout_s
     while not condition():
-        assert time.monotonic() < deadline, what
+        assert time.monotonic() < deadline, what() if callable(what) else what
         time.sleep(0.2)
 
 
@@ -191,7 +194,8 @@ def serve_home(root: Path, game: Path, schedules: str, env: dict[str, str]
 def serve_env(tmp_path: Path) -> dict[str, str]:
     """No PREFECT_API_URL (each serve starts its own server), one PREFECT_HOME for all."""
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    return {**env, "PREFECT_HOME": str(tmp_path / "prefect_home"), "PYTHONPATH": str(ROOT)}
+    path = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return {**env, "PREFECT_HOME": str(tmp_path / "prefect_home"), "PYTHONPATH": path}
 
 
 def end(serve: subprocess.Popen[bytes]) -> None:
@@ -227,7 +231,7 @@ def test_two_homes_served_at_once_run_their_one_minute_schedules_on_their_own_ho
     try:
         homes = [tmp_path / "a" / "home", tmp_path / "b" / "home"]
         wait_until(lambda: all(positions(h) for h in homes), 400,
-                   "no scheduled run within 400 s: " + "\n".join(
+                   lambda: "no scheduled run within 400 s: " + "\n".join(
                        (tmp_path / h / "serve.log").read_text() for h in ("a", "b")))
         time.sleep(5)   # a wrong run would have written by now as well
         assert [positions(h) for h in homes] == [34, 4]
@@ -291,7 +295,7 @@ def test_a_killed_serve_takes_its_run_along_and_the_next_serve_frees_its_slot(
     serve = serve_home(root, FIXTURES / "selfplay.pgn", schedules, env)
     try:
         wait_until(lambda: "marked Crashed" in (root / "serve.log").read_text(), 180,
-                   (root / "serve.log").read_text())
+                   lambda: (root / "serve.log").read_text())
         url = json.loads((home / "prefect" / "serve.json").read_text())["url"]
         left = flow_run(url, run_id)
         assert left.state.name == "Crashed"
