@@ -1,5 +1,5 @@
 """``chesslab serve [--config schedules.toml]``: register the scheduled jobs (refresh, retrain
-per model kind, evaluate) of this home as Prefect deployments and run them until stopped.
+per model kind, evaluate) as Prefect deployments of this home and run them until stopped.
 
 With ``PREFECT_API_URL`` set the deployments go to that server (``prefect server start``);
 otherwise chesslab starts a temporary server with its scheduler, on the home's own Prefect

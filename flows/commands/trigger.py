@@ -1,10 +1,11 @@
 """``chesslab trigger refresh|retrain KIND|evaluate [MODEL] [--param k=v] [--watch]``: start a
-run of this home's served deployment now; ``--watch`` follows it to its final state, prints
-the run's own result ("retrain nnue: not due: ...") and exits 0 when it completed, 1 with
-the state and its reason otherwise.
+run of a served deployment now; ``--watch`` follows it to its final state, prints the run's
+own result ("retrain nnue: not due: ...") and exits 0 when it completed, 1 with the state
+and its reason otherwise.
 
+The deployment is this home's; a home other than the served one is refused.
 ``--param`` names and types are checked against the deployment's parameters before a run
-starts; a home other than the served one is refused."""
+starts."""
 from __future__ import annotations
 
 import argparse

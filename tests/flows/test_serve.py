@@ -250,6 +250,9 @@ def test_served_deployments_run_and_fail_as_documented(
     assert (counts(home), counts(other)) == ((34, 34), (4, 4))
 
     # a trigger from a home nobody serves, or for another home's warehouse, is refused
+    from warehouse.catalog import create_warehouse
+
+    create_warehouse(tmp_path / "c" / "home")                     # a warehouse, not served
     elsewhere = here(tmp_path / "c" / "home", "refresh", "--watch")
     assert elsewhere.returncode == 2
     assert "no deployment 'chesslab-refresh/refresh-home-" in elsewhere.stderr
