@@ -27,7 +27,8 @@ import chess
 import chess.pgn
 import zstandard
 
-from engines.alphabeta import AlphaBeta, DepthResult, SearchConfig
+from engines.alphabeta import AlphaBeta, SearchConfig
+from engines.search_report import SearchReport
 from engines.timeman import Budget, GoLimits, first_move, plan, score_value
 from engines.volatility.model import load_model
 from engines.volatility.policy import VolatilityPolicy
@@ -65,7 +66,7 @@ def answers(policy: VolatilityPolicy, engine: AlphaBeta, board: chess.Board,
     assert budget.soft_s is not None
     engine.new_game()
     start = time.monotonic()
-    completed: list[DepthResult] = []
+    completed: list[SearchReport] = []
     asked: list[tuple[float, float]] = []
     probability = policy.stability
     for result in engine.iterate(board, hard_deadline=start + budget.soft_s):

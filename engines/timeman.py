@@ -29,6 +29,8 @@ from typing import Protocol
 
 import chess
 
+from engines.mate import mate_value
+
 log = logging.getLogger(__name__)
 
 #: Depth used when a ``go`` sets no depth limit (the search ends on time, nodes or stop).
@@ -185,7 +187,8 @@ def _clock_limits(go: GoLimits, turn: chess.Color,
 # --------------------------------------------------------------------------------------------
 
 class Iteration(Protocol):
-    """What a policy reads from a completed depth (``engines.alphabeta.DepthResult`` fits)."""
+    """What a policy reads from a completed depth (a :class:`engines.search_report.
+    SearchReport` fits)."""
 
     depth: int
     score_cp: int | None
@@ -318,15 +321,11 @@ class StableStopPolicy:
         return not stable > self.threshold
 
 
-#: Centipawn value standing for a forced mate when scores are compared.
-MATE_VALUE = 32_000
-
-
 def score_value(result: Iteration) -> int:
-    """A result's score as one number: centipawns, or +-(32000 - plies) for a mate."""
+    """A result's score as one number: centipawns, or +-(MATE - plies) for a mate
+    (:func:`engines.mate.mate_value`)."""
     if result.score_mate is not None:
-        sign = 1 if result.score_mate > 0 else -1
-        return sign * (MATE_VALUE - 2 * abs(result.score_mate))
+        return mate_value(result.score_mate)
     return result.score_cp if result.score_cp is not None else 0
 
 

@@ -11,8 +11,8 @@ the first or eighth rank, ...) is refused the same way, and a ``go`` after it an
 ``bestmove 0000`` without searching, as does a ``go`` whose searcher cannot be built.
 
 Programs are found, not listed: every ``engines/<name>/program.py`` that defines a
-:class:`Program` called ``PROGRAM`` is an engine (``alphabeta`` today; ``mcts`` and ``puct``
-join by adding their folders; ``engines/stockfish_volatility`` is ``stockfish-volatility``).
+:class:`Program` called ``PROGRAM`` is an engine (``alphabeta``, ``mcts``, ``puct``;
+``engines/stockfish_volatility`` is ``stockfish-volatility``).
 Run one: ``python -m engines.uci alphabeta --eval hce-simple`` (or ``chesslab engine
 alphabeta ...``). ``python -m engines.uci package.module:function`` runs
 any :class:`EngineSpec` that ``function(argv)`` returns. Starting is cheap: the searcher (and
@@ -52,6 +52,7 @@ from typing import Any, NoReturn, Protocol, TextIO
 
 import chess
 
+from engines.search_report import PvLine, SearchReport
 from engines.timeman import (
     GoLimits,
     IterationPolicy,
@@ -75,30 +76,9 @@ class InvalidPositionError(UciError):
     """A ``position`` whose board is not a legal chess position: names the FEN and why."""
 
 
-class SearchResult(Protocol):
-    """One completed depth (``engines.alphabeta.DepthResult`` fits). Scores are from the side
-    to move; ``score_mate`` counts moves, negative when mated; ``nodes`` and ``time_s`` count
-    from the start of the search."""
-
-    depth: int
-    seldepth: int
-    score_cp: int | None
-    score_mate: int | None
-    nodes: int
-    time_s: float
-    pv: list[chess.Move]
-
-
-class PvLine(Protocol):
-    """One of the MultiPV lines of a result: a root move's score and principal variation."""
-
-    score_cp: int | None
-    score_mate: int | None
-    pv: list[chess.Move]
-
-
 class Searcher(Protocol):
-    """What the front end needs from a search (``engines.alphabeta.AlphaBeta`` fits).
+    """What the front end needs from a search (``engines.alphabeta.AlphaBeta`` fits): a
+    :class:`~engines.search_report.SearchReport` per completed depth or report.
 
     ``iterate`` searches only ``searchmoves`` at the root when given, and with ``multipv``
     above 1 yields results that carry ``lines``: the best ``multipv`` root moves, best first
@@ -113,7 +93,7 @@ class Searcher(Protocol):
 
     def iterate(self, board: chess.Board, max_depth: int = 100, max_nodes: int | None = None,
                 hard_deadline: float | None = None, multipv: int = 1,
-                searchmoves: Sequence[chess.Move] = ()) -> Iterator[SearchResult]: ...
+                searchmoves: Sequence[chess.Move] = ()) -> Iterator[SearchReport]: ...
 
 
 # --------------------------------------------------------------------------------------------
@@ -378,27 +358,26 @@ def parse_setoption(tokens: Sequence[str]) -> tuple[str, str | None]:
 # Writing answers
 # --------------------------------------------------------------------------------------------
 
-def info_line(result: SearchResult, line: PvLine | None = None, multipv: int | None = None) -> str:
+def info_line(result: SearchReport, line: PvLine | None = None, multipv: int | None = None) -> str:
     """``info depth .. seldepth .. [multipv k] score cp|mate .. nodes .. nps .. time .. pv ..``
     of a result, or of one of its MultiPV lines.
 
-    >>> from types import SimpleNamespace as R
-    >>> info_line(R(depth=3, seldepth=5, score_cp=None, score_mate=-2, nodes=1500, time_s=0.5,
-    ...             pv=[chess.Move.from_uci("e2e4")]))
+    >>> info_line(SearchReport(depth=3, seldepth=5, score_cp=None, score_mate=-2, nodes=1500,
+    ...                        time_s=0.5, pv=[chess.Move.from_uci("e2e4")]))
     'info depth 3 seldepth 5 score mate -2 nodes 1500 nps 3000 time 500 pv e2e4'
     """
-    line = line if line is not None else result
-    score = f"mate {line.score_mate}" if line.score_mate is not None \
-        else f"cp {line.score_cp if line.score_cp is not None else 0}"
+    shown: PvLine | SearchReport = line if line is not None else result
+    score = f"mate {shown.score_mate}" if shown.score_mate is not None \
+        else f"cp {shown.score_cp if shown.score_cp is not None else 0}"
     millis = int(result.time_s * 1000)
     nps = int(result.nodes / result.time_s) if result.time_s > 0 else 0
     text = (f"info depth {result.depth} seldepth {max(result.seldepth, result.depth)} "
             + (f"multipv {multipv} " if multipv is not None else "")
             + f"score {score} nodes {result.nodes} nps {nps} time {millis}")
-    return text + (" pv " + " ".join(m.uci() for m in line.pv) if line.pv else "")
+    return text + (" pv " + " ".join(m.uci() for m in shown.pv) if shown.pv else "")
 
 
-def info_lines(result: SearchResult) -> list[str]:
+def info_lines(result: SearchReport) -> list[str]:
     """One ``info`` line per MultiPV line of the result (numbered from 1, best first), or the
     result's own line when it has fewer than two."""
     lines: Sequence[PvLine] = getattr(result, "lines", None) or ()
@@ -407,7 +386,7 @@ def info_lines(result: SearchResult) -> list[str]:
     return [info_line(result, line, k) for k, line in enumerate(lines, start=1)]
 
 
-def best_move(board: chess.Board, completed: Sequence[SearchResult],
+def best_move(board: chess.Board, completed: Sequence[SearchReport],
               allowed: Sequence[chess.Move] = ()) -> tuple[chess.Move | None, chess.Move | None]:
     """The move to play and the move to ponder on: the deepest result whose pv starts with a
     legal move, else any legal move, one of ``allowed`` (``searchmoves``) when given (a
@@ -643,7 +622,7 @@ class UciEngine:
                 moves: list[chess.Move], stop: threading.Event, start: float) -> None:
         """The search thread: deepen while the time manager agrees, then answer bestmove."""
         budget = self.time_manager.plan(limits, board.turn)
-        completed: list[SearchResult] = []
+        completed: list[SearchReport] = []
         if not any(board.legal_moves):  # mated or stalemated: nothing to search
             self.write(f"info depth 0 score {'mate 0' if board.is_check() else 'cp 0'}")
             if budget.infinite:

@@ -1,7 +1,7 @@
 """Alpha-beta engine: iterative deepening over the compiled PVS search (engines.alphabeta.search).
 
-Written sunfish style: :meth:`AlphaBeta.iterate` is a generator of one :class:`DepthResult`
-per completed depth, so the caller (UCI front end, tournament, tests) owns time control.
+Written sunfish style: :meth:`AlphaBeta.iterate` is a generator of one
+:class:`~engines.search_report.SearchReport` per completed depth, so the caller (UCI front end, tournament, tests) owns time control.
 
 >>> import chess
 >>> engine = AlphaBeta(SearchConfig.tiny())
@@ -17,11 +17,14 @@ import math
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import chess
+
+from engines.mate import split_score
+from engines.search_report import PvLine, SearchReport
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +37,6 @@ LMR_BUILTINS = ("default", "none")
 # on the same 120 openings: nnue@7 -130.3 against -183.2 with 28, nnue@8 -34.9 against -76.5.
 NNUE_TEMPO = 0
 MAX_TEMPO = 200
-MATE = 32000
-MATE_BOUND = MATE - 1000
 
 # reduction(depth, move_number, state) -> plies; state holds pv, improving, ply, alpha and
 # static_eval of the node.
@@ -99,41 +100,6 @@ class SearchConfig:
         return cls(hash_mb=1)
 
 
-@dataclass
-class PvLine:
-    """One root move's line of a MultiPV search: its score and principal variation."""
-
-    score_cp: int | None
-    score_mate: int | None
-    pv: list[chess.Move]
-    score: int = 0   # internal score (mates as MATE - plies), for sorting
-
-
-@dataclass
-class DepthResult:
-    """One completed iteration. Scores are from the side to move's point of view;
-    score_mate counts moves, negative when the side to move is getting mated. ``lines``
-    are the MultiPV lines, best first; score and pv are those of the first."""
-
-    depth: int
-    seldepth: int
-    score_cp: int | None
-    score_mate: int | None
-    nodes: int
-    time_s: float
-    pv: list[chess.Move] = field(default_factory=list)
-    lines: list[PvLine] = field(default_factory=list)
-
-
-def split_score(score: int) -> tuple[int | None, int | None]:
-    """(score_cp, score_mate) of an internal score; mate scores are MATE - plies."""
-    if score > MATE_BOUND:
-        return None, (MATE - score + 1) // 2
-    if score < -MATE_BOUND:
-        return None, -((MATE + score) // 2)
-    return score, None
-
-
 def default_reduction(depth: int, move_number: int, state: dict[str, Any] | None = None) -> int:
     """Paper 003's reduction, r = floor(log(d) * log(m) / 1.95) (the C search has a table)."""
     return math.floor(math.log(depth) * math.log(move_number) / 1.95)
@@ -172,8 +138,8 @@ class AlphaBeta:
 
     def iterate(self, board: chess.Board, max_depth: int = 100, max_nodes: int | None = None,
                 hard_deadline: float | None = None, multipv: int = 1,
-                searchmoves: Sequence[chess.Move] = ()) -> Iterator[DepthResult]:
-        """Yield a DepthResult per completed depth 1..max_depth.
+                searchmoves: Sequence[chess.Move] = ()) -> Iterator[SearchReport]:
+        """Yield a SearchReport per completed depth 1..max_depth.
 
         Stops inside an iteration (and yields nothing more) on ``stop()``, ``max_nodes``
         searched, or ``time.monotonic() >= hard_deadline``; depth 1 always completes.
@@ -199,10 +165,10 @@ class AlphaBeta:
                                      hard_deadline)
             if lines is None:
                 return
-            yield DepthResult(depth=depth, seldepth=searcher.seldepth,
-                              score_cp=lines[0].score_cp, score_mate=lines[0].score_mate,
-                              nodes=searcher.nodes, time_s=time.monotonic() - start,
-                              pv=lines[0].pv, lines=lines)
+            yield SearchReport(depth=depth, seldepth=searcher.seldepth,
+                               score_cp=lines[0].score_cp, score_mate=lines[0].score_mate,
+                               nodes=searcher.nodes, time_s=time.monotonic() - start,
+                               pv=lines[0].pv, lines=lines)
 
     def _root_lines(self, depth: int, moves: list[chess.Move], restricted: bool, multipv: int,
                     max_nodes: int | None, hard_deadline: float | None) -> list[PvLine] | None:
@@ -212,7 +178,7 @@ class AlphaBeta:
         moves are taken out, so every line's score is exact. With one line and no
         ``searchmoves`` the root is not filtered at all (the bench node count stays put).
         """
-        lines: list[PvLine] = []
+        lines: list[tuple[int, PvLine]] = []     # (score, line), scores as engines.mate's
         found: set[chess.Move] = set()
         while len(lines) < max(1, min(multipv, len(moves))):
             left = [m for m in moves if m not in found]
@@ -221,13 +187,13 @@ class AlphaBeta:
                 depth, max_nodes or 0, hard_deadline or 0.0, depth > 1)
             if not done:
                 return None
-            lines.append(PvLine(*split_score(score), pv=pv, score=score))
+            lines.append((score, PvLine(*split_score(score), pv=pv)))
             if not pv:
                 break          # no legal move: the one line is the mate or stalemate score
             found.add(pv[0])
-        return sorted(lines, key=lambda line: -line.score)
+        return [line for _, line in sorted(lines, key=lambda scored: -scored[0])]
 
-    def best_move(self, board: chess.Board, depth: int) -> DepthResult:
+    def best_move(self, board: chess.Board, depth: int) -> SearchReport:
         """The last result of a fixed-depth search."""
         results = list(self.iterate(board, max_depth=depth))
         return results[-1]

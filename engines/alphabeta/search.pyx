@@ -27,10 +27,14 @@ from engines.nnue.network cimport AccumulatorStack, Network
 
 import chess
 
+from engines import mate as _mate
+
+# Mate scores on engines.mate's scale (a mate in p plies scores MATE - p), read once at import.
+cdef int MATE = _mate.MATE
+cdef int MATE_BOUND = _mate.MATE_BOUND     # |score| above this is a mate distance
+cdef int INF = MATE + 1
+
 cdef enum:
-    INF = 32001
-    MATE = 32000
-    MATE_BOUND = MATE - 1000       # |score| above this is a mate distance
     MAX_PLY = 120
     TT_EXACT = 0
     TT_LOWER = 1

@@ -32,11 +32,14 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import chess
+
+from engines.mate import mate_moves
+from engines.search_report import PvLine, SearchReport
 
 log = logging.getLogger(__name__)
 
@@ -184,43 +187,6 @@ def gaviota_prober(folder: Path = GAVIOTA_DIR) -> Callable[[str], int | None]:
 # The searcher
 # --------------------------------------------------------------------------------------------
 
-@dataclass
-class MctsLine:
-    """One root move: score from the side to move, principal variation, visits."""
-
-    score_cp: int | None
-    score_mate: int | None
-    pv: list[chess.Move]
-    visits: int = 0
-    win_rate: float = 0.5
-
-
-@dataclass
-class MctsResult:
-    """A report of a running search (fits ``engines.uci.SearchResult``): ``depth`` is the
-    report number, ``nodes`` the iterations so far, ``seldepth`` the deepest tree line."""
-
-    depth: int
-    seldepth: int
-    score_cp: int | None
-    score_mate: int | None
-    nodes: int
-    time_s: float
-    pv: list[chess.Move] = field(default_factory=list)
-    lines: list[MctsLine] = field(default_factory=list)
-    playouts: int = 0
-    tree_nodes: int = 0
-
-
-def mate_moves(mate_plies: int) -> int:
-    """UCI ``score mate`` of a proven distance in plies (negative: the mover is mated).
-
-    >>> mate_moves(1), mate_moves(5), mate_moves(-2)
-    (1, 3, -1)
-    """
-    return (mate_plies + 1) // 2 if mate_plies > 0 else -((-mate_plies) // 2)
-
-
 class MonteCarlo:
     """The engine: a compiled tree (:class:`engines.mcts.tree.Tree`) built per search."""
 
@@ -243,7 +209,7 @@ class MonteCarlo:
 
     def iterate(self, board: chess.Board, max_depth: int = 100, max_nodes: int | None = None,
                 hard_deadline: float | None = None, multipv: int = 1,
-                searchmoves: Sequence[chess.Move] = ()) -> Iterator[MctsResult]:
+                searchmoves: Sequence[chess.Move] = ()) -> Iterator[SearchReport]:
         """Search ``board``, yielding a report after 1000 * 2**(k-1) iterations (k = 1..
         ``max_depth``) and a last one when the search ends: at ``max_nodes`` iterations,
         the deadline (time.monotonic()), ``stop()``, a settled root or a full tree."""
@@ -265,26 +231,26 @@ class MonteCarlo:
                 return
             target *= 2
 
-    def _result(self, report: int, start: float, multipv: int) -> MctsResult:
+    def _result(self, report: int, start: float, multipv: int) -> SearchReport:
         tree = self.tree
         lines = [self._line(raw) for raw in tree.lines(max(1, multipv))]
         best = lines[0]
         info = tree.root_info()
-        return MctsResult(depth=report, seldepth=tree.seldepth, score_cp=best.score_cp,
-                          score_mate=best.score_mate, nodes=tree.iterations,
-                          time_s=time.monotonic() - start, pv=best.pv, lines=lines,
-                          playouts=tree.playouts, tree_nodes=info["nodes"])
+        return SearchReport(depth=report, seldepth=tree.seldepth, score_cp=best.score_cp,
+                            score_mate=best.score_mate, nodes=tree.iterations,
+                            time_s=time.monotonic() - start, pv=best.pv, lines=lines,
+                            playouts=tree.playouts, tree_nodes=info["nodes"])
 
     @staticmethod
-    def _line(raw: dict[str, Any]) -> MctsLine:
+    def _line(raw: dict[str, Any]) -> PvLine:
         from engines.mcts.tree import cp_from_win_rate
 
         mate = raw["mate_plies"]
-        return MctsLine(score_cp=None if mate is not None else cp_from_win_rate(raw["win_rate"]),
-                        score_mate=None if mate is None else mate_moves(mate), pv=raw["pv"],
-                        visits=raw["visits"], win_rate=raw["win_rate"])
+        return PvLine(score_cp=None if mate is not None else cp_from_win_rate(raw["win_rate"]),
+                      score_mate=None if mate is None else mate_moves(mate), pv=raw["pv"],
+                      visits=raw["visits"], win_rate=raw["win_rate"])
 
-    def search(self, board: chess.Board, iterations: int, multipv: int = 1) -> MctsResult:
+    def search(self, board: chess.Board, iterations: int, multipv: int = 1) -> SearchReport:
         """The last report of a search of ``iterations`` iterations."""
         results = list(self.iterate(board, max_depth=64, max_nodes=iterations,
                                     multipv=multipv))
@@ -302,5 +268,5 @@ def iterations_per_second(config: MctsConfig, board: chess.Board, seconds: float
 
 
 __all__ = ["FIRST_REPORT", "GAVIOTA_DIR", "HEAVY_PLAYOUTS", "MctsConfig", "MctsConfigError",
-           "MctsLine", "MctsResult", "MonteCarlo", "TIE_BREAKS", "VARIANTS", "gaviota_prober",
+           "MonteCarlo", "TIE_BREAKS", "VARIANTS", "gaviota_prober",
            "iterations_per_second", "mate_moves"]

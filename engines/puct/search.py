@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 
 import chess
 import numpy as np
@@ -24,6 +23,7 @@ import torch
 from engines.puct import PuctConfig
 from engines.puct.encoding import legal_indices, planes
 from engines.puct.network import PolicyValueNet
+from engines.search_report import PvLine, SearchReport
 
 #: Virtual loss added per pending simulation through an edge (a lost game for its mover).
 VIRTUAL_LOSS = 1.0
@@ -124,31 +124,13 @@ def cp_from_q(q: float) -> int:
     return round(290.680623072 * math.tan(1.548090806 * q))
 
 
-@dataclass
-class PuctLine:
-    """One root move: score from the side to move, principal variation, visits."""
+def win_rate(q: float) -> float:
+    """The expected score in 0..1 of an expected outcome in [-1, 1] (a PvLine's win_rate).
 
-    score_cp: int | None
-    score_mate: int | None
-    pv: list[chess.Move]
-    visits: int = 0
-    q: float = 0.0
-
-
-@dataclass
-class PuctResult:
-    """A report of a search (fits ``engines.uci.SearchResult``): ``depth`` is the report
-    number, ``nodes`` the simulations, ``seldepth`` the deepest line."""
-
-    depth: int
-    seldepth: int
-    score_cp: int | None
-    score_mate: int | None
-    nodes: int
-    time_s: float
-    pv: list[chess.Move] = field(default_factory=list)
-    lines: list[PuctLine] = field(default_factory=list)
-    evaluations: int = 0
+    >>> win_rate(-1.0), win_rate(0.0), win_rate(0.5)
+    (0.0, 0.5, 0.75)
+    """
+    return (1.0 + float(q)) / 2.0
 
 
 class Puct:
@@ -343,7 +325,7 @@ class Puct:
             child = child.children[best]
         return line
 
-    def lines(self, root: Node, count: int) -> list[PuctLine]:
+    def lines(self, root: Node, count: int) -> list[PvLine]:
         order = np.lexsort((root.prior, root.visits))[::-1][:max(1, count)]
         out = []
         for index in order:
@@ -353,28 +335,29 @@ class Puct:
             mate = None
             if child is not None and child.terminal == -1.0:
                 mate = 1
-            out.append(PuctLine(score_cp=None if mate else cp_from_q(q), score_mate=mate,
-                                pv=self.pv(root, int(index)), visits=int(n), q=float(q)))
+            out.append(PvLine(score_cp=None if mate else cp_from_q(q), score_mate=mate,
+                              pv=self.pv(root, int(index)), visits=int(n),
+                              win_rate=win_rate(q)))
         return out
 
     def result(self, root: Node, report: int, start: float, multipv: int = 1,
-               nodes: int | None = None) -> PuctResult:
+               nodes: int | None = None) -> SearchReport:
         """A report; ``nodes``: this search's simulations (default: the root's visits,
         reused ones included)."""
         lines = self.lines(root, multipv)
         best = lines[0]
-        return PuctResult(depth=report, seldepth=self.seldepth, score_cp=best.score_cp,
-                          score_mate=best.score_mate,
-                          nodes=int(root.visits.sum()) if nodes is None else nodes,
-                          time_s=time.monotonic() - start, pv=best.pv, lines=lines,
-                          evaluations=self.evaluator.positions)
+        return SearchReport(depth=report, seldepth=self.seldepth, score_cp=best.score_cp,
+                            score_mate=best.score_mate,
+                            nodes=int(root.visits.sum()) if nodes is None else nodes,
+                            time_s=time.monotonic() - start, pv=best.pv, lines=lines,
+                            evaluations=self.evaluator.positions)
 
     # -- the UCI searcher interface ---------------------------------------------------------
 
     def iterate(self, board: chess.Board, max_depth: int = 100, max_nodes: int | None = None,
                 hard_deadline: float | None = None, multipv: int = 1,
                 searchmoves: Sequence[chess.Move] = (),
-                simulations: int | None = None) -> Iterator[PuctResult]:
+                simulations: int | None = None) -> Iterator[SearchReport]:
         """Search, reporting after 16, 32, 64, ... simulations and at the end: up to
         ``max_nodes`` simulations when given; else under a clock (``hard_deadline``) until the
         caller stops asking for more (the time manager, between reports) or the deadline;
@@ -407,16 +390,16 @@ class Puct:
             target = target * 2 if total is None else min(target * 2, total)
 
     def bare(self, board: chess.Board, start: float,
-             searchmoves: Sequence[chess.Move] = ()) -> PuctResult:
+             searchmoves: Sequence[chess.Move] = ()) -> SearchReport:
         """The bare network's move: the largest prior (among ``searchmoves``)."""
         moves, prior, value = self.evaluator([board])[0]
         if searchmoves:
             prior = np.where([m in searchmoves for m in moves], prior, -1.0)
         best = moves[int(np.argmax(prior))]
-        return PuctResult(depth=1, seldepth=1, score_cp=cp_from_q(value), score_mate=None,
-                          nodes=1, time_s=time.monotonic() - start, pv=[best],
-                          lines=[PuctLine(cp_from_q(value), None, [best], 1, value)],
-                          evaluations=self.evaluator.positions)
+        return SearchReport(depth=1, seldepth=1, score_cp=cp_from_q(value), score_mate=None,
+                            nodes=1, time_s=time.monotonic() - start, pv=[best],
+                            lines=[PvLine(cp_from_q(value), None, [best], 1, win_rate(value))],
+                            evaluations=self.evaluator.positions)
 
 
 def budget_simulations(max_nodes: int | None, hard_deadline: float | None,
@@ -443,5 +426,4 @@ def planned_simulations(done: int, target: int, start: float, deadline: float | 
     return max(target, int(done / elapsed * (deadline - start)))
 
 
-__all__ = ["NetEvaluator", "Node", "Puct", "PuctLine", "PuctResult", "cp_from_q",
-           "terminal_value"]
+__all__ = ["NetEvaluator", "Node", "Puct", "cp_from_q", "terminal_value", "win_rate"]

@@ -22,6 +22,7 @@ import chess
 import chess.engine
 
 from engines.registry import find_program
+from engines.search_report import SearchReport
 from engines.uci import AUTHOR, EngineSpec, Program, UciError, UciOption
 from engines.volatility import options as volatility_options
 
@@ -49,29 +50,16 @@ class StockfishVolatilityOptions:
             raise ValueError(f"--threads must be 1..512, got {self.threads!r}")
 
 
-@dataclass
-class DepthResult:
-    """One Stockfish iteration as the front end reads it."""
-
-    depth: int
-    seldepth: int
-    score_cp: int | None
-    score_mate: int | None
-    nodes: int
-    time_s: float
-    pv: list[chess.Move]
-
-
-def completed_iteration(info: Mapping[str, Any], started: float) -> DepthResult | None:
+def completed_iteration(info: Mapping[str, Any], started: float) -> SearchReport | None:
     """The result an ``info`` line reports, or None when it is not a finished iteration."""
     if "pv" not in info or "score" not in info or "depth" not in info \
             or info.get("lowerbound") or info.get("upperbound") or info.get("multipv", 1) != 1:
         return None
     score = info["score"].relative
-    return DepthResult(depth=int(info["depth"]), seldepth=int(info.get("seldepth", 0)),
-                       score_cp=score.score(), score_mate=score.mate(),
-                       nodes=int(info.get("nodes", 0)),
-                       time_s=time.monotonic() - started, pv=list(info["pv"]))
+    return SearchReport(depth=int(info["depth"]), seldepth=int(info.get("seldepth", 0)),
+                        score_cp=score.score(), score_mate=score.mate(),
+                        nodes=int(info.get("nodes", 0)),
+                        time_s=time.monotonic() - started, pv=list(info["pv"]))
 
 
 class StockfishSearcher:
@@ -97,7 +85,7 @@ class StockfishSearcher:
 
     def iterate(self, board: chess.Board, max_depth: int = 100, max_nodes: int | None = None,
                 hard_deadline: float | None = None, multipv: int = 1,
-                searchmoves: Sequence[chess.Move] = ()) -> Iterator[DepthResult]:
+                searchmoves: Sequence[chess.Move] = ()) -> Iterator[SearchReport]:
         started = time.monotonic()
         remaining = None if hard_deadline is None else max(hard_deadline - started, 0.001)
         limit = chess.engine.Limit(depth=max_depth if max_depth < 100 else None,

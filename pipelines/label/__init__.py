@@ -38,7 +38,7 @@ _LAZY = {
     "BatchResult": "run", "LabelPlan": "run", "LabelSummary": "run", "engine_identity": "run",
     "label_batch": "run", "label_positions": "run", "plan_labels": "run", "summarize": "run",
     "close_engines": "run",
-    "EngineCrashed": "uci", "EngineError": "uci", "EngineTimeout": "uci", "UciEngine": "uci",
+    "EngineCrashed": "uci", "EngineError": "uci", "EngineTimeout": "uci", "UciClient": "uci",
 }
 
 __all__ = ["LabelConfig", "LabelConfigError", *_LAZY]

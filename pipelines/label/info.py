@@ -22,8 +22,10 @@ Depth = int
 
 
 @dataclass(frozen=True)
-class DepthResult:
-    """One iteration's report, in the side to move's point of view."""
+class InfoIteration:
+    """One completed iteration as a driven engine's ``info depth`` line reports it (text
+    moves, as printed), in the side to move's point of view. Our own engines' reports are
+    :class:`engines.search_report.SearchReport`."""
 
     depth: Depth
     seldepth: int | None = None
@@ -44,7 +46,7 @@ INT_FIELDS = {"seldepth", "nodes", "time"}
 BOUNDS = {"lowerbound": "lower", "upperbound": "upper"}
 
 
-def parse_info(line: str) -> DepthResult:
+def parse_info(line: str) -> InfoIteration:
     """Parse one ``info depth ...`` line (unknown tokens are skipped)."""
     tokens = line.split()
     values: dict[str, object] = {"depth": int(tokens[2])}
@@ -69,11 +71,11 @@ def parse_info(line: str) -> DepthResult:
             i += 2
         else:
             i += 1
-    return DepthResult(**values)  # type: ignore[arg-type]
+    return InfoIteration(**values)  # type: ignore[arg-type]
 
 
 def completed_depths(info: list[str], wanted: tuple[Depth, ...], *,
-                     last_is_complete: bool) -> dict[Depth, DepthResult]:
+                     last_is_complete: bool) -> dict[Depth, InfoIteration]:
     """The report of each ``wanted`` depth whose iteration completed: its last exact line, or,
     when it has none, its last bound line (the result then says which bound).
 
@@ -95,15 +97,15 @@ def completed_depths(info: list[str], wanted: tuple[Depth, ...], *,
     }
 
 
-def terminal_result(info: list[str]) -> DepthResult:
+def terminal_result(info: list[str]) -> InfoIteration:
     """A mated or stalemated side to move: Stockfish prints ``info depth 0 score ...``."""
     for line in info:
         if line.startswith("info depth 0 "):
             result = parse_info(line)
             break
     else:
-        result = DepthResult(depth=0, score_cp=0)
+        result = InfoIteration(depth=0, score_cp=0)
     mated = result.score_mate is not None
     wdl = (0, 0, 1000) if mated else (0, 1000, 0)
-    return DepthResult(depth=0, score_cp=result.score_cp, score_mate=result.score_mate,
+    return InfoIteration(depth=0, score_cp=result.score_cp, score_mate=result.score_mate,
                        wdl=wdl, nodes=0, seldepth=0, time_ms=result.time_ms or 0)

@@ -22,9 +22,9 @@ from typing import Any
 
 from pipelines.label.config import LabelConfig
 from pipelines.label.identity import EngineIdentity, register_engine
-from pipelines.label.info import DepthResult, completed_depths, terminal_result
+from pipelines.label.info import InfoIteration, completed_depths, terminal_result
 from pipelines.label.pending import PendingPosition, pending_positions
-from pipelines.label.uci import EngineError, SearchOutput, UciEngine
+from pipelines.label.uci import EngineError, SearchOutput, UciClient
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
@@ -42,23 +42,23 @@ class EnginePool:
     """
 
     def __init__(self) -> None:
-        self._idle: dict[tuple[str, tuple[tuple[str, str], ...]], list[UciEngine]] = {}
+        self._idle: dict[tuple[str, tuple[tuple[str, str], ...]], list[UciClient]] = {}
         self._lock = threading.Lock()
 
     @staticmethod
     def _key(path: str, options: dict[str, str]) -> tuple[str, tuple[tuple[str, str], ...]]:
         return path, tuple(sorted(options.items()))
 
-    def take(self, path: str, options: dict[str, str]) -> UciEngine:
+    def take(self, path: str, options: dict[str, str]) -> UciClient:
         with self._lock:
             idle = self._idle.get(self._key(path, options), [])
             while idle:
                 engine = idle.pop()
                 if engine.alive:
                     return engine
-        return UciEngine(path, options)
+        return UciClient(path, options)
 
-    def give(self, engine: UciEngine) -> None:
+    def give(self, engine: UciClient) -> None:
         if not engine.alive:
             return
         with self._lock:
@@ -88,7 +88,7 @@ class EngineSlot:
 
     def __init__(self, config: LabelConfig) -> None:
         self.config = config
-        self._engine: UciEngine | None = None
+        self._engine: UciClient | None = None
         self._failure: EngineError | None = None
         self.in_flight = 0
         self.restarts = 0
@@ -164,7 +164,7 @@ def label_rows(position: PendingPosition, output: SearchOutput, go: str,
             for depth, result in results.items()]
 
 
-def label_row(position_key: int, engine_id: str, depth: int, result: DepthResult,
+def label_row(position_key: int, engine_id: str, depth: int, result: InfoIteration,
               white_to_move: bool, search_limit: str, run_id: str, now: datetime,
               pv_moves: int) -> Row:
     sign = 1 if white_to_move else -1

@@ -4,7 +4,7 @@ python-chess's asyncio engine costs an event loop round trip per line; labelling
 thousands of short searches, so this driver writes commands and reads whole chunks of the
 engine's output with ``select`` (which also gives every read a deadline).
 
->>> engine = UciEngine("/usr/games/stockfish", {"Threads": "1"})  # doctest: +SKIP
+>>> engine = UciClient("/usr/games/stockfish", {"Threads": "1"})  # doctest: +SKIP
 >>> engine.search("8/8/8/8/8/8/5k2/7K w - -", "go depth 3").bestmove  # doctest: +SKIP
 'h1g1'
 """
@@ -49,8 +49,9 @@ class SearchOutput:
     seconds: float         # waited for this output
 
 
-class UciEngine:
-    """One engine process, spoken to line by line.
+class UciClient:
+    """The client side of UCI: one engine process (Stockfish) that we drive, spoken to line
+    by line (:class:`engines.uci.UciEngine` is the other side, our engines' front end).
 
     ``options`` are sent with ``setoption`` after the handshake; ``name`` is the engine's
     ``id name``. Any failure raises :class:`EngineError` and leaves the process killed.
@@ -72,7 +73,7 @@ class UciEngine:
         self._handshake()
 
     def __repr__(self) -> str:
-        return f"UciEngine({self.path!r}, pid={self.process.pid})"
+        return f"UciClient({self.path!r}, pid={self.process.pid})"
 
     def _handshake(self) -> None:
         deadline = time.monotonic() + HANDSHAKE_TIMEOUT_S

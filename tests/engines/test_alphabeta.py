@@ -12,13 +12,13 @@ import pytest
 
 from engines.alphabeta import (
     AlphaBeta,
-    DepthResult,
     SearchConfig,
     SearchConfigError,
     default_reduction,
     split_score,
 )
 from engines.alphabeta.bench import BenchConfig, run_bench
+from engines.search_report import SearchReport
 from warehouse import Lake, connect
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -110,7 +110,7 @@ def test_limits_stop_the_search_after_a_completed_depth() -> None:
 def test_stop_from_another_thread() -> None:
     """stop() while iterate runs in a worker thread: the generator ends promptly."""
     engine = AlphaBeta(SearchConfig.tiny())
-    results: list[DepthResult] = []
+    results: list[SearchReport] = []
     worker = threading.Thread(
         target=lambda: results.extend(engine.iterate(chess.Board(), max_depth=60)))
     worker.start()

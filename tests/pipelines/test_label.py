@@ -21,7 +21,7 @@ from deltalake import write_deltalake
 from pipelines.label import (
     LabelConfig,
     LabelConfigError,
-    UciEngine,
+    UciClient,
     WherePredicateError,
     label_positions,
     pending_positions,
@@ -69,7 +69,7 @@ def test_every_depth_equals_a_fresh_search(lake: Lake, stockfish_path: str,
     summary = label_positions(lake, LabelConfig(depths=(5, 6, 7), workers=2, batch_size=4))
     assert (summary.positions, summary.labels, summary.errors) == (10, 30, 0)
     labels = {(r["position_key"], r["depth"]): r for r in lake.read("labels").to_pylist()}
-    engine = UciEngine(stockfish_path, LabelConfig().uci_options)
+    engine = UciClient(stockfish_path, LabelConfig().uci_options)
     try:
         for row in rows:
             for depth in (5, 6):
@@ -176,7 +176,7 @@ def test_nodes_limit_keeps_only_completed_iterations(lake: Lake, stockfish_path:
     summary = label_positions(lake, config)
     labels = lake.read("labels").to_pylist()
     assert summary.errors == 0 and {r["search_limit"] for r in labels} == {"nodes 3000"}
-    engine = UciEngine(stockfish_path, config.uci_options)
+    engine = UciClient(stockfish_path, config.uci_options)
     try:
         for row in rows:
             mine = {r["depth"]: r for r in labels if r["position_key"] == row["position_key"]}
@@ -323,7 +323,7 @@ def test_bound_labels_are_stored_counted_and_not_searched_again(
     assert "1 labelled from a bound line (labels.bound)" in str(summary)
     labels = {(r["position_key"], r["depth"]): r for r in lake.read("labels").to_pylist()}
     assert [key for key, row in labels.items() if row["bound"]] == [(bad["position_key"], 3)]
-    stockfish = UciEngine(stockfish_path, LabelConfig().uci_options)
+    stockfish = UciClient(stockfish_path, LabelConfig().uci_options)
     try:
         fresh = completed_depths(stockfish.search(str(bad["fen"]), "go depth 3", 30).info, (3,),
                                  last_is_complete=True)[3]
