@@ -18,13 +18,13 @@ evaluation and the model version (``KIND@VERSION``), which the options already p
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
+
+from engines.stamps import content_id, utc_now
 
 SLUG = re.compile(r"[^a-z0-9.]+")
 KINDS = ("own", "external")
@@ -109,8 +109,8 @@ class EngineIdentity:
     @property
     def engine_id(self) -> str:
         """``name-version-<8 hex>`` of (name, version, canonical options)."""
-        payload = json.dumps([self.name, self.version, sorted(self.options.items())])
-        digest = hashlib.sha256(payload.encode()).hexdigest()[:8]
+        # 8 digits (not content_id's default 16): the engine ids stored in every warehouse
+        digest = content_id([self.name, self.version, sorted(self.options.items())], n=8)
         stem = "-".join(SLUG.sub("-", part.lower()).strip("-") for part in
                         (self.name, self.version) if part)
         return f"{stem or 'engine'}-{digest}"
@@ -120,4 +120,4 @@ class EngineIdentity:
         return {"engine_id": self.engine_id, "name": self.name, "version": self.version,
                 "options": self.options_json, "kind": self.kind, "search": self.search,
                 "evaluation": self.evaluation, "model": self.model,
-                "created_at": datetime.now(UTC)}
+                "created_at": utc_now()}

@@ -3,8 +3,9 @@
 Spec strings:
 
 - ``alphabeta:eval=hce-simple`` -- one of the project's own engines (the programs
-  :mod:`engines.uci` discovers: ``alphabeta``, later ``mcts`` and ``puct``), started as
-  ``<python> -m engines.uci alphabeta --eval hce-simple``; ``alphabeta:eval=nnue,model=nnue@3``
+  :mod:`engines.uci` discovers: ``alphabeta``, ``mcts``, ``puct``, ``stockfish-volatility``),
+  started as ``<python> -m engines.uci alphabeta --eval hce-simple``;
+  ``alphabeta:eval=nnue,model=nnue@3``
   plays a model version (passed as the UCI option ``Model``);
 - ``stockfish`` -- Stockfish at full strength; ``stockfish@1350`` -- Stockfish limited by
   ``UCI_LimitStrength``/``UCI_Elo`` (the rating ladder; the number is the player's anchor);
@@ -35,7 +36,6 @@ import dataclasses
 import difflib
 import functools
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -51,9 +51,9 @@ import chess.engine
 
 from engines import uci
 from engines.identity import EngineIdentity
+from engines.stamps import content_id
 
 OptionValue = str | int | bool
-OWN_ENGINES = ("alphabeta", "mcts", "puct")
 #: Seconds an external engine may take to start and answer ``uci`` when its id is read.
 START_TIMEOUT_S = 30.0
 PROTOCOLS = ("uci", "xboard")
@@ -102,8 +102,7 @@ class EngineSpec:
         interpreter path): part of a tournament's id. The engine's identity, which labels
         share, is :func:`player_identity`."""
         command = list(self.command[1:]) if self.kind == "own" else list(self.command)
-        text = json.dumps([self.kind, command, self.protocol, dict(sorted(self.options.items()))])
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return content_id([self.kind, command, self.protocol, dict(sorted(self.options.items()))])
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "command": list(self.command), "protocol": self.protocol,
@@ -153,7 +152,7 @@ def resolve_base(body: str, raw: str, players: Mapping[str, EngineSpec]) -> Engi
     head, sep, rest = body.partition(":")
     if sep and head in PROTOCOLS:
         return external(rest, head, name=body)
-    if head in OWN_ENGINES or head in uci.program_names():
+    if head in uci.program_names():
         return own_engine(head, rest if sep else "", raw)
     name, _, elo = body.partition("@")
     if name in KNOWN_ENGINES:
@@ -161,7 +160,8 @@ def resolve_base(body: str, raw: str, players: Mapping[str, EngineSpec]) -> Engi
     if os.sep in body or Path(body).exists():
         return external(body, "uci", name=Path(body).name)
     raise EngineSpecError(
-        f"unknown engine {raw!r}: use one of {', '.join(OWN_ENGINES + tuple(KNOWN_ENGINES))}, "
+        f"unknown engine {raw!r}: use one of "
+        f"{', '.join([*uci.program_names(), *KNOWN_ENGINES])}, "
         "an engines-file name, or uci:PATH / xboard:PATH")
 
 

@@ -26,13 +26,13 @@ left Running as Crashed (:func:`crash_stale_runs`).
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
 from pathlib import Path
 from typing import Any
 
+from engines.stamps import content_id  # noqa: E402
 from flows.runtime import configure_prefect
 
 configure_prefect()  # before Prefect's first import
@@ -97,7 +97,7 @@ def home_tag(home: Path | str) -> str:
     """
     path = os.path.abspath(home)
     name = re.sub(r"[^a-z0-9]+", "-", os.path.basename(path).lower()).strip("-")[:24]
-    return f"{name or 'home'}-{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+    return f"{name or 'home'}-{content_id(path, n=8)}"
 
 
 def deployment_name(job: str, target: str | None, home: Path | str) -> str:

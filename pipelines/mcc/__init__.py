@@ -9,9 +9,6 @@ pipeline and are rated with BayesElo against MCC = 0; the diagnostics land in th
 """
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
-import json
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +19,7 @@ import chess
 from engines.mcts.tree import playout_batch
 
 from engines.mcts import MctsConfig, MonteCarlo
+from engines.stamps import content_id, utc_now
 from pipelines.ratings.bayeselo import RatingsConfig, RatingTable, fit
 from pipelines.ratings.sources import record_ratings, tournament_games
 from pipelines.tournament import TournamentConfig
@@ -234,14 +232,14 @@ def solver_suite(path: str | Path, variant: str = "solver", max_iterations: int 
 # --------------------------------------------------------------------------------------------
 
 def run_id(*parts: object) -> str:
-    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
+    return content_id(parts)
 
 
 def record(lake: Lake, experiment: str, variant: str, fen: str, seed: int, budget: int,
            label: str, figures: Mapping[str, tuple[float | None, float | None]]) -> int:
     """Write ``{metric: (value, expected)}`` of one measurement to ``mcc_results``."""
     rid = run_id(experiment, variant, fen, seed, budget, label)
-    now = dt.datetime.now(dt.UTC)
+    now = utc_now()
     rows = [{"run_id": rid, "experiment": experiment, "label": label, "variant": variant,
              "fen": fen, "seed": seed, "budget": budget, "metric": metric, "value": value,
              "expected": expected, "recorded_at": now}

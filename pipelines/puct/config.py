@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engines.puct import FORMULAS
+from engines.stamps import content_id
 from pipelines.train.policy_value_config import POLICY_TARGETS, VALUE_TARGETS
 
 STARTS = ("endgames", "startpos", "mixed")
@@ -111,8 +110,7 @@ class SelfplayTrainConfig:
         """``pv-<hash>`` of everything that changes what the run computes."""
         values = {k: v for k, v in dataclasses.asdict(self).items() if k not in NOT_IDENTITY
                   and not (k in ADDED_DEFAULTS and ADDED_DEFAULTS[k] == v)}
-        text = json.dumps(values, sort_keys=True)
-        return f"pv-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+        return f"pv-{content_id(values, n=10)}"   # 10 digits: the run ids already stored
 
 
 PRESETS: dict[str, dict[str, Any]] = {

@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from engines.stamps import utc_now
 from pipelines.processes import forkserver_pool
 from pipelines.puct.config import SelfplayTrainConfig
 from pipelines.puct.selfplay import RANDOM_MODEL, GameRecord, play_game
@@ -74,14 +75,8 @@ def missing_games(lake: Lake, config: SelfplayTrainConfig, round_: int) -> list[
 def store_game(lake: Lake, record: GameRecord) -> None:
     """Samples first, then the game row that marks the game complete."""
     if record.samples:
-        lake.write("selfplay_samples", [{**s, "recorded_at": now()} for s in record.samples])
-    lake.write("selfplay_games", [{**record.game, "recorded_at": now()}])
-
-
-def now() -> Any:
-    from pipelines.train.registry import now as registry_now
-
-    return registry_now()
+        lake.write("selfplay_samples", [{**s, "recorded_at": utc_now()} for s in record.samples])
+    lake.write("selfplay_games", [{**record.game, "recorded_at": utc_now()}])
 
 
 def train_config(config: SelfplayTrainConfig, round_: int,

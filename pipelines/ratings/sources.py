@@ -2,8 +2,6 @@
 ratings go (the ``ratings`` table)."""
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -12,6 +10,7 @@ from typing import Any
 
 import chess.pgn
 
+from engines.stamps import content_id, utc_now
 from pipelines.ratings.bayeselo import Game, RatingsConfig, RatingsError, RatingTable
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
@@ -64,11 +63,10 @@ def ladder_anchors(lake: Lake, tournament_id: str) -> dict[str, float]:
 
 
 def rating_id(games: Iterable[Game], config: RatingsConfig) -> str:
-    text = json.dumps([[[g.white, g.black, g.result] for g in games],
+    return content_id([[[g.white, g.black, g.result] for g in games],
                        [config.prior, config.advantage, config.drawelo, config.fit_advantage,
                         config.fit_drawelo, config.confidence, sorted(config.anchors.items()),
                         config.scale]])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def record_ratings(lake: Lake, table: RatingTable, games: list[Game], config: RatingsConfig,
@@ -76,7 +74,7 @@ def record_ratings(lake: Lake, table: RatingTable, games: list[Game], config: Ra
     """Write a rating table; returns its rating id."""
     rid = rating_id(games, config)
     names = [row.name for row in table.rows]
-    now = dt.datetime.now(dt.UTC)
+    now = utc_now()
     lake.write("ratings", [{
         "rating_id": rid, "tournament_id": tournament_id, "source": source,
         "player": row.name, "rank": row.rank, "elo": row.elo, "plus": row.plus,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -33,6 +32,7 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 
+from engines.stamps import content_id
 from pipelines.ingest import IngestConfig, IngestSummary, ingest_file
 from pipelines.ingest.sources import sha256_of, source_for
 from pipelines.processes import forkserver_pool
@@ -134,10 +134,9 @@ class SelfplaySummary:
 def run_id(config: SelfplayConfig) -> str:
     """A hash of what makes the run's games what they are (not the number of games)."""
     c = config
-    text = json.dumps([resolve_engine(c.engine).setup_hash, c.nodes, c.depth, c.random_plies,
-                       file_digest(c.openings), c.opening_plies, c.max_plies, c.batch_games,
-                       c.seed])
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    parts = [resolve_engine(c.engine).setup_hash, c.nodes, c.depth, c.random_plies,
+             file_digest(c.openings), c.opening_plies, c.max_plies, c.batch_games, c.seed]
+    return content_id(parts, n=12)   # 12 digits: the run ids already stored
 
 
 def batch_files(folder: Path) -> dict[Batch, Path]:

@@ -1,12 +1,10 @@
 """SPRT inputs from the warehouse (a two-player tournament's game pairs) and its records."""
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from engines.stamps import content_id, utc_now
 from pipelines.sprt import SprtConfig, SprtError, SprtResult, pentanomial
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
@@ -41,13 +39,12 @@ def tournament_counts(lake: Lake, tournament_id: str) -> tuple[list[int], str, s
 
 def record_sprt(lake: Lake, result: SprtResult, config: SprtConfig,
                 tournament_id: str | None = None) -> str:
-    text = json.dumps([list(result.counts), config.elo0, config.elo1, config.alpha,
-                       config.beta, config.model, tournament_id])
-    sprt_id = hashlib.sha256(text.encode()).hexdigest()[:16]
+    sprt_id = content_id([list(result.counts), config.elo0, config.elo1, config.alpha,
+                          config.beta, config.model, tournament_id])
     lake.write("sprt_results", [{
         "sprt_id": sprt_id, "tournament_id": tournament_id, "model": config.model,
         "elo0": config.elo0, "elo1": config.elo1, "alpha": config.alpha, "beta": config.beta,
         "counts": list(result.counts), "llr": result.llr, "lower_bound": result.lower_bound,
         "upper_bound": result.upper_bound, "decision": result.decision,
-        "recorded_at": dt.datetime.now(dt.UTC)}])
+        "recorded_at": utc_now()}])
     return sprt_id

@@ -27,6 +27,7 @@ import chess.engine
 import chess.pgn
 
 from engines.registry import EngineSpec
+from engines.stamps import utc_now
 from pipelines.processes import OWN_GROUP, orphan_safe
 from pipelines.tournament.adjudication import MATE_CP, Adjudicator, Verdict
 from pipelines.tournament.config import TimeControl, TournamentConfig
@@ -161,7 +162,7 @@ class GamePlayer:
         self.margin = config.timemargin_ms / 1000
 
     async def play(self, slot: Slot, opening: Opening, white: Seat, black: Seat) -> GameRecord:
-        record = GameRecord(slot, opening, dt.datetime.now(dt.UTC))
+        record = GameRecord(slot, opening, utc_now())
         started = time.perf_counter()
         board = chess.Board(opening.fen)
         for uci in opening.moves:
@@ -173,7 +174,7 @@ class GamePlayer:
                                                             chess.BLACK: black})
         finally:
             record.wall_seconds = time.perf_counter() - started
-            record.finished_at = dt.datetime.now(dt.UTC)
+            record.finished_at = utc_now()
         record.result, record.termination, record.reason = verdict
         return record
 

@@ -5,7 +5,6 @@ An opening is a start FEN plus the moves played from it; games replay the moves 
 """
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ import chess
 import chess.pgn
 import chess.polyglot
 
+from engines.stamps import file_sha256
 from pipelines.tournament.config import TournamentConfig, TournamentError
 
 MAX_BOOK_WALK_TRIES = 20
@@ -120,6 +120,6 @@ def file_digest(path: str | None) -> str | None:
     if not path:
         return None
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return file_sha256(path)
     except OSError as exc:
         raise TournamentError(f"cannot read opening file {path!r}: {exc}") from None

@@ -10,13 +10,12 @@ early is still balanced between pairings.
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engines.registry import EngineSpec, own_version
+from engines.stamps import content_id
 from pipelines.tournament.config import TournamentConfig
 
 
@@ -90,4 +89,4 @@ def tournament_id(config: TournamentConfig, players: Sequence[EngineSpec],
         "sprt": [config.sprt_elo0, config.sprt_elo1, config.sprt_alpha, config.sprt_beta,
                  config.sprt_model],
     }
-    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+    return content_id(identity)

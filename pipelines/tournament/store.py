@@ -2,21 +2,17 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from engines.registry import EngineSpec, player_identity
+from engines.stamps import utc_now
 from pipelines.engines import register_engine
 from pipelines.tournament.config import TournamentConfig
 from pipelines.tournament.game import GameRecord
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
-
-
-def now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 def record_tournament(lake: Lake, tournament_id: str, config: TournamentConfig,
@@ -35,7 +31,7 @@ def record_tournament(lake: Lake, tournament_id: str, config: TournamentConfig,
         "time_control": config.pgn_time_control(), "nodes": config.nodes,
         "depth": config.depth, "movetime_ms": config.movetime_ms,
         "openings": config.openings, "openings_sha256": openings_digest,
-        "config": json.dumps(settings, default=list), "created_at": now(),
+        "config": json.dumps(settings, default=list), "created_at": utc_now(),
     }])
     lake.write("tournament_players", [{
         "tournament_id": tournament_id, "player": p.name, "engine_id": engine_id,
@@ -48,7 +44,7 @@ def record_event(lake: Lake, tournament_id: str, event: str, done: int, planned:
                  detail: str = "") -> None:
     lake.write("tournament_events", [{
         "tournament_id": tournament_id, "event": event, "games_done": done,
-        "planned_games": planned, "detail": detail, "recorded_at": now()}])
+        "planned_games": planned, "detail": detail, "recorded_at": utc_now()}])
 
 
 def game_row(tournament_id: str, record: GameRecord, pgn: str) -> dict[str, Any]:
