@@ -63,7 +63,8 @@ WAREHOUSE_USE: dict[str, WarehouseUse] = {
     "ingest": CREATES, "label": NEEDS, "lmr-data": CREATES, "mcc": CREATES, "models": NEEDS,
     "perft": None, "pgn": NEEDS, "ratings": lambda a: NEEDS if a.tournament else CREATES,
     "refresh": CREATES, "selfplay": CREATES, "selfplay-train": CREATES, "serve": CREATES,
-    "sprt": lambda a: NEEDS if a.tournament else None, "sql": NEEDS, "status": NEEDS,
+    "sprt": lambda a: NEEDS if a.tournament else None,
+    "sql": lambda a: None if getattr(a, "describe", None) else NEEDS, "status": NEEDS,
     "tournament": CREATES, "train": NEEDS, "trigger": NEEDS,
 }
 

@@ -7,8 +7,13 @@ from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    sql = subparsers.add_parser("sql", help="run read-only SQL over the warehouse views")
-    sql.add_argument("query", help="SQL text, or @FILE to read it from a file, or - for stdin")
+    sql = subparsers.add_parser(
+        "sql", help="run read-only SQL over the warehouse views, or describe a table or view")
+    sql.add_argument("query", nargs="?",
+                     help="SQL text, or @FILE to read it from a file, or - for stdin")
+    sql.add_argument("--describe", metavar="NAME",
+                     help="print table or view NAME's columns with their types and meanings "
+                          "(no query; needs no warehouse)")
     sql.add_argument("--format", default="table", choices=("table", "csv", "json"))
     sql.add_argument("--timeout", type=positive_seconds, default=60.0, metavar="SECONDS",
                      help="stop the query after this many seconds (default: 60)")
@@ -46,6 +51,13 @@ def read_query_text(text: str) -> str:
 
 
 def run_sql(args: argparse.Namespace) -> int:
+    if (args.query is None) == (args.describe is None):
+        raise ValueError("give a query or --describe NAME (one of them)")
+    if args.describe is not None:
+        from warehouse.describe import describe
+
+        print(describe(args.describe))
+        return 0
     from warehouse import connect
     from warehouse.catalog import query
     from warehouse.render import render

@@ -23,7 +23,6 @@ from engines.registry import EngineSpec, parse_engine
 from pipelines.selfplay.config import SelfplayError
 
 START_TIMEOUT_S = 30.0
-MATE_CP = 100_000
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,10 @@ from pipelines.tournament.config import TournamentConfig, TournamentError
 log = logging.getLogger(__name__)
 
 Verdict = tuple[str, str, str]   # result, Termination tag, reason
-MATE_CP = 100_000
+#: A mate as centipawns where engine scores are compared or recorded (python-chess's
+#: ``score(mate_score=...)``): beyond any real evaluation, so resign and draw rules treat a
+#: forced mate as decisive. Not the engines' search scale (engines.mate).
+MATE_AS_CP = 100_000
 
 
 class Adjudicator:

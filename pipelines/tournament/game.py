@@ -29,7 +29,7 @@ import chess.pgn
 from engines.registry import EngineSpec
 from engines.stamps import utc_now
 from pipelines.processes import OWN_GROUP, orphan_safe
-from pipelines.tournament.adjudication import MATE_CP, Adjudicator, Verdict
+from pipelines.tournament.adjudication import MATE_AS_CP, Adjudicator, Verdict
 from pipelines.tournament.config import TimeControl, TournamentConfig
 from pipelines.tournament.openings import Opening
 from pipelines.tournament.schedule import Slot
@@ -320,7 +320,7 @@ def score_for_white(info: dict[str, Any], side: bool) -> int | None:
     score = info.get("score")
     if score is None:
         return None
-    return score.white().score(mate_score=MATE_CP)
+    return score.white().score(mate_score=MATE_AS_CP)
 
 
 def move_comment(info: dict[str, Any], side: bool, seconds: float) -> str:

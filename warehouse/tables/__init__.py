@@ -1,13 +1,24 @@
 """Table definitions. Each module here declares ``TABLES: list[Table]``; they are all
 collected into :data:`REGISTRY`, so an area adds a table by adding a module, not by editing
-a shared file."""
+a shared file.
+
+Every column is declared with its meaning, which ``chesslab sql --describe TABLE`` prints
+(:mod:`warehouse.describe`): the documentation of a column is its declaration.
+"""
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+
+#: The type of every timestamp column: microseconds, UTC (``engines.stamps.utc_now`` values).
+NOW = pa.timestamp("us", tz="UTC")
+
+#: One column: its name, Arrow type and meaning.
+Column = tuple[str, pa.DataType, str]
 
 
 @dataclass(frozen=True)
@@ -15,7 +26,9 @@ class Table:
     """One Delta Lake table of the lake.
 
     name: the folder under ``lake/`` and the DuckDB view name.
-    schema: the Arrow schema of the table, partition columns included.
+    columns: ``(name, Arrow type, meaning)`` of every column, partition columns included;
+        ``schema`` (the Arrow schema) and ``columns_doc`` (name -> meaning) are made from them.
+        A column without a meaning is an error.
     key: columns that identify a row; a keyed table stores each key once (a write drops the
         keys already stored), so a fact written twice (parallel writers, a resumed run) is
         stored once.
@@ -27,15 +40,22 @@ class Table:
     """
 
     name: str
-    schema: pa.Schema
+    columns: Sequence[Column]
     key: tuple[str, ...] = ()
     partition_by: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
     nullable_key: tuple[str, ...] = ()
     doc: str = ""
-    columns_doc: dict[str, str] = field(default_factory=dict)
+    schema: pa.Schema = field(init=False, repr=False, compare=False)
+    columns_doc: dict[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", tuple(self.columns))
+        for name, _, meaning in self.columns:
+            if not meaning.strip():
+                raise ValueError(f"table {self.name!r}: column {name!r} has no meaning")
+        object.__setattr__(self, "schema", pa.schema([(n, t) for n, t, _ in self.columns]))
+        object.__setattr__(self, "columns_doc", {n: m.strip() for n, _, m in self.columns})
         names = set(self.schema.names)
         for column in (*self.key, *self.partition_by, *self.required, *self.nullable_key):
             if column not in names:

@@ -2,6 +2,18 @@
 -- Every model version with its latest event (latest wins: trained, exported, deployed,
 -- evaluated, promoted, retired) and the last epoch's losses; runs still training have a
 -- 'started' event and no models row yet.
+-- column model_id: KIND@VERSION, e.g. nnue@3
+-- column kind: nnue, volatility, lmr, policy_value
+-- column version: the version number within the kind
+-- column name: a human label of the run; null while it trains
+-- column status: the latest event: started, trained, exported, deployed, evaluated, promoted, retired
+-- column status_at: when the latest event happened
+-- column epochs: epochs finished (the last recorded epoch + 1); null without metrics
+-- column train_loss: the last finished epoch's mean training loss
+-- column val_loss: the last finished epoch's validation loss
+-- column artifact_path: the exported file; null while it trains
+-- column artifact_sha256: SHA-256 of the artifact, hex
+-- column created_at: when the model was registered (its training finished)
 with models as (select * from models),
 events as (select * from model_events),
 metrics as (select * from model_metrics),

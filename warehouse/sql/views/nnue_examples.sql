@@ -8,6 +8,17 @@
 -- no recorded move reached it (a game's start or end, EPD), where the reader checks the board.
 -- best_move is the label's (UCI; null when the engine gave none): the trainer can keep quiet
 -- positions only, those whose best move is no capture or promotion.
+-- column position_key: positions.position_key
+-- column fen: the position, normalised FEN
+-- column side_to_move: w or b
+-- column engine_id: the labelling engine, or pgn:<Annotator> for games' [%eval] annotations
+-- column depth: the label depth (annotations: the Annotator tag's 'depth N', else 0)
+-- column score_cp: the score in centipawns, side to move's view (mate scores left out)
+-- column result: 1, 0.5 or 0 for the side to move: the label's imported result, else the game's
+-- column game_id: the lowest game the position was played in; null for EPD/FEN-only positions
+-- column split_key: game_id, or 'position:<key>' without one: the unit of the train/validation split
+-- column in_check: the move that reached the position gives check ('+' or '#'); null when unknown
+-- column best_move: the label's best move, UCI; null when the engine gave none
 with positions as (select * from positions),
 labels as (select * from labels),
 moves as (select * from moves),

@@ -1,5 +1,11 @@
 -- depends: tournament_games
 -- Points, games and draws of every player of every tournament.
+-- column tournament_id: tournaments.tournament_id
+-- column player: the player's name in the games
+-- column games: games the player finished
+-- column points: points the player scored
+-- column score_pct: points per game, percent, one decimal
+-- column draws: drawn games of the player
 with games as (select * from tournament_games),
 sides as (
     select tournament_id, white as player, white_score as points, result from games

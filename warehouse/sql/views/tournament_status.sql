@@ -2,6 +2,14 @@
 -- Latest progress event of each tournament, with its finished-game count from the games.
 -- planned_games is the latest event's: an SPRT rerun with more rounds (a larger games cap)
 -- continues the same tournament, whose tournaments row keeps the first run's plan.
+-- column tournament_id: tournaments.tournament_id
+-- column name: the tournament's PGN Event tag
+-- column format: round-robin or gauntlet
+-- column planned_games: games planned by the latest run (the first run's when no event is recorded)
+-- column games_done: games finished and stored
+-- column status: the latest event: started, resumed, finished, interrupted, sprt_stopped
+-- column detail: the latest event's detail (an interruption's reason, the SPRT's decision)
+-- column updated_at: when the latest event happened
 with events as (select * from tournament_events),
 games as (select * from tournament_games),
 tournaments as (select * from tournaments),

@@ -3,6 +3,16 @@
 -- stable = |V7 - V6| < 18 cp (formula 3.1 with beta = 18); the network's extra inputs are
 -- delta_value = V6 - V5 and pv_change = the best move changed from depth 5 to depth 6.
 -- Mate scores count as +-10000 cp. change_67 lets a query pick another beta.
+-- column position_key: positions.position_key
+-- column fen: the position, normalised FEN
+-- column engine_id: the labelling engine
+-- column v5: the depth 5 score, side to move's view, cp (mates +-10000)
+-- column v6: the depth 6 score, as v5
+-- column v7: the depth 7 score, as v5
+-- column delta_value: V6 - V5: a network input
+-- column pv_change: the best move changed from depth 5 to depth 6: a network input
+-- column change_67: |V7 - V6|, cp: compare it with another beta
+-- column stable: |V7 - V6| < 18 cp: the label (formula 3.1, beta = 18)
 with labels as (select * from labels),
 positions as (select * from positions),
 scored as (
