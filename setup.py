@@ -1,4 +1,5 @@
 """Build the compiled engine core (Cython). Everything else is in pyproject.toml."""
+import re
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -11,17 +12,27 @@ except ImportError:  # pragma: no cover - build requirements always bring Cython
 HERE = Path(__file__).parent
 # The engine core, and the readers and writers of the field's data formats that use it.
 COMPILED = ("engines", "pipelines")
+#: A C header a .pyx includes: ``cdef extern from "kernels.h"``.
+EXTERN_HEADER = re.compile(r'^cdef extern from "([\w.]+\.h)"', re.MULTILINE)
 PYX = sorted(str(p.relative_to(HERE)) for folder in COMPILED for p in (HERE / folder).rglob("*.pyx"))
 
 
+def extension(pyx: str) -> Extension:
+    """The module of one .pyx, compiled with -O3; the C headers it includes from its folder
+    (``cdef extern from "kernels.h"``) are on its include path and rebuild it when they
+    change."""
+    folder = Path(pyx).parent
+    names = EXTERN_HEADER.findall((HERE / pyx).read_text())
+    headers = sorted(str(folder / name) for name in names if (HERE / folder / name).is_file())
+    return Extension(pyx[:-4].replace("/", "."), [pyx], include_dirs=[str(folder)],
+                     depends=headers, extra_compile_args=["-O3", "-march=x86-64-v2"])
+
+
 def extensions() -> list[Extension]:
-    """One extension per .pyx file under engines/ and pipelines/, compiled with -O3."""
+    """One extension per .pyx file under engines/ and pipelines/."""
     if not PYX or cythonize is None:
         return []
-    modules = [
-        Extension(p[:-4].replace("/", "."), [p], extra_compile_args=["-O3", "-march=x86-64-v2"])
-        for p in PYX
-    ]
+    modules = [extension(p) for p in PYX]
     return cythonize(modules, language_level=3, compiler_directives={
         "boundscheck": False, "wraparound": False, "cdivision": True, "initializedcheck": False,
     })
