@@ -655,8 +655,8 @@ def test_chesslab_engine_lists_discovered_programs() -> None:
         [sys.executable, "-m", "flows.cli", "engine", "nosuch"], input="quit\n", cwd=ROOT,
         capture_output=True, text=True, timeout=60, check=False)
     assert answer.returncode == 2
-    names = ", ".join(f"'{name}'" for name in program_names())
-    assert f"invalid choice: 'nosuch' (choose from {names})" in answer.stderr
+    names = ", ".join(program_names())
+    assert f"unknown engine 'nosuch': choose from {names}" in answer.stderr
 
 
 def test_chesslab_engine_rejects_bad_options() -> None:
