@@ -10,7 +10,8 @@ except ImportError:  # pragma: no cover - build requirements always bring Cython
     cythonize = None
 
 HERE = Path(__file__).parent
-# The engine core, and the readers and writers of the field's data formats that use it.
+# The engine core, and the compiled readers and writers of the field's data formats and of
+# PGN (pipelines/ingest/_pgn.pyx) that use it.
 COMPILED = ("engines", "pipelines")
 #: A C header a .pyx includes: ``cdef extern from "kernels.h"``.
 EXTERN_HEADER = re.compile(r'^cdef extern from "([\w.]+\.h)"', re.MULTILINE)

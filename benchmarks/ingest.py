@@ -1,51 +1,68 @@
 #!/usr/bin/env python3
-"""Ingest speed: ``chesslab ingest``'s pipeline against a plain python-chess loop, side by side.
+"""Ingest speed: ``chesslab ingest``'s pipeline against python-chess's read-and-replay, side by side.
 
-The corpus is a multi-thousand-game PGN made once (and cached in ``benchmarks/out/``): games
-of random legal moves (so nearly every position is new, the worst case for position dedupe),
-written the way Lichess exports them, with tags and ``[%eval]``/``[%clk]`` comments on every
-move. The baseline reads it with ``chess.pgn.read_game`` and replays each main line with
-``board.push``; ours is the whole ingest (parse, replay, dedupe, Parquet writes) into a fresh
-warehouse. Both run in this one process, one after the other, so the ratio is fair on a
-shared machine.
+The corpus is a PGN of ``--games`` games made once, reproducibly (seeded; cached in
+``benchmarks/out/``): games of random legal moves played on the compiled core's board (so
+nearly every position is new, the worst case for position dedupe), written the way Lichess
+exports them, with its tags and a ``[%eval]`` and ``[%clk]`` comment after every move. The
+baseline reads it with ``chess.pgn.read_game`` and replays each main line with ``board.push``;
+ours is the whole ingest (read, parse, replay, keys, dedupe, Delta writes) into a fresh
+warehouse, on 1 and on ``--workers`` workers. The three run interleaved, ``--repeat`` rounds in
+this one process, so the ratios hold on a shared machine; medians are printed.
 
-    .venv/bin/python benchmarks/ingest.py [--games 4000] [--workers 2] [--pgn FILE]
+``--rss`` measures memory instead: a large ``.pgn.zst`` is made under ``--tmp`` by repeating
+the corpus with other ``Site`` tags (every record another game; ``--rss-games`` in all), read
+by ``chesslab ingest`` in a child process whose peak RSS (its own and its workers') is printed
+beside the same measurement on a file a tenth the size, then deleted.
+
+    .venv/bin/python benchmarks/ingest.py [--games 20000] [--workers 2] [--repeat 3]
+    .venv/bin/python benchmarks/ingest.py --rss [--rss-games 600000] [--tmp /tmp]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import chess
 import chess.pgn
+import zstandard
 
+from engines.core import CoreBoard
 from pipelines.ingest import IngestConfig, ingest_paths
 from warehouse import Lake
 
 OUT = Path(__file__).parent / "out"
 MAX_PLIES = 120
+Measure = tuple[int, int, float]    # games, positions, seconds
 
 
 def random_game(rng: random.Random, number: int) -> str:
     """One game of random legal moves, Lichess-style tags and per-move comments."""
-    board = chess.Board()
+    board = CoreBoard()
     moves = []
     clock = 180.0
     plies = rng.randint(40, MAX_PLIES)
-    while not board.is_game_over() and len(board.move_stack) < plies:
-        move = rng.choice(list(board.legal_moves))
+    while len(board) < plies and not board.is_game_over():
+        move = rng.choice(board.legal_moves())
         san = board.san(move)
+        mover_white = board.turn
+        move_number = (len(board) // 2) + 1
         board.push(move)
         clock = max(1.0, clock - rng.uniform(0, 4))
-        number_text = f"{board.fullmove_number - (board.turn == chess.WHITE)}."
-        prefix = number_text if board.turn == chess.BLACK else number_text[:-1] + "..."
+        prefix = f"{move_number}." if mover_white else f"{move_number}..."
         moves.append(f"{prefix} {san} {{ [%eval {rng.uniform(-3, 3):.2f}] "
                      f"[%clk 0:{int(clock) // 60:02d}:{int(clock) % 60:02d}] }}")
-    result = board.result()
+    result = game_result(board)
     tags = {"Event": "Rated Blitz game", "Site": f"https://example.org/{number:08d}",
             "Date": "2024.01.01", "Round": "-", "White": f"player{rng.randint(1, 500)}",
             "Black": f"player{rng.randint(1, 500)}", "Result": result,
@@ -55,8 +72,14 @@ def random_game(rng: random.Random, number: int) -> str:
     return f"{header}\n{' '.join(moves)} {result}\n\n"
 
 
+def game_result(board: CoreBoard) -> str:
+    if board.is_checkmate():
+        return "0-1" if board.turn else "1-0"
+    return "1/2-1/2" if board.is_game_over() else "*"
+
+
 def make_corpus(games: int, seed: int = 7) -> Path:
-    path = OUT / f"random_{games}_{seed}.pgn"
+    path = OUT / f"lichess_style_{games}_{seed}.pgn"
     if not path.exists():
         OUT.mkdir(parents=True, exist_ok=True)
         rng = random.Random(seed)
@@ -66,12 +89,13 @@ def make_corpus(games: int, seed: int = 7) -> Path:
             for n in range(games):
                 handle.write(random_game(rng, n))
         tmp.rename(path)
-        print(f"made {path} ({games} games) in {time.monotonic() - began:.0f} s")
+        print(f"made {path} ({games} games, {path.stat().st_size / 1e6:.0f} MB) in "
+              f"{time.monotonic() - began:.0f} s")
     return path
 
 
-def baseline(path: Path) -> tuple[int, int, float]:
-    """(games, positions, seconds): read_game + replay of every main line."""
+def baseline(path: Path) -> Measure:
+    """read_game + replay of every main line."""
     began = time.perf_counter()
     games = positions = 0
     with open(path, encoding="utf-8") as handle:
@@ -85,8 +109,8 @@ def baseline(path: Path) -> tuple[int, int, float]:
     return games, positions, time.perf_counter() - began
 
 
-def ours(path: Path, workers: int) -> tuple[int, int, float]:
-    """(games, positions, seconds): ``ingest_paths`` into a fresh warehouse, Parquet included."""
+def ours(path: Path, workers: int) -> Measure:
+    """``ingest_paths`` into a fresh warehouse, Delta writes included."""
     home = Path(tempfile.mkdtemp(prefix="chesslab-bench-"))
     try:
         began = time.perf_counter()
@@ -97,31 +121,101 @@ def ours(path: Path, workers: int) -> tuple[int, int, float]:
     return summary.games, summary.plies + summary.games, seconds
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=4000)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--pgn", type=Path, help="benchmark this PGN instead")
-    parser.add_argument("--repeat", type=int, default=2,
-                        help="rounds (baseline and ours alternate); the best time of each counts")
-    args = parser.parse_args()
+def speed(args: argparse.Namespace) -> None:
     path = args.pgn or make_corpus(args.games)
-    runs: dict[str, list[tuple[int, int, float]]] = {}
-    names = {"baseline: read_game + push": lambda: baseline(path)}
+    print(f"corpus {path} ({path.stat().st_size / 1e6:.0f} MB); load {load()}")
+    names: dict[str, Callable[[], Measure]] = {"python-chess read_game + push": lambda: baseline(path)}
     for workers in sorted({1, args.workers}):
         names[f"chesslab ingest, workers={workers}"] = lambda w=workers: ours(path, w)
-    for _ in range(args.repeat):
+    runs: dict[str, list[Measure]] = {name: [] for name in names}
+    for round_number in range(args.repeat):
         for name, measure in names.items():
-            runs.setdefault(name, []).append(measure())
-    rows = [(name, *min(results, key=lambda r: r[2])) for name, results in runs.items()]
+            runs[name].append(measure())
+        print(f"round {round_number + 1}: " + ", ".join(
+            f"{name.split(',')[-1].strip()} {results[-1][2]:.2f} s"
+            for name, results in runs.items()) + f"; load {load()}", flush=True)
+    rows = [(name, results[0][0], results[0][1], statistics.median(r[2] for r in results))
+            for name, results in runs.items()]
     base = rows[0]
-    print(f"{'':34} {'games':>7} {'positions':>10} {'seconds':>8} {'games/s':>9} "
-          f"{'positions/s':>12} {'speed-up':>8}")
+    print(f"\nmedians of {args.repeat} interleaved rounds:")
+    print(f"{'':32} {'games':>7} {'positions':>10} {'seconds':>8} {'games/s':>9} {'speed-up':>8}")
     for name, games, positions, seconds in rows:
-        print(f"{name:34} {games:7d} {positions:10d} {seconds:8.2f} {games / seconds:9.0f} "
-              f"{positions / seconds:12.0f} {base[3] / seconds:7.1f}x")
+        print(f"{name:32} {games:7d} {positions:10d} {seconds:8.2f} {games / seconds:9.0f} "
+              f"{base[3] / seconds:7.1f}x")
+    if len(rows) == 3:
+        print(f"workers 1 -> {args.workers}: {rows[1][3] / rows[2][3]:.2f}x")
     if any(r[1] != base[1] or r[2] != base[2] for r in rows):
         print("warning: game or position counts differ from the baseline")
+
+
+def load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def big_file(corpus: Path, games: int, folder: Path) -> Path:
+    """A .pgn.zst of ``games`` records: the corpus again and again, each copy's Site tags
+    renamed so that every record is another game."""
+    text = corpus.read_text()
+    per_copy = text.count("[Site ")
+    path = folder / f"chesslab-rss-{games}.pgn.zst"
+    with open(path, "wb") as raw, zstandard.ZstdCompressor(level=3).stream_writer(raw) as out:
+        for copy in range((games + per_copy - 1) // per_copy):
+            block = text.replace("https://example.org/", f"https://example.org/{copy}-")
+            if (copy + 1) * per_copy > games:
+                block = "\n\n".join(block.split("\n\n")[:2 * (games - copy * per_copy)]) + "\n\n"
+            out.write(block.encode())
+    return path
+
+
+def child_rss(path: Path, workers: int) -> tuple[float, float, int]:
+    """(seconds, peak RSS in MB of the ingest process and of its largest child, games)."""
+    home = Path(tempfile.mkdtemp(prefix="chesslab-rss-home-", dir=path.parent))
+    code = ("import resource, sys, time\n"
+            "from pipelines.ingest import IngestConfig, ingest_paths\n"
+            "from warehouse import Lake\n"
+            "began = time.monotonic()\n"
+            f"[s] = ingest_paths(Lake({str(home)!r}), [{str(path)!r}], IngestConfig(workers={workers}))\n"
+            "print(time.monotonic() - began, s.games,\n"
+            "      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,\n"
+            "      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(Path.cwd())})
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    seconds, games, own, children = out.stdout.split()
+    return float(seconds), max(int(own), int(children)) / 1024, int(games)
+
+
+def rss(args: argparse.Namespace) -> None:
+    corpus = make_corpus(args.games)
+    folder = Path(tempfile.mkdtemp(prefix="chesslab-rss-", dir=args.tmp))
+    try:
+        for games in (args.rss_games // 10, args.rss_games):
+            path = big_file(corpus, games, folder)
+            size = path.stat().st_size
+            seconds, peak, read = child_rss(path, args.workers)
+            print(f"{read:,} games, {size / 1e6:,.0f} MB .pgn.zst: {seconds:.0f} s, "
+                  f"{read / seconds:,.0f} games/s, peak RSS {peak:,.0f} MB (largest process)",
+                  flush=True)
+            path.unlink()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    print(f"this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--games", type=int, default=20000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--pgn", type=Path, help="benchmark this PGN instead")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="interleaved rounds; the median time of each counts")
+    parser.add_argument("--rss", action="store_true", help="measure peak memory instead")
+    parser.add_argument("--rss-games", type=int, default=600000)
+    parser.add_argument("--tmp", default=tempfile.gettempdir())
+    args = parser.parse_args()
+    rss(args) if args.rss else speed(args)
 
 
 if __name__ == "__main__":

@@ -6,10 +6,14 @@ stored once and every reader of the files (DuckDB, pandas, polars) sees correct 
 keyed write takes the table's write lock (``flock`` on ``<table>/_chesslab_write.lock``),
 reads only the key columns of the current version's files that can hold the batch's keys
 (its partitions, files whose key range overlaps the batch's) to drop the keys already stored,
-and appends the rest in one commit. The lock serializes writers on one machine (processes,
-threads, Dask local workers) for that short step only; the kernel releases it when a writer
-dies, so a writer killed with ``kill -9`` blocks no one, and its files, which no commit
-references, are never seen by readers and are vacuumed by ``compact``. Writers on other
+and appends the rest in one commit. An unpartitioned table's keyed write does the reading and
+the Parquet encoding before it takes the lock (into staged files under ``<table>/_staging/``),
+and under the lock checks only the files committed meanwhile, then moves its files in and
+commits: parallel writers encode in parallel. The lock serializes writers on one machine
+(processes, threads, Dask local workers) for that short step only; the kernel releases it when
+a writer dies, so a writer killed with ``kill -9`` blocks no one, and its files, which no
+commit references, are never seen by readers and are vacuumed by ``compact`` (its staging folder
+too, once older than the retention). Writers on other
 machines sharing the folder are not serialized by ``flock``: they would need a Delta merge
 on the key (this module's history before the lock has one). Each commit is a table version
 that can be read again (time travel).
@@ -25,11 +29,14 @@ from __future__ import annotations
 
 import atexit
 import fcntl
+import json
 import logging
 import os
 import random
+import shutil
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,6 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
+from deltalake.transaction import AddAction
 
 from warehouse.tables import REGISTRY, Table, table
 
@@ -50,6 +58,8 @@ DEFAULT_HOME = "chesslab_home"
 DELTA_LOG = "_delta_log"
 # The keyed-write lock file: a leading underscore, so Delta readers and vacuum leave it alone.
 WRITE_LOCK = "_chesslab_write.lock"
+# Keyed writes stage their files in this folder of the table (a leading underscore again).
+STAGING = "_staging"
 ROW = "__row"
 _SCANNER = threading.local()
 # Commit conflicts are retried with jittered exponential backoff, this many times at most.
@@ -113,15 +123,19 @@ class Lake:
         delta = self.delta(name)
         return sorted(Path(uri) for uri in delta.file_uris()) if delta else []
 
-    def write(self, name: str, rows: pa.Table | Sequence[Mapping[str, Any]]) -> int:
+    def write(self, name: str, rows: pa.Table | Sequence[Mapping[str, Any]],
+              unique: bool = False) -> int:
         """Commit rows to a table; returns the rows stored (rows whose key is new).
 
         Rows must match the schema: an unknown column, or a missing or null required column,
         is a WarehouseError naming the table and the column. Within ``rows``, the first row
-        of each key wins; a key already stored keeps its stored row.
+        of each key wins (``unique``: the caller vouches that no key is there twice, and that
+        check is skipped); a key already stored keeps its stored row.
         """
         spec = table(name)
-        data = dedupe(spec, conform(spec, rows))
+        data = conform(spec, rows)
+        if not unique:
+            data = dedupe(spec, data)
         if data.num_rows == 0:
             return 0
         for column in spec.partition_by:
@@ -130,6 +144,8 @@ class Lake:
         self._ensure_table(spec)
         if not spec.key:
             return with_retries(name, lambda: self._append(spec, stored))
+        if not spec.partition_by:
+            return self._append_staged(spec, stored)
         with write_lock(self.table_dir(name)):
             return with_retries(name, lambda: self._append_new(spec, stored))
 
@@ -152,6 +168,38 @@ class Lake:
         delta = DeltaTable(str(self.table_dir(spec.name)))
         new = unseen_rows(spec, delta, data)
         return self._append(spec, new, delta) if new.num_rows else 0
+
+    def _append_staged(self, spec: Table, data: pa.Table) -> int:
+        """A keyed append that holds the table's lock only to commit: the rows whose key the
+        current version does not hold are found and written to staged files (a Delta table of
+        their own under ``_staging/``, which the table's readers and vacuum ignore) without
+        the lock, so writers encode in parallel; under the lock they are checked again only
+        against the files committed since, and the staged files are moved in and committed
+        (or, when a key was committed meanwhile, the rows still new are written as before)."""
+        folder = self.table_dir(spec.name)
+        before = DeltaTable(str(folder))
+        new = unseen_rows(spec, before, data)
+        if new.num_rows == 0:
+            return 0
+        staged = Staged(folder)
+        try:
+            staged.write(new)
+            with write_lock(folder):
+                return with_retries(spec.name, lambda: self._commit_staged(spec, before, new,
+                                                                           staged))
+        finally:
+            staged.discard()
+
+    def _commit_staged(self, spec: Table, before: DeltaTable, new: pa.Table,
+                       staged: Staged) -> int:
+        delta = DeltaTable(str(self.table_dir(spec.name)))
+        since = set(delta.file_uris()) - set(before.file_uris())
+        still = unseen_rows(spec, delta, new, only=since) if since else new
+        if still.num_rows < new.num_rows or set(new.schema.names) - set(
+                delta.schema().to_arrow().names):
+            return self._append(spec, still, delta) if still.num_rows else 0
+        staged.commit(delta)
+        return new.num_rows
 
     def read(self, name: str, columns: Sequence[str] | None = None,
              version: int | None = None) -> pa.Table:
@@ -185,7 +233,46 @@ class Lake:
         delta = DeltaTable(str(self.table_dir(name)))
         delta.vacuum(retention_hours=int(retain_hours), enforce_retention_duration=False,
                      dry_run=False)
+        for staged in (self.table_dir(name) / STAGING).glob("*"):   # of killed writers
+            if time.time() - staged.stat().st_mtime > retain_hours * 3600:
+                shutil.rmtree(staged, ignore_errors=True)
         return before, len(delta.file_uris())
+
+
+class Staged:
+    """Rows written as a Delta table of their own in ``<table>/_staging/<uuid>/`` (with the
+    Parquet statistics the table's readers use), then moved into the table and committed."""
+
+    def __init__(self, folder: Path) -> None:
+        self.table = folder
+        self.folder = folder / STAGING / uuid.uuid4().hex
+
+    def write(self, data: pa.Table) -> None:
+        write_deltalake(str(self.folder), data, mode="append")
+
+    def actions(self) -> list[AddAction]:
+        adds = []
+        for log in sorted((self.folder / DELTA_LOG).glob("*.json")):
+            for line in log.read_text().splitlines():
+                action = json.loads(line).get("add") if line.strip() else None
+                if action:
+                    adds.append(AddAction(action["path"], action["size"],
+                                          action.get("partitionValues") or {},
+                                          action["modificationTime"], True,
+                                          action.get("stats") or ""))
+        return adds
+
+    def commit(self, delta: DeltaTable) -> None:
+        """Move the staged files into the table and commit them (under the table's lock)."""
+        actions = self.actions()
+        for action in actions:
+            source = self.folder / action.path
+            if source.exists():
+                os.replace(source, self.table / action.path)
+        delta.create_write_transaction(actions, mode="append", schema=delta.schema())
+
+    def discard(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def refuse_old_layout(folder: Path) -> None:
@@ -268,11 +355,15 @@ def write_lock(folder: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def unseen_rows(spec: Table, delta: DeltaTable, data: pa.Table) -> pa.Table:
-    """The rows of ``data`` (storage types, keys unique) whose key ``delta`` does not hold,
-    in their order. Per partition of the batch, only the files of that partition whose
-    first-key range overlaps the batch's are read, and of them only the key columns."""
+def unseen_rows(spec: Table, delta: DeltaTable, data: pa.Table,
+                only: set[str] | None = None) -> pa.Table:
+    """The rows of ``data`` (storage types, keys unique) whose key ``delta`` does not hold
+    (in its files ``only``, when given), in their order. Per partition of the batch, only the
+    files of that partition whose first-key range overlaps the batch's are read, and of them
+    only the key columns."""
     files = file_index(delta)
+    if only is not None:
+        files = files.filter(pc.is_in(files.column("uri"), value_set=pa.array(sorted(only))))
     if files.num_rows == 0:
         return data
     indexed = data.append_column(ROW, row_numbers(data.num_rows))

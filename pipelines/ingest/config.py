@@ -51,18 +51,19 @@ def default_workers() -> int:
 class IngestConfig:
     """How ``chesslab ingest`` reads files.
 
-    Memory is bounded by ``chunk_games`` per worker and ``flush_games`` in the main process,
-    plus, in the main process, about 100 bytes per distinct game of the file being read (its
-    key, to number identical records in file order).
+    Memory is bounded by ``chunk_games`` per chunk in flight (two per worker at most) and
+    ``flush_games`` (errors) in the main process, which numbers identical records in file order
+    in bounded memory too (:class:`pipelines.ingest.keys.Occurrences`).
     """
 
     workers: int = field(default_factory=default_workers, metadata={
         "help": "processes parsing and replaying games; 1 runs in-process (needed inside Dask "
                 "tasks, which cannot fork pools)"})
-    chunk_games: int = field(default=500, metadata={
-        "help": "games per work unit; each unit writes one games part and one moves part"})
-    flush_games: int = field(default=2000, metadata={
-        "help": "games between two flushes of new positions and errors to the warehouse"})
+    chunk_games: int = field(default=2000, metadata={
+        "help": "games per work unit; each unit writes one moves, positions and games part"})
+    flush_games: int = field(default=10000, metadata={
+        "help": "games between two flushes of errors to the warehouse (EPD/FEN lists: of "
+                "new positions too)"})
     epd_chunk: int = field(default=50000, metadata={
         "help": "EPD/FEN lines per part of position_records"})
     format: str | None = field(default=None, metadata={

@@ -1,11 +1,18 @@
-"""From raw PGN games to warehouse rows: replay each main line, write games and moves parts.
+"""From chunks of PGN games to warehouse rows: replay each main line, write games, moves and
+positions parts.
 
-This runs in the worker processes, in two steps per chunk of games: :func:`parse_stage` parses
+This runs in the worker processes, in two steps per chunk of games: :func:`parse_stage` reads
 the chunk and returns each game's base key (:mod:`pipelines.ingest.keys`); the main process
 numbers identical records in file order (which needs every earlier chunk's keys) and sends the
-final keys to :func:`write_stage`, in the same process, which replays the games, writes their
-``games`` and ``moves`` parts and returns the chunk's distinct positions and its errors to the
-main process, which dedupes positions across chunks, files and the warehouse.
+final keys to :func:`write_stage`, in the same process, which replays the games and writes
+their ``moves`` parts, the chunk's new ``positions`` (deduped against the warehouse, Zobrist
+collisions found) and its ``games`` part, in that order, and returns its counts, errors and
+clashing positions to the main process (which counts and reports each collision once).
+
+A chunk from the compiled splitter is read and replayed by the compiled reader
+(:mod:`pipelines.ingest._pgn`) when the replay in use is the compiled core's: its columns go to
+Arrow without a Python object per move. Otherwise (another replay, or no compiled module) the
+Python reader and the replay function do it, game by game, with the same rows as the result.
 
 Every record of a file is a game (see :mod:`pipelines.ingest.keys`): a game already stored by
 a committed source (one with its ``sources`` row, so its moves and positions are all written)
@@ -18,6 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import Any
@@ -25,11 +33,19 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.ingest.chunks import Chunk, _pgn, raw_games
 from pipelines.ingest.config import capped, quoted
 from pipelines.ingest.keys import Occurrences, game_key, tags_json
 from pipelines.ingest.lookup import stored_lookup
-from pipelines.ingest.pgn import ParsedGame, RawGame, parse_game
-from pipelines.ingest.replay import Replay, ReplayFunction, replay_function, replay_reference
+from pipelines.ingest.pgn import ParsedGame, Problem, RawGame, parse_game, unclosed_comment
+from pipelines.ingest.positions import PositionSink
+from pipelines.ingest.replay import (
+    Replay,
+    ReplayFunction,
+    is_core,
+    replay_function,
+    replay_reference,
+)
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
@@ -57,7 +73,7 @@ class ChunkJob:
     home: str
     source_id: str
     path: str
-    games: list[RawGame]
+    games: list[RawGame] | Chunk    # the Python reader's games, or a compiled chunk
     number: int = 0     # the chunk's place in its file (0, 1, ...)
 
 
@@ -72,13 +88,24 @@ class ParsedChunk:
 
 
 @dataclass
+class CompiledChunk:
+    """A chunk read by the compiled reader, and its games' base keys."""
+
+    job: ChunkJob
+    reader: Any     # pipelines.ingest._pgn.ChunkReader
+    bases: list[str]
+
+
+@dataclass
 class ChunkResult:
-    """A chunk's counts, its distinct (key, fen) pairs and its error rows."""
+    """A chunk's counts, its error rows and the positions that clash with a FEN stored first
+    (to count and report once per file)."""
 
     games: int = 0
     plies: int = 0
     duplicates: int = 0
-    positions: pa.Table = field(default_factory=POSITION_SCHEMA.empty_table)
+    new_positions: int = 0
+    clashes: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -134,20 +161,50 @@ class ChunkRows:
         moves["eval"].extend(game.evals[:plies])
         self.plies += plies
 
-    def write(self, lake: Lake) -> None:
-        """Moves first: a ``games`` row on disk means its moves are too."""
+    def write(self, lake: Lake) -> ChunkResult:
+        """Moves first, then new positions: a ``games`` row on disk means its moves and
+        positions are too."""
         moves = self.moves
-        lake.write("moves", pa.table({
+        return write_rows(lake, self.source_id, self.path, pa.table({
             "game_id": moves["game_id"], "ply": pa.array(moves["ply"], pa.int32()),
             "position_key": pa.array(moves["position_key"], pa.uint64()),
             "uci": moves["uci"], "san": moves["san"],
             "clock_s": clock_seconds(pa.array(moves["clock"], pa.string())),
-            **eval_columns(pa.array(moves["eval"], pa.string()))}))
-        lake.write("games", self.games)
+            **eval_columns(pa.array(moves["eval"], pa.string()))}),
+            pa.table(self.positions, schema=POSITION_SCHEMA), self.games,
+            ChunkResult(len(self.games) + self.duplicates, self.plies, self.duplicates,
+                        errors=self.errors))
 
-    def result(self) -> ChunkResult:
-        return ChunkResult(len(self.games) + self.duplicates, self.plies, self.duplicates,
-                           pa.table(self.positions, schema=POSITION_SCHEMA), self.errors)
+
+def write_rows(lake: Lake, source_id: str, path: str, moves: pa.Table, positions: pa.Table,
+               games: pa.Table | list[dict[str, Any]], result: ChunkResult) -> ChunkResult:
+    """Write a chunk's moves, its new positions, then its games; count the new positions."""
+    return ChunkWriter(lake, source_id, path).finish(moves, positions, games, result)
+
+
+class ChunkWriter:
+    """Writes a chunk's moves and new positions (in parts, when one game is longer than a
+    batch), then its games. Keys are unique within a chunk: (game, ply) of distinct game
+    keys, one row per key, so the lake skips that check."""
+
+    def __init__(self, lake: Lake, source_id: str, path: str) -> None:
+        self.lake = lake
+        self.sink = PositionSink(lake, source_id, path)
+        self.clashes: list[dict[str, Any]] = []
+
+    def part(self, moves: pa.Table, positions: pa.Table) -> None:
+        self.lake.write("moves", moves, unique=True)
+        self.sink.add(positions)
+        self.clashes += self.sink.write_new()
+
+    def finish(self, moves: pa.Table, positions: pa.Table,
+               games: pa.Table | list[dict[str, Any]], result: ChunkResult) -> ChunkResult:
+        """The last part, then the games: a ``games`` row on disk means its moves and
+        positions are too."""
+        self.part(moves, positions)
+        self.lake.write("games", games, unique=True)
+        result.clashes, result.new_positions = self.clashes, self.sink.new_positions
+        return result
 
 
 def clock_seconds(clocks: pa.Array) -> pa.Array:
@@ -175,19 +232,25 @@ def eval_columns(evals: pa.Array) -> dict[str, pa.Array]:
             "eval_mate": pc.cast(mates, pa.int32())}
 
 
-def parse_chunk(job: ChunkJob) -> ParsedChunk:
-    """Parse a chunk's games and hash each one's tags and moves."""
-    games = [parse_game(raw) for raw in job.games]
+def parse_chunk(job: ChunkJob) -> ParsedChunk | CompiledChunk:
+    """Read a chunk's games and hash each one's tags and moves (the compiled reader when the
+    chunk is compiled and the replay is the core's)."""
+    if _pgn is not None and isinstance(job.games, tuple) and is_core(replay_function()):
+        reader = _pgn.ChunkReader(job.games)
+        return CompiledChunk(job, reader, reader.parse())
+    games = [parse_game(raw) for raw in raw_games(job.games)]
     tags = [tags_json(game.tags) for game in games]
     return ParsedChunk(job, games, tags,
                        [game_key(text, game.sans) for text, game in zip(tags, games, strict=True)])
 
 
-def write_chunk(parsed: ParsedChunk, keys: list[str],
+def write_chunk(parsed: ParsedChunk | CompiledChunk, keys: list[str],
                 replay: ReplayFunction | None = None) -> ChunkResult:
-    """Replay a parsed chunk's games under their final ``keys``, write their games and moves
-    parts, return the rest. Games already stored by a committed source are only counted
-    (``duplicates``)."""
+    """Replay a parsed chunk's games under their final ``keys``; write their moves, new
+    positions and games parts, return the rest. Games already stored by a committed source are
+    only counted (``duplicates``)."""
+    if isinstance(parsed, CompiledChunk):
+        return write_compiled(parsed, keys)
     job = parsed.job
     replay = replay or replay_function()
     lake = Lake(job.home)
@@ -198,8 +261,7 @@ def write_chunk(parsed: ParsedChunk, keys: list[str],
             rows.duplicates += 1
         else:
             add_game(rows, key, text, game, replay)
-    rows.write(lake)
-    return rows.result()
+    return rows.write(lake)
 
 
 def process_chunk(job: ChunkJob, occurrences: Occurrences | None = None,
@@ -211,7 +273,7 @@ def process_chunk(job: ChunkJob, occurrences: Occurrences | None = None,
 
 
 # Chunks parsed by this worker process and waiting for their keys, by (source_id, number).
-_PARSED: dict[tuple[str, int], ParsedChunk] = {}
+_PARSED: dict[tuple[str, int], ParsedChunk | CompiledChunk] = {}
 
 
 def parse_stage(job: ChunkJob) -> list[str]:
@@ -228,6 +290,129 @@ def write_stage(source_id: str, number: int, keys: list[str]) -> ChunkResult:
         raise RuntimeError(f"ingest worker {os.getpid()}: chunk {number} of "
                            f"source {source_id[:16]} was not parsed here")
     return write_chunk(parsed, keys)
+
+
+class CompiledRows:
+    """The ``games`` columns and the errors of a compiled chunk's written games."""
+
+    NAMES = ("game_id", "game_index", "line", *GAME_TAGS, "white_elo", "black_elo", "variant",
+             "start_fen", "plies", "error", "tags")
+
+    def __init__(self, source_id: str, path: str) -> None:
+        self.source_id, self.path = source_id, path
+        self.columns: dict[str, list[Any]] = {name: [] for name in self.NAMES}
+        self.errors: list[dict[str, Any]] = []
+        self.plies = 0
+
+    def error(self, index: int, line: int, kind: str, message: str) -> None:
+        self.errors.append({"source_id": self.source_id, "path": self.path,
+                            "game_index": index, "line": line, "kind": kind,
+                            "message": capped(message)})
+
+    def table(self) -> pa.Table:
+        columns = self.columns
+        count = len(columns["game_id"])
+        return pa.table({**columns, "source_id": pa.repeat(pa.scalar(self.source_id), count)})
+
+
+def write_compiled(parsed: CompiledChunk, keys: list[str]) -> ChunkResult:
+    """:func:`write_chunk` for a compiled chunk: the compiled reader replays every game not
+    stored yet into Arrow columns (Chess960 games through python-chess)."""
+    job, reader = parsed.job, parsed.reader
+    lake = Lake(job.home)
+    stored = stored_game_keys(lake, keys)
+    rows = CompiledRows(job.source_id, job.path)
+    writer = ChunkWriter(lake, job.source_id, job.path)
+    key_array = pa.array(keys, pa.string())
+
+    def columns() -> tuple[pa.Table, pa.Table]:
+        moves = reader.moves()
+        game_ids = pc.take(key_array, moves.pop("game"))
+        return (pa.table({"game_id": game_ids, **moves}),
+                pa.table(reader.positions(), schema=POSITION_SCHEMA))
+
+    def flush() -> None:    # a game longer than a batch: its moves so far
+        writer.part(*columns())
+        reader.clear_moves()
+        reader.clear_positions()
+
+    reader.start_replay()
+    for i, key in enumerate(keys):
+        if key not in stored:
+            add_compiled_game(rows, reader, i, key, flush)
+    duplicates = len(keys) - len(rows.columns["game_id"])
+    return writer.finish(*columns(), rows.table(),
+                         ChunkResult(len(keys), rows.plies, duplicates, errors=rows.errors))
+
+
+def add_compiled_game(rows: CompiledRows, reader: Any, i: int, game_id: str,
+                      flush: Callable[[], None]) -> None:
+    """:func:`add_game` for game ``i`` of a compiled chunk."""
+    index, line, *_, opened, next_game = reader.record(i)
+    problems = compiled_problems(reader, i, opened, next_game)
+    for tag_line, text in reader.bad_tags[i] or ():
+        rows.error(index, tag_line, "bad_tag",
+                   f"broken tag line {quoted(text.decode('utf-8'))}")
+    for problem in problems:
+        rows.error(index, problem.line, problem.kind, problem.message)
+    tags = dict(zip(_pgn.KNOWN_TAGS, reader.known_tags(i), strict=True))
+    variant = (tags["Variant"] or "").strip().lower()
+    if variant in STANDARD_VARIANTS or variant.startswith("wild/") or variant in CHESS960_VARIANTS:
+        plies, error = replay_compiled(rows, reader, i, index, line, tags["FEN"],
+                                       variant in CHESS960_VARIANTS, flush)
+    else:
+        plies, error = 0, f"unknown variant {quoted(tags['Variant'])}"
+        rows.error(index, line, "unknown_variant", error)
+    error = capped(error) if error else (problems[0].message if problems else None)
+    rows.plies += plies
+    result = tags["Result"]
+    if result in (None, "*") and (marker := reader.result(i)):
+        result = marker  # as python-chess: the marker fills an unknown result
+    columns = rows.columns
+    for name, tag in GAME_TAGS.items():
+        columns[name].append(result if tag == "Result" else tags[tag])
+    for name, value in (("game_id", game_id), ("game_index", index), ("line", line),
+                        ("white_elo", elo(tags["WhiteElo"])), ("black_elo", elo(tags["BlackElo"])),
+                        ("variant", variant_name(tags["Variant"])), ("start_fen", tags["FEN"]),
+                        ("plies", plies), ("error", error), ("tags", reader.tags_json[i])):
+        columns[name].append(value)
+
+
+def compiled_problems(reader: Any, i: int, opened: int, next_game: int) -> list[Problem]:
+    """The unclosed comment and variation of game ``i`` of a compiled chunk, as the Python
+    reader words them."""
+    problems = [unclosed_comment(opened, next_game)] if opened else []
+    if (variation := reader.variation_line(i)) is not None:
+        problems.append(Problem(variation, "unclosed_variation", (
+            f"unclosed ( variation opened on line {variation}: the main line stops at ply "
+            f"{reader.plies_read(i)}")))
+    return problems
+
+
+def replay_compiled(rows: CompiledRows, reader: Any, i: int, index: int, line: int,
+                    fen: str | None, chess960: bool,
+                    flush: Callable[[], None]) -> tuple[int, str | None]:
+    """:func:`replay_game` for game ``i`` of a compiled chunk (``flush`` takes the columns
+    when the replay pauses, full)."""
+    try:
+        if chess960 or has_960_castling(fen):
+            keys, fens, ucis, sans, failure = replay_reference(fen, reader.sans(i), chess960=True)
+            reader.add_replay(i, keys, fens, ucis, sans)
+            plies = len(ucis)
+        else:
+            plies, failure, paused = reader.replay(i, fen)
+            while paused:
+                flush()
+                plies, failure, paused = reader.resume()
+    except ValueError as exc:
+        error = f"bad FEN tag {quoted(str(fen))}: {FEN_QUOTE.sub('', str(exc))}"
+        rows.error(index, line, "bad_fen", error)
+        return 0, error
+    if failure is None:
+        return plies, None
+    error = f"ply {failure[0]}: {failure[1]}"
+    rows.error(index, line, "illegal_move", error)
+    return plies, error
 
 
 def stored_game_keys(lake: Lake, keys: list[str]) -> set[str]:

@@ -2,8 +2,8 @@
 
 Positions met while ingesting are buffered and flushed in batches. A batch keeps the first FEN
 of each key; any other FEN under a key already taken (earlier in the batch, or in the
-``positions`` parts on disk, looked up with one DuckDB semi-join so memory stays bounded
-however big the warehouse is) is a collision: counted, and written as an ``ingest_errors`` row
+``positions`` parts on disk, looked up with one DuckDB semi-join on the stored key column, so
+memory stays bounded however big the warehouse is) is a collision: counted, and written as an ``ingest_errors`` row
 of kind ``collision``. All of it is columnar (Arrow kernels hash the 64-bit keys only).
 """
 from __future__ import annotations
@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.ingest.lookup import connection
+from pipelines.ingest.lookup import stored_lookup
 from warehouse import Lake
-from warehouse.catalog import create_table_view, named_query, query
-from warehouse.tables import table
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +41,12 @@ class PositionSink:
 
     def flush(self) -> list[dict[str, Any]]:
         """Write the buffer's new positions; returns the collision error rows."""
+        return self.report(self.write_new())
+
+    def write_new(self) -> list[dict[str, Any]]:
+        """Write the buffer's new positions; returns the rows that clash with a FEN taken
+        first (``position_key``, ``fen``, ``stored_fen``, ``game_index``, ``line``), not yet
+        counted or reported (an ingest worker sends them to the process that does)."""
         if not self.batches:
             return []
         batch = pa.concat_tables(self.batches)
@@ -57,17 +62,22 @@ class PositionSink:
             clashes += rows_with(taken.filter(other), stored)
             winners = winners.filter(pc.invert(known))
         self.write(winners)
+        return clashes
+
+    def report(self, clashes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The collision error rows of clashing rows, each (key, FEN) once per source."""
         return [self.collision_row(row) for row in clashes
                 if (row["position_key"], row["fen"]) not in self.reported]
 
     def write(self, new: pa.Table) -> None:
+        """Write positions (new ones: a key another writer stored meanwhile is not stored
+        again, nor counted)."""
         now = datetime.now(UTC)
-        self.lake.write("positions", pa.table({
+        self.new_positions += self.lake.write("positions", unique=True, rows=pa.table({
             "position_key": new["position_key"], "fen": new["fen"],
             "source_id": pa.repeat(pa.scalar(self.source_id), new.num_rows),
             "first_seen": pa.repeat(pa.scalar(now, pa.timestamp("us", tz="UTC")), new.num_rows),
         }))
-        self.new_positions += new.num_rows
 
     def collision_row(self, row: dict[str, Any]) -> dict[str, Any]:
         self.reported.add((row["position_key"], row["fen"]))
@@ -81,7 +91,7 @@ class PositionSink:
 
 def first_fen_per_key(batch: pa.Table) -> tuple[pa.Table, list[dict[str, Any]]]:
     """(the first row of each key in arrival order, rows whose FEN differs from that one)."""
-    rows = pa.array(range(batch.num_rows), pa.int64())
+    rows = pa.array(np.arange(batch.num_rows, dtype=np.int64))
     first = batch.select(["position_key"]).append_column("row", rows).group_by(
         "position_key", use_threads=False).aggregate([("row", "min")])["row_min"]
     winners = batch.take(pc.take(first, pc.sort_indices(first)))
@@ -117,12 +127,13 @@ def rows_with(clashing: pa.Table, stored: pa.Table) -> list[dict[str, Any]]:
 
 def stored_fens(lake: Lake, keys: pa.ChunkedArray) -> pa.Table:
     """(position_key, stored_fen) for each of ``keys`` already in the positions parts."""
-    con = connection().cursor()  # the thread's cached database, its own views
-    try:
-        if not create_table_view(con, lake, table("positions")):
-            return pa.table({"position_key": pa.array([], pa.uint64()),
-                             "stored_fen": pa.array([], pa.string())})
-        con.register("batch_keys", pa.table({"position_key": keys}))
-        return query(con, named_query("ingest_stored_positions"))
-    finally:
-        con.close()
+    parts = lake.parts("positions")
+    if not parts:
+        return pa.table({"position_key": pa.array([], pa.uint64()),
+                         "stored_fen": pa.array([], pa.string())})
+    stored_bits = pc.cast(keys, pa.int64(), safe=False)   # the stored column's bits
+    found = stored_lookup("ingest_stored_positions",
+                          {"batch_keys": pa.table({"position_key": stored_bits})},
+                          {"known_positions": (parts, "position_key, fen")})
+    return pa.table({"position_key": pc.cast(found["position_key"], pa.uint64(), safe=False),
+                     "stored_fen": found["stored_fen"]})

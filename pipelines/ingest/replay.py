@@ -67,3 +67,9 @@ def core_replay() -> ReplayFunction | None:
 def replay_function() -> ReplayFunction:
     """The fastest available replay for standard chess."""
     return core_replay() or replay_reference
+
+
+def is_core(replay: ReplayFunction) -> bool:
+    """Whether ``replay`` is the compiled core's (whose rules the compiled PGN reader's own
+    replay follows, so it may replay instead)."""
+    return replay is core_replay()

@@ -5,12 +5,14 @@ skipped), stream it, write its rows, and write its ``sources`` row last. A kille
 no ``sources`` row, so the next run ingests the file again; the duplicate games and moves keys
 this leaves are hidden by the views and dropped by ``compact``.
 
-PGN games are cut into chunks in the main process and parsed, replayed and written by
-``workers`` processes (in-process when ``workers == 1``), two steps per chunk in the same
-process: parse (returning each game's base key), then, once the main process has numbered the
-file's identical records in file order (:mod:`pipelines.ingest.keys`), replay and write under
-the final keys. Positions are deduped in the main process, against the warehouse, every
-``flush_games`` games.
+PGN games are cut into chunks in the main process (by the compiled splitter,
+:mod:`pipelines.ingest.chunks`) and parsed, replayed and written by ``workers`` processes
+(in-process when ``workers == 1``), two steps per chunk in the same process: parse (returning
+each game's base key), then, once the main process has numbered the file's identical records
+in file order (:mod:`pipelines.ingest.keys`), replay and write the chunk's moves, new positions
+(deduped against the warehouse) and games under the final keys. The main process counts,
+reports each Zobrist collision once per file and writes the errors every ``flush_games``
+games; its memory does not grow with the file.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.ingest.chunks import PgnChunks
 from pipelines.ingest.config import IngestConfig, IngestError, capped
 from pipelines.ingest.epd import BadOpcodes, parse_epd_line, parse_fen_line
 from pipelines.ingest.games import (
@@ -38,7 +41,6 @@ from pipelines.ingest.games import (
     write_stage,
 )
 from pipelines.ingest.keys import Occurrences
-from pipelines.ingest.pgn import CutStream, RawGame, split_games
 from pipelines.ingest.positions import PositionSink
 from pipelines.ingest.sources import SourceFile, discover_sources, read_lines, sha256_of
 from pipelines.ingest.training_data import (
@@ -189,61 +191,55 @@ def cut(run: FileRun, line: int, game_index: int | None, reason: OSError) -> Non
               line=line + 1, game_index=game_index)
 
 
-def game_chunks(run: FileRun) -> Iterator[list[RawGame]]:
-    """Chunks of ``chunk_games`` games; a cut stream ends the chunks after recording the cut."""
-    chunk: list[RawGame] = []
-    lines = read_lines(run.source)
-    try:
-        for game in split_games(lines):
-            chunk.append(game)
-            if len(chunk) == run.config.chunk_games:
-                yield chunk
-                chunk = []
-    except CutStream as exc:
-        cut(run, exc.line, exc.game_index, exc.reason)
-    run.summary.encoding = lines.encoding
-    if chunk:
-        yield chunk
-
-
 def ingest_pgn(run: FileRun, pool: RoutedPool | None) -> None:
     """Every chunk parsed, numbered in file order, then written; ``2 x workers`` chunks in
     each step at most."""
-    occurrences = Occurrences()
+    chunks = PgnChunks(run.source, run.config.chunk_games)
     jobs = (ChunkJob(str(run.lake.home), run.source_id, str(run.source.path), chunk, number)
-            for number, chunk in enumerate(game_chunks(run)))
-    if pool is None:
-        for job in jobs:
-            absorb(run, process_chunk(job, occurrences))
-    else:
-        parsing: deque[tuple[int, Future[list[str]]]] = deque()
-        writing: deque[Future[ChunkResult]] = deque()
-        window = 2 * pool.workers
+            for number, chunk in enumerate(chunks))
+    with Occurrences() as occurrences:
+        if pool is None:
+            for job in jobs:
+                absorb(run, process_chunk(job, occurrences))
+        else:
+            pipeline(run, pool, jobs, occurrences)
+        run.summary.repeats = occurrences.repeats
+    if chunks.cut is not None:
+        cut(run, chunks.cut.line, chunks.cut.game_index, chunks.cut.reason)
+    run.summary.encoding = chunks.encoding
 
-        def write_next() -> None:
-            number, bases = parsing.popleft()
-            writing.append(pool.submit(number, write_stage, run.source_id, number,
-                                       occurrences.keys(bases.result())))
 
-        for job in jobs:
-            parsing.append((job.number, pool.submit(job.number, parse_stage, job)))
-            while len(parsing) >= window:
-                write_next()
-            while len(writing) >= window:
-                absorb(run, writing.popleft().result())
-        while parsing:
+def pipeline(run: FileRun, pool: RoutedPool, jobs: Iterator[ChunkJob],
+             occurrences: Occurrences) -> None:
+    """Chunks through the pool's two steps, at most ``2 x workers`` in each."""
+    parsing: deque[tuple[int, Future[list[str]]]] = deque()
+    writing: deque[Future[ChunkResult]] = deque()
+    window = 2 * pool.workers
+
+    def write_next() -> None:
+        number, bases = parsing.popleft()
+        writing.append(pool.submit(number, write_stage, run.source_id, number,
+                                   occurrences.keys(bases.result())))
+
+    for job in jobs:
+        parsing.append((job.number, pool.submit(job.number, parse_stage, job)))
+        while len(parsing) >= window:
             write_next()
-        while writing:
+        while len(writing) >= window:
             absorb(run, writing.popleft().result())
-    run.summary.repeats = occurrences.repeats
+    while parsing:
+        write_next()
+    while writing:
+        absorb(run, writing.popleft().result())
 
 
 def absorb(run: FileRun, result: ChunkResult) -> None:
-    """Count a finished chunk, buffer its positions and errors, flush when due."""
+    """Count a finished chunk, report its collisions, buffer its errors, flush when due."""
     run.summary.games += result.games
     run.summary.duplicates += result.duplicates
     run.summary.plies += result.plies
-    run.sink.add(result.positions)
+    run.sink.new_positions += result.new_positions
+    run.errors.extend(run.sink.report(result.clashes))
     run.errors.extend(result.errors)
     name_game_errors(run, result.errors)
     run.games_since_flush += result.games
