@@ -504,7 +504,8 @@ cdef class Splitter:
                     put_i64(&self.tags, self.text.len + n)
                     put_i64(&self.tags, self.line_no)
                     put_bytes(&self.text, s, n)
-                    put_byte(&self.text, b'\n')
+                    if nl:
+                        put_byte(&self.text, b'\n')
                     return 0
             if self.state == S_BODY:
                 if n and s[0] == b'[' and tag_match(s, n, &a, &b, &c):
@@ -1119,15 +1120,19 @@ cdef class ChunkReader:
             raise IndexError(i)
         return tuple([self.records[i * NG + k] for k in range(NG)])
 
-    def tag_lines_of(self, int i) -> list:
-        """Game ``i``'s tag lines: (line, text without its newline)."""
+    def tag_lines_of(self, int i, bint newline=False) -> list:
+        """Game ``i``'s tag lines: (line, text), with its newline when it has one and
+        ``newline`` is asked."""
         cdef const int64_t* r = self.records + i * NG
         cdef const int64_t* t
-        cdef int64_t k
+        cdef int64_t k, end
         out = []
         for k in range(r[G_TAG_COUNT]):
             t = self.tag_lines + (r[G_TAG_FIRST] + k) * TAG_FIELDS
-            out.append((t[2], PyUnicode_DecodeUTF8(self.text + t[0], t[1] - t[0], NULL)))
+            end = t[1]
+            if newline and end < PyBytes_GET_SIZE(self.text_bytes) and self.text[end] == b'\n':
+                end += 1
+            out.append((t[2], PyUnicode_DecodeUTF8(self.text + t[0], end - t[0], NULL)))
         return out
 
     def movetext(self, int i) -> str:

@@ -160,6 +160,6 @@ def raw_games(chunk: Chunk | list[RawGame]) -> list[RawGame]:
     for i in range(reader.count):
         index, line, _, _, _, _, body_line, ended_by_tags, opened, next_game = reader.record(i)
         problems: list[Problem] = [unclosed_comment(opened, next_game)] if opened else []
-        games.append(RawGame(index, line, [(n, text + "\n") for n, text in reader.tag_lines_of(i)],
+        games.append(RawGame(index, line, reader.tag_lines_of(i, newline=True),
                              reader.movetext(i), body_line, problems, bool(ended_by_tags)))
     return games

@@ -62,6 +62,9 @@ GAME_TAGS = {"event": "Event", "site": "Site", "date": "Date", "round": "Round",
              "opening": "Opening"}
 # The FEN that python-chess and the core quote at the end of their errors (quoted once, capped).
 FEN_QUOTE = re.compile(r"\s+(?:in|of)\s+fen:\s+'.*\Z", re.DOTALL)
+# A replay pauses and its moves so far are written when they reach this many rows (a game
+# longer than a batch): memory is bounded by the batch, not by the longest game.
+ROW_LIMIT = 1 << 18
 POSITION_SCHEMA = pa.schema([("position_key", pa.uint64()), ("fen", pa.string()),
                              ("game_index", pa.int32()), ("line", pa.int32())])
 
@@ -336,6 +339,7 @@ def write_compiled(parsed: CompiledChunk, keys: list[str]) -> ChunkResult:
         reader.clear_moves()
         reader.clear_positions()
 
+    reader.row_limit = ROW_LIMIT
     reader.start_replay()
     for i, key in enumerate(keys):
         if key not in stored:

@@ -78,10 +78,10 @@ class Occurrences:
     of every key would take 9 GB.
     """
 
-    def __init__(self, run_keys: int = RUN_KEYS, folder: str | None = None) -> None:
+    def __init__(self, run_keys: int | None = None, folder: str | None = None) -> None:
         self.seen: dict[str, int] = {}   # records of each recent key (not spilled yet)
         self.repeats = 0     # records that repeat an earlier record of the file
-        self.run_keys = run_keys
+        self.run_keys = run_keys or RUN_KEYS
         self.spilled = SpilledKeys(folder)
 
     def keys(self, bases: Sequence[str]) -> list[str]:
