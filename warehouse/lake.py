@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
-from deltalake.transaction import AddAction
+from deltalake.transaction import AddAction, RemoveAction
 
 from warehouse.tables import REGISTRY, Table, table
 
@@ -250,8 +250,8 @@ class Staged:
     def write(self, data: pa.Table) -> None:
         write_deltalake(str(self.folder), data, mode="append")
 
-    def actions(self) -> list[AddAction]:
-        adds = []
+    def actions(self) -> list[AddAction | RemoveAction]:
+        adds: list[AddAction | RemoveAction] = []
         for log in sorted((self.folder / DELTA_LOG).glob("*.json")):
             for line in log.read_text().splitlines():
                 action = json.loads(line).get("add") if line.strip() else None
