@@ -12,8 +12,9 @@ this one process, so the ratios hold on a shared machine; medians are printed.
 
 ``--rss`` measures memory instead: a large ``.pgn.zst`` is made under ``--tmp`` by repeating
 the corpus with other ``Site`` tags (every record another game; ``--rss-games`` in all), read
-by ``chesslab ingest`` in a child process whose peak RSS (its own and its workers') is printed
-beside the same measurement on a file a tenth the size, then deleted.
+by ``chesslab ingest`` in a child process whose peak RSS (its largest process, and all its
+processes together: the workers are sampled too) is printed beside the same measurement on a
+file a tenth the size, then deleted.
 
     .venv/bin/python benchmarks/ingest.py [--games 20000] [--workers 2] [--repeat 3]
     .venv/bin/python benchmarks/ingest.py --rss [--rss-games 600000] [--tmp /tmp]
@@ -167,24 +168,63 @@ def big_file(corpus: Path, games: int, folder: Path) -> Path:
     return path
 
 
-def child_rss(path: Path, workers: int) -> tuple[float, float, int]:
-    """(seconds, peak RSS in MB of the ingest process and of its largest child, games)."""
+def child_rss(path: Path, workers: int) -> tuple[float, float, float, int]:
+    """(seconds, peak RSS in MB of the largest process, peak RSS in MB of all the ingest's
+    processes together, games): ``chesslab ingest``'s code in a child process, its process
+    tree (the workers are the fork server's children) sampled every 0.1 s."""
     home = Path(tempfile.mkdtemp(prefix="chesslab-rss-home-", dir=path.parent))
-    code = ("import resource, sys, time\n"
+    code = ("import time\n"
             "from pipelines.ingest import IngestConfig, ingest_paths\n"
             "from warehouse import Lake\n"
             "began = time.monotonic()\n"
-            f"[s] = ingest_paths(Lake({str(home)!r}), [{str(path)!r}], IngestConfig(workers={workers}))\n"
-            "print(time.monotonic() - began, s.games,\n"
-            "      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,\n"
-            "      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+            f"[s] = ingest_paths(Lake({str(home)!r}), [{str(path)!r}], "
+            f"IngestConfig(workers={workers}))\n"
+            "print(time.monotonic() - began, s.games)\n")
+    largest = together = 0.0
     try:
-        out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                             text=True, env={**os.environ, "PYTHONPATH": str(Path.cwd())})
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                 text=True, env={**os.environ, "PYTHONPATH": str(Path.cwd())})
+        while child.poll() is None:
+            sizes = [memory_kb(pid) for pid in process_tree(child.pid)]
+            largest = max([largest] + [peak for peak, _ in sizes])
+            together = max(together, sum(now for _, now in sizes))
+            time.sleep(0.1)
+        out, _ = child.communicate()
+        if child.returncode:
+            raise RuntimeError(f"ingest of {path} failed (exit {child.returncode})")
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    seconds, games, own, children = out.stdout.split()
-    return float(seconds), max(int(own), int(children)) / 1024, int(games)
+    seconds, games = out.split()[-2:]
+    return float(seconds), largest / 1024, together / 1024, int(games)
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and its descendants (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    parents[int(entry)] = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    tree, grew = {root}, True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    return sorted(tree)
+
+
+def memory_kb(pid: int) -> tuple[int, int]:
+    """(peak, current) resident memory of a process in kB (0, 0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            fields = dict(line.split(":", 1) for line in handle if ":" in line)
+    except OSError:
+        return 0, 0
+    return (int(fields.get("VmHWM", "0 kB").split()[0]),
+            int(fields.get("VmRSS", "0 kB").split()[0]))
 
 
 def rss(args: argparse.Namespace) -> None:
@@ -194,10 +234,11 @@ def rss(args: argparse.Namespace) -> None:
         for games in (args.rss_games // 10, args.rss_games):
             path = big_file(corpus, games, folder)
             size = path.stat().st_size
-            seconds, peak, read = child_rss(path, args.workers)
-            print(f"{read:,} games, {size / 1e6:,.0f} MB .pgn.zst: {seconds:.0f} s, "
-                  f"{read / seconds:,.0f} games/s, peak RSS {peak:,.0f} MB (largest process)",
-                  flush=True)
+            raw_mb = corpus.stat().st_size * games / args.games / 1e6
+            seconds, largest, together, read = child_rss(path, args.workers)
+            print(f"{read:,} games, {size / 1e6:,.0f} MB .pgn.zst ({raw_mb:,.0f} MB of PGN): "
+                  f"{seconds:.0f} s, {read / seconds:,.0f} games/s, peak RSS {largest:,.0f} MB "
+                  f"in the largest process, {together:,.0f} MB in all together", flush=True)
             path.unlink()
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -189,6 +189,46 @@ cdef bytes as_bytes(const Buf* b):
     return PyBytes_FromStringAndSize(b.data, b.len)
 
 
+cdef class Block:
+    """Bytes taken out of a buffer, handed to Arrow without a copy (the buffer protocol);
+    freed with the last Arrow array that uses them."""
+
+    cdef char* data
+    cdef Py_ssize_t size
+
+    def __dealloc__(self):
+        free(self.data)
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        view.buf = self.data
+        view.obj = self
+        view.len = self.size
+        view.readonly = 1
+        view.itemsize = 1
+        view.format = NULL
+        view.ndim = 1
+        view.shape = &self.size
+        view.strides = NULL
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+
+cdef object moved(Buf* b):
+    """The buffer's bytes as an Arrow buffer, taken (the buffer is left empty)."""
+    cdef Block block
+    if b.data == NULL:     # never written: Arrow wants a real (empty) buffer
+        return pa.py_buffer(b"")
+    block = Block.__new__(Block)
+    block.data = b.data
+    block.size = b.len
+    b.data = NULL
+    b.len = b.cap = 0
+    return pa.py_buffer(block)
+
+
 cdef bytes packed_bits(const Buf* flags):
     """One byte per value (0/1) as an Arrow validity bitmap."""
     cdef Py_ssize_t n = flags.len, i
@@ -229,20 +269,26 @@ cdef inline int str_add(StrCol* c, const char* p, Py_ssize_t n) except -1:
     return 0
 
 
-cdef object str_array(const StrCol* c):
+cdef object str_array(StrCol* c, bint take=False):
+    """The column as an Arrow string array: copied, or taken (then emptied)."""
     cdef Py_ssize_t n = c.offsets.len // 4 - 1
+    if take:
+        out = pa.Array.from_buffers(pa.string(), n, [None, moved(&c.offsets), moved(&c.data)])
+        str_init(c)
+        return out
     return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(as_bytes(&c.offsets)),
                                                   pa.py_buffer(as_bytes(&c.data))])
 
 
-cdef object fixed_array(object kind, const Buf* values, const Buf* valid):
-    """An Arrow array of fixed-width ``values``, null where ``valid`` holds 0 (if given)."""
+cdef object fixed_array(object kind, Buf* values, const Buf* valid, bint take=False):
+    """An Arrow array of fixed-width ``values``, null where ``valid`` holds 0 (if given):
+    copied, or taken (``values`` emptied)."""
     cdef Py_ssize_t width = kind.bit_width // 8
     cdef Py_ssize_t n = values.len // width
     cdef Py_ssize_t nulls = count_zero(valid) if valid != NULL else 0
     bitmap = pa.py_buffer(packed_bits(valid)) if nulls else None
-    return pa.Array.from_buffers(kind, n, [bitmap, pa.py_buffer(as_bytes(values))],
-                                 null_count=nulls)
+    data = moved(values) if take else pa.py_buffer(as_bytes(values))
+    return pa.Array.from_buffers(kind, n, [bitmap, data], null_count=nulls)
 
 
 # --- characters ------------------------------------------------------------------------------
@@ -1068,7 +1114,7 @@ cdef class ChunkReader:
     cdef int64_t r_ply
     cdef public int64_t row_limit     # moves rows before a replay pauses
     cdef readonly list bad_tags       # per game: [(line, text bytes)] or None
-    cdef readonly list tags_json      # per game: the tags as JSON text (str)
+    cdef StrCol j_tags                # per game: the tags as JSON text
 
     def __cinit__(self, tuple chunk):
         self.text_bytes, self.games_bytes, self.tags_bytes = chunk
@@ -1087,6 +1133,8 @@ cdef class ChunkReader:
         release(&self.values)
         release(&self.scratch)
         release(&self.json)
+        release(&self.j_tags.offsets)
+        release(&self.j_tags.data)
         self.release_replay()
 
     cdef void release_replay(self) noexcept:
@@ -1148,7 +1196,7 @@ cdef class ChunkReader:
         cdef GameInfo* info
         keys = []
         self.bad_tags = []
-        self.tags_json = []
+        str_init(&self.j_tags)
         reserve(&self.infos, self.count * sizeof(GameInfo))
         self.infos.len = self.count * sizeof(GameInfo)
         for i in range(self.count):
@@ -1291,7 +1339,7 @@ cdef class ChunkReader:
             json_string(self.values.data + recs[k].value_start, recs[k].value_length, js)
             written += 1
         put_byte(js, b'}')
-        self.tags_json.append(PyUnicode_DecodeUTF8(js.data, js.len, NULL))
+        str_add(&self.j_tags, js.data, js.len)
         put_byte(js, b'\n')
         for j in range(info.token_count):
             if j:
@@ -1301,6 +1349,20 @@ cdef class ChunkReader:
                                digest_size=16).hexdigest()
 
     # -- per game, for the writer --
+
+    def tags_json(self) -> object:
+        """Every game's tags as JSON text (``keys.tags_json``), an Arrow string array."""
+        return str_array(&self.j_tags)
+
+    def record_column(self, int field) -> object:
+        """Field ``field`` of every game's record, an Arrow int32 array."""
+        cdef Buf values
+        cdef int i
+        values.data = NULL
+        values.len = values.cap = 0
+        for i in range(self.count):
+            put_i32(&values, <int32_t>self.records[i * NG + field])
+        return fixed_array(pa.int32(), &values, NULL, True)
 
     def sans(self, int i) -> list:
         """Game ``i``'s main-line SANs as written."""
@@ -1595,23 +1657,36 @@ cdef class ChunkReader:
         memset(self.slots, 0xFF, size * sizeof(PosSlot))    # row -1: empty
         self.slot_mask = size - 1
 
-    def moves(self) -> dict:
+    def moves(self, bint take=False) -> dict:
         """The replayed moves' columns: ``game`` (the game's place in the chunk), ``ply``,
-        ``position_key``, ``uci``, ``san``, ``clock_s``, ``eval_cp``, ``eval_mate``."""
-        return {"game": fixed_array(pa.int32(), &self.m_game, NULL),
-                "ply": fixed_array(pa.int32(), &self.m_ply, NULL),
-                "position_key": fixed_array(pa.uint64(), &self.m_key, NULL),
-                "uci": str_array(&self.m_uci), "san": str_array(&self.m_san),
-                "clock_s": fixed_array(pa.float64(), &self.m_clock, &self.m_clock_ok),
-                "eval_cp": fixed_array(pa.int32(), &self.m_cp, &self.m_cp_ok),
-                "eval_mate": fixed_array(pa.int32(), &self.m_mate, &self.m_mate_ok)}
+        ``position_key``, ``uci``, ``san``, ``clock_s``, ``eval_cp``, ``eval_mate``; copied,
+        or taken without a copy (the columns are emptied, as :meth:`clear_moves` does)."""
+        out = {"game": fixed_array(pa.int32(), &self.m_game, NULL, take),
+               "ply": fixed_array(pa.int32(), &self.m_ply, NULL, take),
+               "position_key": fixed_array(pa.uint64(), &self.m_key, NULL, take),
+               "uci": str_array(&self.m_uci, take), "san": str_array(&self.m_san, take),
+               "clock_s": fixed_array(pa.float64(), &self.m_clock, &self.m_clock_ok, take),
+               "eval_cp": fixed_array(pa.int32(), &self.m_cp, &self.m_cp_ok, take),
+               "eval_mate": fixed_array(pa.int32(), &self.m_mate, &self.m_mate_ok, take)}
+        if take:
+            self.clear_moves()
+        return out
 
-    def positions(self) -> dict:
-        """The chunk's distinct (key, FEN) pairs, each with the first game and line met."""
-        return {"position_key": fixed_array(pa.uint64(), &self.p_key, NULL),
-                "fen": str_array(&self.p_fen),
-                "game_index": fixed_array(pa.int32(), &self.p_game, NULL),
-                "line": fixed_array(pa.int32(), &self.p_line, NULL)}
+    def positions(self, bint take=False) -> dict:
+        """The chunk's distinct (key, FEN) pairs, each with the first game and line met;
+        copied, or taken (and forgotten, as :meth:`clear_positions` does)."""
+        out = {"position_key": fixed_array(pa.uint64(), &self.p_key, NULL, take),
+               "fen": str_array(&self.p_fen, take),
+               "game_index": fixed_array(pa.int32(), &self.p_game, NULL, take),
+               "line": fixed_array(pa.int32(), &self.p_line, NULL, take)}
+        if take:
+            self.clear_positions()
+        return out
+
+    @property
+    def distinct_positions(self) -> bool:
+        """Whether no key came with two FENs (the positions hold each key once)."""
+        return not self.clashes
 
 
 cdef extern from *:

@@ -195,16 +195,19 @@ class ChunkWriter:
         self.sink = PositionSink(lake, source_id, path)
         self.clashes: list[dict[str, Any]] = []
 
-    def part(self, moves: pa.Table, positions: pa.Table) -> None:
+    def part(self, moves: pa.Table, positions: pa.Table, distinct: bool = False) -> None:
+        """Moves, and positions (``distinct``: each key once, as the compiled reader gives
+        them unless two FENs came under one key)."""
         self.lake.write("moves", moves, unique=True)
         self.sink.add(positions)
-        self.clashes += self.sink.write_new()
+        self.clashes += self.sink.write_new(distinct)
 
     def finish(self, moves: pa.Table, positions: pa.Table,
-               games: pa.Table | list[dict[str, Any]], result: ChunkResult) -> ChunkResult:
+               games: pa.Table | list[dict[str, Any]], result: ChunkResult,
+               distinct: bool = False) -> ChunkResult:
         """The last part, then the games: a ``games`` row on disk means its moves and
         positions are too."""
-        self.part(moves, positions)
+        self.part(moves, positions, distinct)
         self.lake.write("games", games, unique=True)
         result.clashes, result.new_positions = self.clashes, self.sink.new_positions
         return result
@@ -298,12 +301,13 @@ def write_stage(source_id: str, number: int, keys: list[str]) -> ChunkResult:
 class CompiledRows:
     """The ``games`` columns and the errors of a compiled chunk's written games."""
 
-    NAMES = ("game_id", "game_index", "line", *GAME_TAGS, "white_elo", "black_elo", "variant",
-             "start_fen", "plies", "error", "tags")
+    NAMES = ("game_id", *GAME_TAGS, "white_elo", "black_elo", "variant", "start_fen", "plies",
+             "error")
 
     def __init__(self, source_id: str, path: str) -> None:
         self.source_id, self.path = source_id, path
         self.columns: dict[str, list[Any]] = {name: [] for name in self.NAMES}
+        self.written: list[int] = []      # the chunk's games written, by place in the chunk
         self.errors: list[dict[str, Any]] = []
         self.plies = 0
 
@@ -312,10 +316,14 @@ class CompiledRows:
                             "game_index": index, "line": line, "kind": kind,
                             "message": capped(message)})
 
-    def table(self) -> pa.Table:
-        columns = self.columns
-        count = len(columns["game_id"])
-        return pa.table({**columns, "source_id": pa.repeat(pa.scalar(self.source_id), count)})
+    def table(self, reader: Any) -> pa.Table:
+        """The games columns, with the reader's game_index, line and tags of the games."""
+        written = pa.array(self.written, pa.int32())
+        return pa.table({
+            **self.columns, "source_id": pa.repeat(pa.scalar(self.source_id), len(written)),
+            "game_index": pc.take(reader.record_column(0), written),
+            "line": pc.take(reader.record_column(1), written),
+            "tags": pc.take(reader.tags_json(), written)})
 
 
 def write_compiled(parsed: CompiledChunk, keys: list[str]) -> ChunkResult:
@@ -328,16 +336,16 @@ def write_compiled(parsed: CompiledChunk, keys: list[str]) -> ChunkResult:
     writer = ChunkWriter(lake, job.source_id, job.path)
     key_array = pa.array(keys, pa.string())
 
-    def columns() -> tuple[pa.Table, pa.Table]:
-        moves = reader.moves()
+    def columns() -> tuple[pa.Table, pa.Table, bool]:
+        """The reader's columns, taken without a copy."""
+        moves = reader.moves(take=True)
         game_ids = pc.take(key_array, moves.pop("game"))
+        distinct = reader.distinct_positions
         return (pa.table({"game_id": game_ids, **moves}),
-                pa.table(reader.positions(), schema=POSITION_SCHEMA))
+                pa.table(reader.positions(take=True), schema=POSITION_SCHEMA), distinct)
 
     def flush() -> None:    # a game longer than a batch: its moves so far
         writer.part(*columns())
-        reader.clear_moves()
-        reader.clear_positions()
 
     reader.row_limit = ROW_LIMIT
     reader.start_replay()
@@ -345,8 +353,10 @@ def write_compiled(parsed: CompiledChunk, keys: list[str]) -> ChunkResult:
         if key not in stored:
             add_compiled_game(rows, reader, i, key, flush)
     duplicates = len(keys) - len(rows.columns["game_id"])
-    return writer.finish(*columns(), rows.table(),
-                         ChunkResult(len(keys), rows.plies, duplicates, errors=rows.errors))
+    moves, positions, distinct = columns()
+    return writer.finish(moves, positions, rows.table(reader),
+                         ChunkResult(len(keys), rows.plies, duplicates, errors=rows.errors),
+                         distinct)
 
 
 def add_compiled_game(rows: CompiledRows, reader: Any, i: int, game_id: str,
@@ -373,12 +383,13 @@ def add_compiled_game(rows: CompiledRows, reader: Any, i: int, game_id: str,
     if result in (None, "*") and (marker := reader.result(i)):
         result = marker  # as python-chess: the marker fills an unknown result
     columns = rows.columns
+    rows.written.append(i)
     for name, tag in GAME_TAGS.items():
         columns[name].append(result if tag == "Result" else tags[tag])
-    for name, value in (("game_id", game_id), ("game_index", index), ("line", line),
-                        ("white_elo", elo(tags["WhiteElo"])), ("black_elo", elo(tags["BlackElo"])),
+    for name, value in (("game_id", game_id), ("white_elo", elo(tags["WhiteElo"])),
+                        ("black_elo", elo(tags["BlackElo"])),
                         ("variant", variant_name(tags["Variant"])), ("start_fen", tags["FEN"]),
-                        ("plies", plies), ("error", error), ("tags", reader.tags_json[i])):
+                        ("plies", plies), ("error", error)):
         columns[name].append(value)
 
 

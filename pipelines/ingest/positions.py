@@ -43,15 +43,17 @@ class PositionSink:
         """Write the buffer's new positions; returns the collision error rows."""
         return self.report(self.write_new())
 
-    def write_new(self) -> list[dict[str, Any]]:
+    def write_new(self, distinct: bool = False) -> list[dict[str, Any]]:
         """Write the buffer's new positions; returns the rows that clash with a FEN taken
         first (``position_key``, ``fen``, ``stored_fen``, ``game_index``, ``line``), not yet
-        counted or reported (an ingest worker sends them to the process that does)."""
+        counted or reported (an ingest worker sends them to the process that does).
+        ``distinct``: the buffer is one batch that holds each key once."""
         if not self.batches:
             return []
         batch = pa.concat_tables(self.batches)
+        distinct = distinct and len(self.batches) == 1
         self.batches = []
-        winners, clashes = first_fen_per_key(batch)
+        winners, clashes = (batch, []) if distinct else first_fen_per_key(batch)
         stored = stored_fens(self.lake, winners["position_key"])
         if stored.num_rows and clashes:  # a key stored before: the stored FEN is the first
             clashes = against_stored(clashes, stored)

@@ -100,7 +100,7 @@ def assert_reads_like_the_python_reader(text: str, chunk_games: int, block: int)
         for i in range(reader.count):
             game = general(next(games))
             assert reader.sans(i) == game.sans
-            assert reader.tags_json[i] == tags_json(game.tags)
+            assert reader.tags_json()[i].as_py() == tags_json(game.tags)
             assert keys[i] == game_key(tags_json(game.tags), game.sans)
             assert reader.result(i) == game.result
             assert [(line, text.decode()) for line, text in reader.bad_tags[i] or []] == \
