@@ -12,9 +12,9 @@ this one process, so the ratios hold on a shared machine; medians are printed.
 
 ``--rss`` measures memory instead: a large ``.pgn.zst`` is made under ``--tmp`` by repeating
 the corpus with other ``Site`` tags (every record another game; ``--rss-games`` in all), read
-by ``chesslab ingest`` in a child process whose peak RSS (its largest process, and all its
-processes together: the workers are sampled too) is printed beside the same measurement on a
-file a tenth the size, then deleted.
+by ``chesslab ingest`` in a child process whose peak memory (the RSS of its largest process,
+and the PSS of all its processes together: the workers are sampled too) is printed beside the
+same measurement on a file a tenth the size, then deleted.
 
     .venv/bin/python benchmarks/ingest.py [--games 20000] [--workers 2] [--repeat 3]
     .venv/bin/python benchmarks/ingest.py --rss [--rss-games 600000] [--tmp /tmp]
@@ -30,8 +30,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import chess
@@ -44,7 +46,7 @@ from warehouse import Lake
 
 OUT = Path(__file__).parent / "out"
 MAX_PLIES = 120
-Measure = tuple[int, int, float]    # games, positions, seconds
+Measure = tuple[int, int, float, float]    # games, positions, seconds, CPU seconds
 
 
 def random_game(rng: random.Random, number: int) -> str:
@@ -97,7 +99,7 @@ def make_corpus(games: int, seed: int = 7) -> Path:
 
 def baseline(path: Path) -> Measure:
     """read_game + replay of every main line."""
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     games = positions = 0
     with open(path, encoding="utf-8") as handle:
         while (game := chess.pgn.read_game(handle)) is not None:
@@ -107,42 +109,80 @@ def baseline(path: Path) -> Measure:
                 board.push(move)
                 positions += 1
             games += 1
-    return games, positions, time.perf_counter() - began
+    return games, positions, time.perf_counter() - began, time.process_time() - cpu
 
 
 def ours(path: Path, workers: int) -> Measure:
     """``ingest_paths`` into a fresh warehouse, Delta writes included."""
     home = Path(tempfile.mkdtemp(prefix="chesslab-bench-"))
     try:
-        began = time.perf_counter()
-        [summary] = ingest_paths(Lake(home), [path], IngestConfig(workers=workers))
-        seconds = time.perf_counter() - began
+        with TreeCpu() as cpu:
+            began = time.perf_counter()
+            [summary] = ingest_paths(Lake(home), [path], IngestConfig(workers=workers))
+            seconds = time.perf_counter() - began
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    return summary.games, summary.plies + summary.games, seconds
+    return summary.games, summary.plies + summary.games, seconds, cpu.seconds
+
+
+class TreeCpu:
+    """CPU seconds of this process and its descendants (the ingest workers are the fork
+    server's children, so rusage never sees them): /proc sampled every 0.05 s."""
+
+    def __enter__(self) -> TreeCpu:
+        self.start = {pid: cpu_seconds(pid) for pid in process_tree(os.getpid())}
+        self.last: dict[int, float] = dict(self.start)
+        self.running = True
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+        self.thread.start()
+        return self
+
+    def sample(self) -> None:
+        while self.running:
+            for pid in process_tree(os.getpid()):
+                self.last[pid] = max(self.last.get(pid, 0.0), cpu_seconds(pid))
+            time.sleep(0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        self.running = False
+        self.thread.join()
+        self.last[os.getpid()] = cpu_seconds(os.getpid())
+        self.seconds = sum(cpu - self.start.get(pid, 0.0) for pid, cpu in self.last.items())
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def speed(args: argparse.Namespace) -> None:
     path = args.pgn or make_corpus(args.games)
     print(f"corpus {path} ({path.stat().st_size / 1e6:.0f} MB); load {load()}")
-    names: dict[str, Callable[[], Measure]] = {"python-chess read_game + push": lambda: baseline(path)}
+    names: dict[str, Callable[[], Measure]] = {
+        "python-chess read_game + push": partial(baseline, path)}
     for workers in sorted({1, args.workers}):
-        names[f"chesslab ingest, workers={workers}"] = lambda w=workers: ours(path, w)
+        names[f"chesslab ingest, workers={workers}"] = partial(ours, path, workers)
     runs: dict[str, list[Measure]] = {name: [] for name in names}
     for round_number in range(args.repeat):
         for name, measure in names.items():
             runs[name].append(measure())
         print(f"round {round_number + 1}: " + ", ".join(
-            f"{name.split(',')[-1].strip()} {results[-1][2]:.2f} s"
+            f"{name.split(',')[-1].strip()} {results[-1][2]:.2f} s ({results[-1][3]:.1f} CPU s)"
             for name, results in runs.items()) + f"; load {load()}", flush=True)
-    rows = [(name, results[0][0], results[0][1], statistics.median(r[2] for r in results))
-            for name, results in runs.items()]
+    rows = [(name, results[0][0], results[0][1], statistics.median(r[2] for r in results),
+             statistics.median(r[3] for r in results)) for name, results in runs.items()]
     base = rows[0]
-    print(f"\nmedians of {args.repeat} interleaved rounds:")
-    print(f"{'':32} {'games':>7} {'positions':>10} {'seconds':>8} {'games/s':>9} {'speed-up':>8}")
-    for name, games, positions, seconds in rows:
+    print(f"\nmedians of {args.repeat} interleaved rounds (CPU: all processes together):")
+    print(f"{'':32} {'games':>7} {'positions':>10} {'seconds':>8} {'games/s':>9} {'speed-up':>8} "
+          f"{'CPU s':>7}")
+    for name, games, positions, seconds, cpu in rows:
         print(f"{name:32} {games:7d} {positions:10d} {seconds:8.2f} {games / seconds:9.0f} "
-              f"{base[3] / seconds:7.1f}x")
+              f"{base[3] / seconds:7.1f}x {cpu:7.2f}")
     if len(rows) == 3:
         print(f"workers 1 -> {args.workers}: {rows[1][3] / rows[2][3]:.2f}x")
     if any(r[1] != base[1] or r[2] != base[2] for r in rows):
@@ -169,9 +209,10 @@ def big_file(corpus: Path, games: int, folder: Path) -> Path:
 
 
 def child_rss(path: Path, workers: int) -> tuple[float, float, float, int]:
-    """(seconds, peak RSS in MB of the largest process, peak RSS in MB of all the ingest's
-    processes together, games): ``chesslab ingest``'s code in a child process, its process
-    tree (the workers are the fork server's children) sampled every 0.1 s."""
+    """(seconds, peak RSS in MB of the largest process, peak memory in MB of all the ingest's
+    processes together (their PSS summed), games): ``chesslab ingest``'s code in a child
+    process, its process tree (the workers are the fork server's children) sampled every
+    0.1 s."""
     home = Path(tempfile.mkdtemp(prefix="chesslab-rss-home-", dir=path.parent))
     code = ("import time\n"
             "from pipelines.ingest import IngestConfig, ingest_paths\n"
@@ -217,14 +258,17 @@ def process_tree(root: int) -> list[int]:
 
 
 def memory_kb(pid: int) -> tuple[int, int]:
-    """(peak, current) resident memory of a process in kB (0, 0 once it is gone)."""
+    """(peak resident memory, current proportional share of memory) of a process in kB
+    (PSS: pages shared with other processes, the libraries a fork server's children share,
+    count once in a sum; 0, 0 once it is gone)."""
     try:
         with open(f"/proc/{pid}/status") as handle:
-            fields = dict(line.split(":", 1) for line in handle if ":" in line)
+            peak = next((line for line in handle if line.startswith("VmHWM:")), "VmHWM: 0")
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            share = next((line for line in handle if line.startswith("Pss:")), "Pss: 0")
     except OSError:
         return 0, 0
-    return (int(fields.get("VmHWM", "0 kB").split()[0]),
-            int(fields.get("VmRSS", "0 kB").split()[0]))
+    return int(peak.split()[1]), int(share.split()[1])
 
 
 def rss(args: argparse.Namespace) -> None:
@@ -238,7 +282,8 @@ def rss(args: argparse.Namespace) -> None:
             seconds, largest, together, read = child_rss(path, args.workers)
             print(f"{read:,} games, {size / 1e6:,.0f} MB .pgn.zst ({raw_mb:,.0f} MB of PGN): "
                   f"{seconds:.0f} s, {read / seconds:,.0f} games/s, peak RSS {largest:,.0f} MB "
-                  f"in the largest process, {together:,.0f} MB in all together", flush=True)
+                  f"in the largest process, {together:,.0f} MB in all together (PSS)",
+                  flush=True)
             path.unlink()
     finally:
         shutil.rmtree(folder, ignore_errors=True)

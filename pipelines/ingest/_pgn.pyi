@@ -1,10 +1,13 @@
 """Type stub for the compiled PGN reader (pipelines/ingest/_pgn.pyx), for mypy."""
+from collections.abc import Callable
+
 import pyarrow as pa
 
 Chunk = tuple[bytes, bytes, bytes]
 
 GAME_FIELDS: int
 RESULTS: tuple[str | None, ...]
+GAME_COLUMNS: tuple[str, ...]
 KNOWN_TAGS: tuple[str, ...]
 
 class Splitter:
@@ -39,6 +42,9 @@ class ChunkReader:
     row_limit: int
     def replay(self, i: int, fen: str | None = ...) -> tuple[int, tuple[int, str] | None, bool]: ...
     def resume(self) -> tuple[int, tuple[int, str] | None, bool]: ...
+    def replay_standard(self, skip: bytes, flush: Callable[[], None]) -> tuple[
+        list[int], list[int], dict[int, tuple[int, str]], list[int]]: ...
+    def game_columns(self, games: list[int]) -> dict[str, pa.Array]: ...
     def clear_moves(self) -> None: ...
     def clear_positions(self) -> None: ...
     def add_replay(self, i: int, keys: list[int], fens: list[str], ucis: list[str],

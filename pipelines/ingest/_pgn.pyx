@@ -90,6 +90,10 @@ cdef enum:
 
 ERROR_WORDS = {E_INVALID: "invalid", E_ILLEGAL: "illegal", E_AMBIGUOUS: "ambiguous"}
 RESULTS = (None, "1-0", "0-1", "1/2-1/2", "*")
+RESULT_BYTES = (b"", b"1-0", b"0-1", b"1/2-1/2", b"*")
+# The games table's columns of the first eleven KNOWN_TAGS.
+GAME_COLUMNS = ("event", "site", "date", "round", "white", "black", "result", "time_control",
+                "termination", "eco", "opening")
 # Tags with a column of their own in ``games`` (and the two read for replay), in this order.
 KNOWN_TAGS = ("Event", "Site", "Date", "Round", "White", "Black", "Result", "TimeControl",
               "Termination", "ECO", "Opening", "WhiteElo", "BlackElo", "Variant", "FEN")
@@ -278,6 +282,16 @@ cdef object str_array(StrCol* c, bint take=False):
         return out
     return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(as_bytes(&c.offsets)),
                                                   pa.py_buffer(as_bytes(&c.data))])
+
+
+cdef object str_array_valid(StrCol* c, Buf* valid):
+    """The column as an Arrow string array (copied), null where ``valid`` holds 0."""
+    cdef Py_ssize_t n = c.offsets.len // 4 - 1
+    cdef Py_ssize_t nulls = count_zero(valid)
+    bitmap = pa.py_buffer(packed_bits(valid)) if nulls else None
+    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(as_bytes(&c.offsets)),
+                                                  pa.py_buffer(as_bytes(&c.data))],
+                                 null_count=nulls)
 
 
 cdef object fixed_array(object kind, Buf* values, const Buf* valid, bint take=False):
@@ -1482,6 +1496,128 @@ cdef class ChunkReader:
             str_add(&self.m_san, buf + 5, n)
             self.position(pos, r)
         return info.token_count, None, False
+
+    def replay_standard(self, bytes skip, object flush) -> tuple:
+        """Replay, in order, every game not skipped (``skip[i]`` 1) that needs nothing but
+        the compiled reader: a standard game from the start position (no FEN or Variant tag),
+        without broken tags, unclosed comments or variations, its Elo tags ASCII. Calls
+        ``flush()`` whenever the moves columns are full. Returns (those games, the plies each
+        replayed, {game: (ply, reason)} for the replays that stopped at a move, the others
+        not skipped, for the caller to replay)."""
+        cdef int i
+        cdef list done = [], plies = [], others = []
+        cdef dict failures = {}
+        cdef const char* skips = PyBytes_AS_STRING(skip)
+        if self.slots == NULL:
+            raise RuntimeError("ChunkReader.replay_standard before start_replay")
+        for i in range(self.count):
+            if skips[i]:
+                continue
+            if not self.standard(i):
+                others.append(i)
+                continue
+            set_start(&self.pos)
+            generate_moves(&self.pos, &self.legal, False)
+            self.position(&self.pos, self.records + i * NG)
+            self.r_game = i
+            self.r_ply = 0
+            result = self.run()
+            while result[2]:
+                flush()
+                result = self.run()
+            done.append(i)
+            plies.append(result[0])
+            if result[1] is not None:
+                failures[i] = result[1]
+        return done, plies, failures, others
+
+    cdef bint standard(self, int i):
+        cdef GameInfo* info = (<GameInfo*>self.infos.data) + i
+        return (self.records[i * NG + G_COMMENT_OPENED] == 0 and info.variation_at < 0
+                and self.bad_tags[i] is None and info.known[K_VARIANT] < 0
+                and info.known[K_FEN] < 0 and self.ascii_tag(info, 11)
+                and self.ascii_tag(info, 12))
+
+    cdef bint ascii_tag(self, GameInfo* info, int known):
+        cdef TagRecord* rec
+        cdef int32_t j
+        if info.known[known] < 0:
+            return True
+        rec = (<TagRecord*>self.tag_records.data) + info.known[known]
+        for j in range(rec.value_length):
+            if <uint8_t>self.values.data[rec.value_start + j] >= 0x80:
+                return False
+        return True
+
+    def game_columns(self, list games) -> dict:
+        """The tag columns of ``games`` for the games table (as ``games.game_row``): the
+        eleven tags with columns (the result marker filling an unknown Result), white_elo
+        and black_elo (ASCII Elo tags of one to five digits, else null)."""
+        cdef StrCol cols[11]
+        cdef Buf valid[11]
+        cdef Buf elos[2], elo_ok[2]
+        cdef GameInfo* info
+        cdef TagRecord* rec
+        cdef int k, i, kind
+        cdef int32_t j, value
+        cdef bint star
+        cdef const char* text
+        cdef bytes marker
+        out = {}
+        memset(cols, 0, sizeof(cols))
+        memset(valid, 0, sizeof(valid))
+        memset(elos, 0, sizeof(elos))
+        memset(elo_ok, 0, sizeof(elo_ok))
+        try:
+            for k in range(11):
+                str_init(&cols[k])
+            for i in games:
+                info = (<GameInfo*>self.infos.data) + i
+                for k in range(11):
+                    if info.known[k] >= 0:
+                        rec = (<TagRecord*>self.tag_records.data) + info.known[k]
+                        text = self.values.data + rec.value_start
+                        star = rec.value_length == 1 and text[0] == b'*'
+                        if k == 6 and star and info.result:
+                            marker = RESULT_BYTES[info.result]
+                            str_add(&cols[k], marker, len(marker))
+                        else:
+                            str_add(&cols[k], text, rec.value_length)
+                        put_byte(&valid[k], 1)
+                    elif k == 6 and info.result:
+                        marker = RESULT_BYTES[info.result]
+                        str_add(&cols[k], marker, len(marker))
+                        put_byte(&valid[k], 1)
+                    else:
+                        str_add(&cols[k], b"", 0)
+                        put_byte(&valid[k], 0)
+                for k in range(2):
+                    value = -1
+                    if info.known[11 + k] >= 0:
+                        rec = (<TagRecord*>self.tag_records.data) + info.known[11 + k]
+                        if 1 <= rec.value_length <= 5:
+                            value = 0
+                            for j in range(rec.value_length):
+                                text = self.values.data + rec.value_start + j
+                                if not is_digit(text[0]):
+                                    value = -1
+                                    break
+                                value = value * 10 + (text[0] - 48)
+                    put_i32(&elos[k], value if value >= 0 else 0)
+                    put_byte(&elo_ok[k], value >= 0)
+            for k in range(11):
+                out[GAME_COLUMNS[k]] = str_array_valid(&cols[k], &valid[k])
+            out["white_elo"] = fixed_array(pa.int32(), &elos[0], &elo_ok[0], True)
+            out["black_elo"] = fixed_array(pa.int32(), &elos[1], &elo_ok[1], True)
+        finally:
+            for k in range(11):
+                release(&cols[k].offsets)
+                release(&cols[k].data)
+                release(&valid[k])
+            for k in range(2):
+                release(&elos[k])
+                release(&elo_ok[k])
+        return out
 
     def clear_moves(self) -> None:
         """Empty the moves columns (taken by the caller); positions stay."""

@@ -47,6 +47,8 @@ from pipelines.ingest.replay import (
     replay_reference,
 )
 from warehouse import Lake
+from warehouse.lake import conform
+from warehouse.tables import table
 
 log = logging.getLogger(__name__)
 
@@ -328,7 +330,9 @@ class CompiledRows:
 
 def write_compiled(parsed: CompiledChunk, keys: list[str]) -> ChunkResult:
     """:func:`write_chunk` for a compiled chunk: the compiled reader replays every game not
-    stored yet into Arrow columns (Chess960 games through python-chess)."""
+    stored yet into Arrow columns, standard games from the start position in one call, the
+    others (set-up positions, variants, Chess960 through python-chess, broken tags, unclosed
+    comments or variations) one by one."""
     job, reader = parsed.job, parsed.reader
     lake = Lake(job.home)
     stored = stored_game_keys(lake, keys)
@@ -349,14 +353,42 @@ def write_compiled(parsed: CompiledChunk, keys: list[str]) -> ChunkResult:
 
     reader.row_limit = ROW_LIMIT
     reader.start_replay()
-    for i, key in enumerate(keys):
-        if key not in stored:
-            add_compiled_game(rows, reader, i, key, flush)
-    duplicates = len(keys) - len(rows.columns["game_id"])
+    skip = bytes(key in stored for key in keys)
+    standard, plies, failures, others = reader.replay_standard(skip, flush)
+    games = standard_games(rows, reader, key_array, standard, plies, failures)
+    for i in others:
+        add_compiled_game(rows, reader, i, keys[i], flush)
+    rows.errors.sort(key=lambda row: row["game_index"])   # file order, as the Python reader
     moves, positions, distinct = columns()
-    return writer.finish(moves, positions, rows.table(reader),
-                         ChunkResult(len(keys), rows.plies, duplicates, errors=rows.errors),
+    games_table = pa.concat_tables([games, conform(table("games"), rows.table(reader))])
+    return writer.finish(moves, positions, games_table,
+                         ChunkResult(len(keys), rows.plies, len(keys) - games_table.num_rows,
+                                     errors=rows.errors),
                          distinct)
+
+
+def standard_games(rows: CompiledRows, reader: Any, keys: pa.Array, games: list[int],
+                   plies: list[int], failures: dict[int, tuple[int, str]]) -> pa.Table:
+    """The games table rows of standard games replayed by the compiled reader (as
+    :func:`game_row`), and the errors of those whose replay stopped at a move."""
+    errors: list[str | None] = [None] * len(games)
+    if failures:
+        place = {i: n for n, i in enumerate(games)}
+        for i, (ply, reason) in failures.items():
+            index, line = reader.record(i)[:2]
+            error = f"ply {ply}: {reason}"
+            rows.error(index, line, "illegal_move", error)
+            errors[place[i]] = capped(error)
+    rows.plies += sum(plies)
+    written = pa.array(games, pa.int32())
+    return conform(table("games"), pa.table({
+        "game_id": pc.take(keys, written), **reader.game_columns(games),
+        "variant": pa.repeat(pa.scalar("standard"), len(games)),
+        "plies": pa.array(plies, pa.int32()), "error": pa.array(errors, pa.string()),
+        "source_id": pa.repeat(pa.scalar(rows.source_id), len(games)),
+        "game_index": pc.take(reader.record_column(0), written),
+        "line": pc.take(reader.record_column(1), written),
+        "tags": pc.take(reader.tags_json(), written)}))
 
 
 def add_compiled_game(rows: CompiledRows, reader: Any, i: int, game_id: str,

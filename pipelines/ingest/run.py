@@ -322,6 +322,8 @@ class RoutedPool:
 
     def __init__(self, workers: int) -> None:
         self.pools = [forkserver_pool(1, ["pipelines.ingest.games"]) for _ in range(workers)]
+        for pool in self.pools:   # start the workers now, while the file is hashed and cut
+            pool.submit(os.getpid)
 
     @property
     def workers(self) -> int:

@@ -34,7 +34,7 @@ from pipelines.ingest import chunks as chunks_module
 from pipelines.ingest import games as games_module
 from pipelines.ingest import keys as keys_module
 from pipelines.ingest.chunks import TextBlocks, raw_games
-from pipelines.ingest.games import clock_seconds, eval_columns
+from pipelines.ingest.games import clock_seconds, elo, eval_columns
 from pipelines.ingest.keys import BloomFilter, Occurrences, occurrence_key, split_keys
 from pipelines.ingest.pgn import ParsedGame, parse_game, parse_movetext_general, split_games
 from pipelines.ingest.sources import SourceFile, read_lines
@@ -189,7 +189,11 @@ def comment(rng: random.Random) -> str:
 def generated_game(rng: random.Random, number: int) -> str:
     """A random game, written with the habits of real files."""
     tags = {"Event": f"Generated {number}", "Site": "?", "White": rng.choice(["Åke", "Bo"]),
-            "Black": "Capablanca, José Raúl", "Result": "*"}
+            "Black": "Capablanca, José Raúl"}
+    if rng.random() < 0.7:
+        tags["Result"] = rng.choice(["*", "1-0", "0-1", "1/2-1/2"])
+    if rng.random() < 0.7:
+        tags["WhiteElo"] = rng.choice(["1500", "?", "", "12345678", "0099", "2850"])
     kind = rng.random()
     chess960 = kind < 0.08
     board = random_position(rng, chess960) if kind < 0.25 else chess.Board()
@@ -221,7 +225,7 @@ def generated_game(rng: random.Random, number: int) -> str:
     if rng.random() < 0.1:
         tokens.append(rng.choice(["Ke9", "Nf3", "O-O-O", "Ke4", "Ra1a8"]))   # often illegal
     if rng.random() < 0.05:
-        tokens.append("; a line comment")
+        tokens.append("; a line comment\n")
     result = rng.choice(["1-0", "0-1", "1/2-1/2", "*"])
     header = "".join(f'[{name} "{value}"]\n' for name, value in tags.items())
     return f"{header}\n{' '.join(tokens)} {result}\n\n"
@@ -233,8 +237,11 @@ def python_chess_rows(text: str) -> list[dict[str, Any]]:
     handle = io.StringIO(text)
     while (game := chess.pgn.read_game(handle)) is not None:
         board = game.board()
+        headers = game.headers
         row: dict[str, Any] = {"errors": bool(game.errors), "moves": [],
-                               "positions": {(chess.polyglot.zobrist_hash(board), board.epd())}}
+                               "positions": {(chess.polyglot.zobrist_hash(board), board.epd())},
+                               "tags": (headers["Event"], headers["White"], headers["Black"],
+                                        headers["Result"], elo(headers.get("WhiteElo")))}
         for node in game.mainline():
             score = node.eval()
             white = score.white() if score is not None else None
@@ -251,9 +258,10 @@ def python_chess_rows(text: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_generated_games_read_like_python_chess(home: Path, tmp_path: Path, seed: int) -> None:
-    """python-chess is the oracle: the same games, the same moves (UCI, SAN, the key of the
-    position before each), the same clocks and evals, the same positions, and an error on
-    exactly the games python-chess reads with errors (their plies before it kept)."""
+    """python-chess is the oracle: the same games and tags (the result marker filling an
+    unknown Result), the same moves (UCI, SAN, the key of the position before each), the same
+    clocks and evals, the same positions, and an error on exactly the games python-chess
+    reads with errors (their plies before it kept)."""
     rng = random.Random(seed)
     text = "".join(generated_game(rng, n) for n in range(120))
     path = tmp_path / "generated.pgn"
@@ -269,6 +277,13 @@ def test_generated_games_read_like_python_chess(home: Path, tmp_path: Path, seed
     assert [(error, plies) for _, error, plies in games] == \
         [(row["errors"], len(row["moves"])) for row in expected]
     assert any(row["errors"] for row in expected) and not all(row["errors"] for row in expected)
+    tags = con.execute("select event, white, black, result, white_elo from games "
+                       "order by game_index").fetchall()
+    # after an illegal move python-chess skips the rest, the result marker too; chesslab's
+    # reader fills an unknown Result from the marker all the same
+    assert [row[:3] + row[4:] if error else row for row, (_, error, _) in zip(
+        tags, games, strict=True)] == [row["tags"][:3] + row["tags"][4:] if row["errors"]
+                                       else row["tags"] for row in expected]
     moves = con.execute(
         "select g.game_index, m.position_key, m.uci, m.san, m.clock_s, m.eval_cp, m.eval_mate "
         "from moves m join games g using (game_id) order by g.game_index, m.ply").fetchall()
