@@ -6,6 +6,10 @@ nothing is built per move: a game becomes its tags, its main-line SAN tokens and
 comments and termination markers are skipped; BOMs, CRLF and comments spanning lines (even over
 blank lines) are tolerated.
 
+Ingest reads with the compiled reader (:mod:`pipelines.ingest._pgn`) when it is built: it
+applies these rules to bytes, and this module is the reference it is tested against (and the
+reader when the compiled one is not built, or another replay is in use).
+
 Broken games do not take their neighbours with them: a tag-pair line (``[Name "value"]``) at
 the start of a line ends the movetext before it, even inside a ``{`` comment, so an unclosed
 comment cuts only its own game (python-chess would read every later game into it). Such a game,
