@@ -183,7 +183,7 @@ class Lake:
             return 0
         staged = Staged(folder)
         try:
-            staged.write(new)
+            with_retries(spec.name, lambda: staged.write(new))   # errors worded as commits
             with write_lock(folder):
                 return with_retries(spec.name, lambda: self._commit_staged(spec, before, new,
                                                                            staged))
