@@ -293,6 +293,29 @@ def test_generated_games_read_like_python_chess(home: Path, tmp_path: Path, seed
     assert summary.new_positions == len(stored)
 
 
+def test_two_workers_store_what_they_count(home: Path, tmp_path: Path) -> None:
+    """Two workers writing positions and moves side by side (staged, committed under the
+    lock): the summary's games, plies and new positions are the rows stored, every position
+    once, and a second file with the same games adds only duplicates."""
+    rng = random.Random(3)
+    path = tmp_path / "two.pgn"
+    path.write_text("".join(generated_game(rng, n) for n in range(60)))
+    copy = tmp_path / "copy.pgn"
+    copy.write_text(path.read_text() + "\n")
+    lake = Lake(home)
+    first, second = ingest_paths(lake, [path, copy], IngestConfig(workers=2, chunk_games=5,
+                                                                  flush_games=10))
+    con = connect(lake)
+    assert (first.games, first.plies, first.new_positions) == (
+        con.execute("select count(*) from games").fetchone()[0],
+        con.execute("select count(*) from moves").fetchone()[0],
+        con.execute("select count(*) from positions").fetchone()[0])
+    assert con.execute("select count(*) = count(distinct position_key) from positions"
+                       ).fetchone() == (True,)
+    assert (second.games, second.duplicates, second.plies, second.new_positions) == \
+        (first.games, first.games, 0, 0)
+
+
 def test_the_python_reader_writes_the_same_rows(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the compiled module, the Python reader and replay write the same rows."""
