@@ -12,11 +12,11 @@ and under the lock checks only the files committed meanwhile, then moves its fil
 commits: parallel writers encode in parallel. The lock serializes writers on one machine
 (processes, threads, Dask local workers) for that short step only; the kernel releases it when
 a writer dies, so a writer killed with ``kill -9`` blocks no one, and its files, which no
-commit references, are never seen by readers and are vacuumed by ``compact`` (its staging folder
-too, once older than the retention). Writers on other
-machines sharing the folder are not serialized by ``flock``: they would need a Delta merge
-on the key (this module's history before the lock has one). Each commit is a table version
-that can be read again (time travel).
+commit references, are never seen by readers and are vacuumed by ``compact`` (its staging
+folder too, once older than the retention). Writers on other machines sharing the folder are
+not serialized by ``flock``: they would need a Delta merge on the key (this module's history
+before the lock has one). Each commit is a table version that can be read again (time
+travel).
 
 Delta has no unsigned integers: ``uint64`` columns (position keys) are stored as the signed
 64-bit integer with the same bits and given back unsigned by :meth:`Lake.read` and the views.
