@@ -26,9 +26,16 @@ def run_demo(home: Path, capsys: pytest.CaptureFixture[str], *options: str) -> s
 def check_demo(home: Path, out: str, positions: int) -> None:
     lake = Lake(home)
     con = connect(lake)
-    labels = con.execute("select depth, count(*) from labels group by depth order by depth"
-                         ).fetchall()
-    assert labels == [(5, positions), (6, positions), (7, positions)]
+    labels = con.execute("select e.name, l.depth, count(*) from labels l join engines e "
+                         "using (engine_id) group by all order by all").fetchall()
+    # Stockfish's three depths, and the sample suite's EPD analysis (ce/acd opcodes) as labels
+    suite = [line for line in (SAMPLE / "suite.epd").read_text().splitlines() if " ce " in line]
+    depths = {line.split("acd ")[1].split(";")[0] for line in suite}
+    stockfish = [row for row in labels if row[0] == "Stockfish"]
+    assert stockfish == [("Stockfish", 5, positions), ("Stockfish", 6, positions),
+                         ("Stockfish", 7, positions)]
+    assert [row[1:] for row in labels if row[0] != "Stockfish"] == [
+        (int(depth), len(suite)) for depth in sorted(depths)]
     model = resolve_model(lake, "nnue@latest")
     assert (model.model_id, model.name, model.status) == ("nnue@1", "nnue-demo", "exported")
     exported = json.loads(con.execute("select payload from model_events where event = "
@@ -60,7 +67,9 @@ def test_demo_with_a_few_hundred_positions(home: Path, capsys: pytest.CaptureFix
     again = run_demo(home, capsys, "--positions", "300", "--games", "0", "--no-prefect")
     assert "exported net" not in again   # the models part is skipped; nothing labelled again
     # the label limit is per run: 300 more positions at each depth
-    assert connect(Lake(home)).execute("select count(*) from labels").fetchone() == (1800,)
+    assert connect(Lake(home)).execute(
+        "select count(*) from labels join engines using (engine_id) where name = 'Stockfish'"
+    ).fetchone() == (1800,)
 
 
 def test_a_prefect_run_leaves_no_duckdb_object_for_the_interpreters_exit(home: Path) -> None:
