@@ -150,12 +150,20 @@ class Lake:
             return with_retries(name, lambda: self._append_new(spec, stored))
 
     def _ensure_table(self, spec: Table) -> None:
-        if (self.table_dir(spec.name) / DELTA_LOG).is_dir():
+        """Create the table at its first write, under its write lock: writers that reach a
+        table not created yet wait for the first of them to create it, and the others find
+        it created (one CREATE TABLE in the log, one table id)."""
+        folder = self.table_dir(spec.name)
+        if has_commits(folder):
             return
-        refuse_old_layout(self.table_dir(spec.name))
-        with_retries(spec.name, lambda: DeltaTable.create(
-            str(self.table_dir(spec.name)), schema=storage_schema(spec.schema),
-            partition_by=list(spec.partition_by) or None, mode="ignore", name=spec.name))
+        refuse_old_layout(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with write_lock(folder):
+            if not has_commits(folder):
+                with_retries(spec.name, lambda: DeltaTable.create(
+                    str(folder), schema=storage_schema(spec.schema),
+                    partition_by=list(spec.partition_by) or None, mode="ignore",
+                    name=spec.name))
 
     def _append(self, spec: Table, data: pa.Table, delta: DeltaTable | None = None) -> int:
         # merge: a column added to the table's schema since the table was created joins it
@@ -273,6 +281,14 @@ class Staged:
 
     def discard(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def has_commits(folder: Path) -> bool:
+    """The table in ``folder`` has a commit (its log has a commit or checkpoint file): a log
+    folder without one is a table another writer is creating."""
+    log_dir = folder / DELTA_LOG
+    return log_dir.is_dir() and any(
+        entry.name.endswith((".json", ".checkpoint.parquet")) for entry in log_dir.iterdir())
 
 
 def refuse_old_layout(folder: Path) -> None:

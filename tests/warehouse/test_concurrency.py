@@ -12,17 +12,26 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 import pytest
+from deltalake import DeltaTable
 
 from warehouse import Lake, connect
 from warehouse.lake import WRITE_LOCK, write_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 # A writer process: `rounds` commits of `count` labels at depths 5 and 6, round r with keys
-# from first + r * step (step 0: the same keys every round), then prints "done".
+# from first + r * step (step 0: the same keys every round), then prints "done". With a
+# seventh argument "barrier" it imports everything and builds its first batch, prints "ready"
+# and waits for a line on stdin before writing: writers released together (see `start_together`).
 WRITER = """
 import sys
 from warehouse import Lake
 home, first, count, rounds, step = sys.argv[1], *map(int, sys.argv[2:6])
+if sys.argv[6:] == ["barrier"]:
+    import warehouse.lake
+    warehouse.lake.conform(warehouse.lake.table("labels"), [
+        {"position_key": 1, "engine_id": "sf", "depth": 5}])
+    print("ready", flush=True)
+    sys.stdin.readline()
 for r in range(rounds):
     start = first + r * step
     Lake(home).write("labels", [
@@ -33,10 +42,23 @@ print("done", flush=True)
 
 
 def writer(home: Path, first: int, count: int, rounds: int = 1,
-           step: int = 0) -> subprocess.Popen[str]:
+           step: int = 0, barrier: bool = False) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-c", WRITER, str(home), str(first), str(count),
-                             str(rounds), str(step)], cwd=ROOT, text=True,
+                             str(rounds), str(step), *(["barrier"] if barrier else [])],
+                            cwd=ROOT, text=True, stdin=subprocess.PIPE if barrier else None,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def start_together(procs: list[subprocess.Popen[str]]) -> None:
+    """A barrier: wait until every writer started with ``barrier=True`` is ready (imports
+    done, waiting on stdin), then release them all at once, so that they reach the table
+    before any of them has created it, however loaded the machine is."""
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()   # communicate() closes it
 
 
 def raw_rows(lake: Lake) -> int:
@@ -77,10 +99,13 @@ def test_a_writer_killed_mid_write_leaves_no_partial_commit(home: Path) -> None:
 
 
 def test_three_processes_writing_the_same_keys_store_each_once(home: Path) -> None:
-    """Three processes write the same 300 keys at two depths twice over: the lock makes
-    each writer see what the one before it committed, so 600 rows land, each once, all in
-    the first commit: the five writes after it find nothing new and commit nothing."""
-    procs = [writer(home, 1, 300, rounds=2) for _ in range(3)]
+    """Three processes released together (a barrier) write the same 300 keys at two depths
+    twice over into a table that does not exist yet: one of them creates it (one CREATE
+    TABLE in the log, under the lock), and the lock makes each writer see what the one before
+    it committed, so 600 rows land, each once, all in the first commit: the five writes after
+    it find nothing new and commit nothing."""
+    procs = [writer(home, 1, 300, rounds=2, barrier=True) for _ in range(3)]
+    start_together(procs)
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0 and out.strip() == "done", err
@@ -88,7 +113,55 @@ def test_three_processes_writing_the_same_keys_store_each_once(home: Path) -> No
     assert raw_rows(lake) == 600
     assert connect(lake).execute("select count(distinct (position_key, depth)), sum(score_cp) "
                                  "from labels").fetchone() == (600, 2 * sum(k % 100 for k in range(1, 301)))
+    history = DeltaTable(str(lake.table_dir("labels"))).history()
+    assert sorted(commit["operation"] for commit in history) == ["CREATE TABLE", "WRITE"]
     assert lake.version("labels") == 1   # create, then one commit: later writes add nothing
+
+
+# A writer that stays up for several rounds: it prints "ready", then for each home read from
+# stdin writes 10 labels at depths 5 and 6 into that home's labels table and prints "done".
+REPEAT_WRITER = """
+import sys
+import warehouse.lake as lake
+lake.conform(lake.table("labels"), [{"position_key": 1, "engine_id": "sf", "depth": 5}])
+print("ready", flush=True)
+for line in sys.stdin:
+    lake.Lake(line.strip()).write("labels", [
+        {"position_key": k, "engine_id": "sf", "depth": d} for k in range(1, 11) for d in (5, 6)])
+    print("done", flush=True)
+"""
+
+
+def test_writers_released_together_create_a_new_table_once(tmp_path: Path) -> None:
+    """Three writer processes are released together (a barrier: each has imported everything
+    and waits on its stdin) onto a home whose labels table does not exist yet, 12 times over,
+    a fresh home each time: every table has one CREATE TABLE and one WRITE in its log. Before
+    tables were created under the write lock, two writers that both found no table each
+    committed a CREATE TABLE (two table ids, version 2): most of these rounds did that."""
+    procs = [subprocess.Popen([sys.executable, "-c", REPEAT_WRITER], cwd=ROOT, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+             for _ in range(3)]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        for round_ in range(12):
+            home = tmp_path / f"home{round_}"
+            for proc in procs:   # the barrier: all wait on stdin, released one line each
+                assert proc.stdin is not None
+                proc.stdin.write(f"{home}\n")
+                proc.stdin.flush()
+            for proc in procs:
+                assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
+            lake = Lake(home)
+            history = DeltaTable(str(lake.table_dir("labels"))).history()
+            assert sorted(commit["operation"] for commit in history) == \
+                ["CREATE TABLE", "WRITE"], f"round {round_}"
+            assert raw_rows(lake) == 20
+    finally:
+        for proc in procs:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=60)
 
 
 def test_threads_writing_the_same_keys_store_each_once(home: Path) -> None:
