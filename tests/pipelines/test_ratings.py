@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from flows.cli import main
@@ -287,3 +289,103 @@ def test_ratings_from_pgn(tmp_path: Path) -> None:
     assert games == [Game("x", "y", 1.0), Game("y", "x", 0.5)]
     with pytest.raises(RatingsError, match="anchor 'z'"):
         fit(games, RatingsConfig(anchors={"z": 0}))
+
+
+# --- ladders (several anchors) against a maximum-likelihood oracle ---------------------------
+# bayeselo holds no player fixed (its ``offset`` only shifts the table), so a ladder's oracle
+# is the model itself, maximised by scipy: the log-likelihood of the module docstring's
+# probabilities, written out again here, over the free players' Elos, the White advantage and
+# the draw Elo, with the anchors held at rating / scale and the scale 4x / (1 + x)^2 of the
+# fitted draw Elo (a fixed point, found by brentq); the intervals are the inverse of the
+# numerically differentiated Hessian over the free players, times bayeselo's 1.960127302.
+LADDER = {("sf@1350", "engine"): (5, 6, 9), ("sf@1800", "engine"): (11, 5, 4),
+          ("sf@1350", "sf@1800"): (3, 4, 13), ("sf@1350", "other"): (8, 7, 5),
+          ("other", "engine"): (6, 8, 6), ("sf@1800", "other"): (9, 4, 7)}
+LADDER_ANCHORS = {"sf@1350": 1350.0, "sf@1800": 1800.0}
+
+
+def ladder_log_likelihood(games: list[Game], elo: dict[str, float], advantage: float,
+                          drawelo: float) -> float:
+    total = 0.0
+    for (white, black, result), count in Counter(
+            (g.white, g.black, g.result) for g in games).items():
+        delta = elo[white] - elo[black]
+        win = 1 / (1 + 10 ** ((-delta - advantage + drawelo) / 400))
+        loss = 1 / (1 + 10 ** ((delta + advantage + drawelo) / 400))
+        total += count * math.log({1.0: win, 0.0: loss, 0.5: 1 - win - loss}[result])
+    return total
+
+
+def bayeselo_scale(drawelo: float) -> float:
+    x = 10 ** (-drawelo / 400)
+    return 4 * x / (1 + x) ** 2
+
+
+def ladder_oracle(games: list[Game], anchors: dict[str, float]
+                  ) -> tuple[dict[str, float], dict[str, float], float, float]:
+    """(printed Elos, printed 95% half-intervals of the free players, advantage, draw Elo)."""
+    from scipy.optimize import brentq, minimize
+
+    free = sorted(({g.white for g in games} | {g.black for g in games}) - set(anchors))
+
+    def best(drawelo_guess: float) -> np.ndarray:
+        scale = bayeselo_scale(drawelo_guess)
+        fixed = {name: rating / scale for name, rating in anchors.items()}
+
+        def minus_ll(x: np.ndarray) -> float:
+            elo = fixed | dict(zip(free, x[:-2], strict=True))
+            return -ladder_log_likelihood(games, elo, x[-2], x[-1])
+
+        x = np.array([sum(fixed.values()) / len(fixed)] * len(free) + [30.0, 100.0])
+        for _ in range(2):   # Nelder-Mead, restarted once (BFGS stops short: precision loss)
+            x = minimize(minus_ll, x, method="Nelder-Mead", options={
+                "xatol": 1e-9, "fatol": 1e-13, "maxiter": 20000, "maxfev": 40000}).x
+        return x
+
+    drawelo = brentq(lambda d: best(d)[-1] - d, 20.0, 400.0, xtol=1e-10)
+    x = best(drawelo)
+    scale = bayeselo_scale(drawelo)
+    internal = {name: rating / scale for name, rating in anchors.items()} \
+        | dict(zip(free, x[:-2], strict=True))
+
+    def ll(values: np.ndarray) -> float:
+        return ladder_log_likelihood(games, internal | dict(zip(free, values, strict=True)),
+                                     x[-2], x[-1])
+
+    step, n, at = 0.5, len(free), x[:-2]
+    hessian = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            e_i, e_j = np.eye(n)[i] * step, np.eye(n)[j] * step
+            hessian[i, j] = (ll(at + e_i + e_j) - ll(at + e_i - e_j) - ll(at - e_i + e_j)
+                             + ll(at - e_i - e_j)) / (4 * step * step)
+    covariance = np.linalg.inv(-hessian)
+    printed = {name: scale * elo for name, elo in internal.items()}
+    plus = {name: 1.960127302 * scale * math.sqrt(covariance[k, k])
+            for k, name in enumerate(free)}
+    return printed, plus, x[-2], x[-1]
+
+
+def test_a_ladder_with_draw_elo_and_advantage_fitted_matches_the_likelihood_maximum() -> None:
+    """A Stockfish ladder with the draw Elo and the White advantage fitted (``mm 1 1``): the
+    anchors print exactly at 1350 and 1800 (their internal Elo depends on the scale, so on
+    the fitted draw Elo: a fit that stops after one pass prints them about 100 off), and the
+    free players' Elos, intervals, advantage and draw Elo are the oracle's."""
+    games = games_from_crosstable(LADDER)
+    config = RatingsConfig(anchors=LADDER_ANCHORS, fit_advantage=True, fit_drawelo=True,
+                           prior=0.0)
+    table = fit(games, config)
+    rows = table.by_name()
+    printed, plus, advantage, drawelo = ladder_oracle(games, LADDER_ANCHORS)
+    assert rows["sf@1350"].elo == pytest.approx(1350, abs=1e-6)
+    assert rows["sf@1800"].elo == pytest.approx(1800, abs=1e-6)
+    assert rows["sf@1350"].plus == rows["sf@1800"].minus == 0
+    assert table.advantage == pytest.approx(advantage, abs=1e-3)
+    assert table.drawelo == pytest.approx(drawelo, abs=1e-3)
+    assert table.scale == pytest.approx(bayeselo_scale(drawelo), abs=1e-8)
+    for name in ("engine", "other"):
+        assert rows[name].elo == pytest.approx(printed[name], abs=1e-3), name
+        assert rows[name].plus == rows[name].minus == pytest.approx(plus[name], abs=1e-2), name
+    printed_anchors = {line.split()[1]: line.split()[2]
+                       for line in format_ratings(table).splitlines()[1:]}
+    assert (printed_anchors["sf@1800"], printed_anchors["sf@1350"]) == ("1800", "1350")
