@@ -1,4 +1,8 @@
-"""Shared fixtures: a fresh warehouse home per test, one Prefect test harness per session."""
+"""Shared fixtures: a fresh warehouse home per test, one Prefect test harness per session.
+
+Under CI (``CHESSLAB_CI=1``, set by ``.ci/run``) a skipped test is a failure: a missing
+Stockfish, Chromium, Gaviota tables or compiled core must not turn the run green. Every run
+ends with the count of skipped tests."""
 from __future__ import annotations
 
 import os
@@ -11,7 +15,49 @@ import chess.polyglot
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
+CI_ENV = "CHESSLAB_CI"
+FAILED_SKIPS: list[str] = []   # the node ids of the skips turned into failures this run
+
+
+def in_ci() -> bool:
+    return os.environ.get(CI_ENV, "") not in ("", "0")
+
+
+def skip_reason(report: pytest.CollectReport | pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+
+
+def fail_skips_in_ci(report: pytest.CollectReport | pytest.TestReport) -> None:
+    """Turn a skip into a failure that gives its reason (CI only; xfail stays as it is)."""
+    if in_ci() and report.skipped and not hasattr(report, "wasxfail"):
+        reason = skip_reason(report).removeprefix("Skipped: ")
+        FAILED_SKIPS.append(report.nodeid)
+        report.outcome = "failed"
+        report.longrepr = f"{CI_ENV}=1: this test would have been skipped: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[None]:
+    outcome = yield
+    fail_skips_in_ci(outcome.get_result())  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    outcome = yield
+    fail_skips_in_ci(outcome.get_result())  # type: ignore[attr-defined]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The skip count, on every run (0 included): under CI each skip is a failure."""
+    skipped = len(terminalreporter.stats.get("skipped", []))
+    note = f", {len(FAILED_SKIPS)} failed as skips ({CI_ENV}=1)" if in_ci() else ""
+    terminalreporter.write_line(f"chesslab: {skipped} skipped{note}")
+# CHESSLAB_STOCKFISH points the tests at another binary (or at none, to see CI fail).
+STOCKFISH = os.environ.get("CHESSLAB_STOCKFISH") or shutil.which("stockfish") \
+    or "/usr/games/stockfish"
 
 
 @pytest.fixture(scope="session")

@@ -4,9 +4,12 @@ python-chess's asyncio engine costs an event loop round trip per line; labelling
 thousands of short searches, so this driver writes commands and reads whole chunks of the
 engine's output with ``select`` (which also gives every read a deadline).
 
->>> engine = UciClient("/usr/games/stockfish", {"Threads": "1"})  # doctest: +SKIP
->>> engine.search("8/8/8/8/8/8/5k2/7K w - -", "go depth 3").bestmove  # doctest: +SKIP
-'h1g1'
+Kh2 is White's only legal move here (g1 and g2 touch the black king on f2):
+
+>>> engine = UciClient("/usr/games/stockfish", {"Threads": "1"})
+>>> engine.search("8/8/8/8/8/8/5k2/7K w - -", "go depth 3", timeout_s=30).bestmove
+'h1h2'
+>>> engine.quit()
 """
 from __future__ import annotations
 

@@ -2,16 +2,19 @@
 the Stockfish ladder, recorded as tournaments, then the model's events."""
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
 from pathlib import Path
 
+import chess.pgn
 import pytest
 
 from flows.cli import main
 from flows.evaluate_model import evaluate_model as evaluate_on
 from flows.step import LocalRunner
 from pipelines.evaluate import EvaluateConfig, EvaluateError, Evaluation, plan_evaluation
+from pipelines.ratings import Game, RatingsConfig, RatingTable, fit
 from warehouse import Lake, connect
 
 OPENINGS = str(Path(__file__).parents[1] / "fixtures" / "openings" / "two_positions.epd")
@@ -22,6 +25,21 @@ def evaluate_model(config: EvaluateConfig, home: Path) -> Evaluation:
     """The evaluate composition on the local runner (tests/flows/test_models_flow.py runs it
     on both runners)."""
     return evaluate_on(LocalRunner(show_progress=False), config, str(home))
+
+
+def ladder_table(home: Path, tournament_id: str, anchors: dict[str, float]) -> RatingTable:
+    """BayesElo of a tournament's games read back from their stored PGN by python-chess
+    (names and results from the tags), with the given rungs anchored: what the ladder rating
+    must be, computed without the evaluate and tournament code."""
+    pgns = connect(Lake(home)).execute("select pgn from tournament_games where tournament_id = ?",
+                                       [tournament_id]).fetchall()
+    games = []
+    for (pgn,) in pgns:
+        headers = chess.pgn.read_headers(io.StringIO(pgn))
+        assert headers is not None
+        score = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[headers["Result"]]
+        games.append(Game(headers["White"], headers["Black"], score))
+    return fit(games, RatingsConfig(anchors=anchors))
 
 
 def test_strong_spec_passes_the_sprt_and_is_rated_on_the_ladder(home: Path,
@@ -38,8 +56,13 @@ def test_strong_spec_passes_the_sprt_and_is_rated_on_the_ladder(home: Path,
     assert (evaluation.wins, evaluation.draws, evaluation.losses) == (evaluation.games, 0, 0)
     assert evaluation.games >= 6 and evaluation.games % 2 == 0
     assert evaluation.elo is None and evaluation.los > 0.99   # a perfect score: Elo infinite
-    assert evaluation.ladder_games == 4 and evaluation.ladder_elo is not None
-    assert evaluation.ladder_plus and evaluation.ladder_plus > 0
+    expected = ladder_table(home, str(evaluation.ladder_tournament),
+                            {"stockfish@1350": 1350.0, "stockfish@1500": 1500.0}).by_name()["sf"]
+    assert evaluation.ladder_games == expected.games == 4
+    assert evaluation.ladder_elo == pytest.approx(expected.elo, abs=1e-9)
+    assert evaluation.ladder_plus == pytest.approx(expected.plus, abs=1e-9) \
+        and expected.plus > 0
+    assert evaluation.ladder_minus == pytest.approx(expected.minus, abs=1e-9)
     con = connect(Lake(home))
     events = con.execute("select event from tournaments order by event").fetchall()
     assert events == [(f"chesslab evaluate {STOCKFISH}: SPRT",),
@@ -47,7 +70,7 @@ def test_strong_spec_passes_the_sprt_and_is_rated_on_the_ladder(home: Path,
     ladder = dict(con.execute("select player, elo from ratings where tournament_id = ?",
                               [evaluation.ladder_tournament]).fetchall())
     assert (ladder["stockfish@1350"], ladder["stockfish@1500"]) == (1350, 1500)
-    assert ladder["sf"] == pytest.approx(evaluation.ladder_elo)
+    assert ladder["sf"] == pytest.approx(expected.elo, abs=1e-9)
     sprt = con.execute("select decision from sprt_results where tournament_id = ?",
                        [evaluation.match_tournament]).fetchall()
     assert ("H1",) in sprt
@@ -150,8 +173,12 @@ def test_a_model_that_passes_is_promoted_and_becomes_best(home: Path, stockfish_
         "nnue@1", "nnue@1", "H1", True)
     assert first["wins"] == first["games"] >= 6 and first["losses"] == 0
     assert first["sprt_elo"] == [0.0, 200.0] and first["sprt_llr"] >= first["sprt_bounds"][1]
-    assert first["ladder_games"] == 2 and first["ladder_elo"] > 1350
-    assert first["ladder_plus"] > 0 and first["ladder_minus"] > 0
+    expected = ladder_table(home, first["ladder_tournament"],
+                            {"stockfish@1350": 1350.0}).by_name()["nnue@1"]
+    assert first["ladder_games"] == expected.games == 2
+    assert (first["ladder_elo"], first["ladder_plus"], first["ladder_minus"]) == (
+        pytest.approx(expected.elo, abs=1e-9), pytest.approx(expected.plus, abs=1e-9),
+        pytest.approx(expected.minus, abs=1e-9))
     assert {"elo", "elo_lower", "elo_upper", "los", "match_tournament",
             "ladder_tournament"} <= set(first)
     assert (second["sprt_decision"], second["passed"], second["wins"]) == ("H0", False, 0)

@@ -6,12 +6,15 @@ training itself is covered by test_train_nnue.py.
 """
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
-import time
+import itertools
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import pipelines.train.registry
 from flows.cli import main as cli_main
 from pipelines.train.registry import (
     ModelArtifactError,
@@ -35,8 +38,19 @@ def register(lake: Lake, version: int, kind: str = "nnue") -> Path:
     record_model(lake, kind, version, f"{kind}-tiny", '{"epochs": 1}', artifact, digest)
     for event in ("trained", "exported"):
         record_event(lake, f"{kind}@{version}", event, {})
-        time.sleep(0.002)  # events are ordered by their timestamps
     return artifact
+
+
+@pytest.fixture(autouse=True)
+def in_sequence(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The registry's clock as a sequence: each row written gets the next millisecond, so
+    the events are in the order the test records them (latest wins), whatever the clock's
+    resolution and however fast the writes follow each other."""
+    ticks = itertools.count()
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    monkeypatch.setattr(pipelines.train.registry, "now",
+                        lambda: start + dt.timedelta(milliseconds=next(ticks)))
+    yield
 
 
 @pytest.fixture
@@ -49,7 +63,6 @@ def lake(home: Path) -> Lake:
 
 
 def promote(lake: Lake, model: str) -> None:
-    time.sleep(0.002)
     record_event(lake, model, "promoted", {"by": "test"})
 
 
@@ -85,7 +98,6 @@ def test_unknown_names_are_one_line_errors(lake: Lake) -> None:
 def test_status_is_the_latest_event_and_runs_in_progress_show(lake: Lake) -> None:
     """model_status: latest event wins; a run with only 'started' is listed, unfinished."""
     for event in ("deployed", "evaluated", "retired"):
-        time.sleep(0.002)
         record_event(lake, "nnue@2", event, {})
     record_event(lake, "nnue@4", "started", {"folder": "x"})
     lake.write("model_metrics", [{"model_id": "nnue@4", "epoch": e, "step": 10 * (e + 1),

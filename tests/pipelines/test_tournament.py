@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import io
 import math
+import os
+import random
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import chess
+import chess.gaviota
 import chess.pgn
 import pytest
 
@@ -30,6 +34,7 @@ ENGINES = FIXTURES / "engines"
 OPENINGS = FIXTURES / "openings"
 SF = "stockfish?Threads=1&Hash=16"
 GAVIOTA = Path("/usr/share/gaviotatb/gtb4")
+SYZYGY = FIXTURES / "syzygy"   # python-chess's test tables: see SOURCE.txt there
 
 
 @pytest.fixture
@@ -106,6 +111,86 @@ def test_tablebase_adjudication() -> None:
     rules.close()
     with pytest.raises(TournamentError, match="no Syzygy"):
         Adjudicator(tablebases=str(OPENINGS))
+
+
+def kpk_positions(count: int, seed: int) -> list[chess.Board]:
+    """Random legal positions of king and pawn against king, the pawn White's or Black's,
+    either side to move, none of them over."""
+    rng = random.Random(seed)
+    boards: list[chess.Board] = []
+    while len(boards) < count:
+        board = chess.Board(None)
+        pawn = chess.Piece(chess.PAWN, rng.random() < 0.5)
+        squares = rng.sample(range(64), 3)
+        board.set_piece_at(squares[0], chess.Piece(chess.KING, chess.WHITE))
+        board.set_piece_at(squares[1], chess.Piece(chess.KING, chess.BLACK))
+        board.set_piece_at(squares[2], pawn)
+        board.turn = rng.random() < 0.5
+        if board.is_valid() and not board.is_game_over():
+            boards.append(board)
+    return boards
+
+
+def tablebase_verdict(wdl: int, turn: chess.Color) -> tuple[str, str, str]:
+    """The verdict for a win/draw/loss of the side to move, as cutechess words it."""
+    if wdl == 0:
+        return ("1/2-1/2", "adjudication", "Draw by tablebase adjudication")
+    white = (wdl > 0) == (turn == chess.WHITE)
+    return ("1-0" if white else "0-1", "adjudication",
+            f"{'White' if white else 'Black'} wins by tablebase adjudication")
+
+
+@pytest.mark.skipif(not GAVIOTA.is_dir(), reason="Debian package gaviotatb not installed")
+def test_syzygy_adjudication_agrees_with_gaviota() -> None:
+    """Syzygy WDL tables (tests/fixtures/syzygy, from python-chess's test data): on 300
+    random KPK positions every verdict is the one Gaviota's KPK table (another generator,
+    another format) gives, with wins for both colours and draws among them."""
+    rules = Adjudicator(tablebases=str(SYZYGY))
+    assert (rules.syzygy is not None, rules.gaviota, rules.tablebase_pieces) == (True, None, 3)
+    seen: Counter[str] = Counter()
+    with chess.gaviota.open_tablebase(str(GAVIOTA)) as gaviota:
+        for board in kpk_positions(300, seed=1):
+            expected = tablebase_verdict(gaviota.probe_wdl(board), board.turn)
+            assert rules.verdict(board, []) == expected, board.fen()
+            seen[expected[0]] += 1
+    rules.close()
+    assert set(seen) == {"1-0", "0-1", "1/2-1/2"}, seen
+
+
+def test_syzygy_adjudication_of_pieces_and_what_it_leaves_alone(tmp_path: Path) -> None:
+    """KQ and KR against a lone king win for their side, whoever moves; KN and KB against
+    a king draw. Castling rights (no table covers them) and a fourth piece (beyond the
+    tables) leave the game to the engines."""
+    rules = Adjudicator(tablebases=str(SYZYGY))
+    cases = {
+        "8/8/8/8/8/8/2k5/K6Q b - - 0 1": "1-0", "8/8/8/8/8/8/2k5/K6Q w - - 0 1": "1-0",
+        "q6k/8/8/8/8/8/8/2K5 w - - 0 1": "0-1", "7k/8/8/8/8/8/r7/2K5 b - - 0 1": "0-1",
+        "8/8/8/3k4/8/8/8/R3K3 w - - 0 1": "1-0",
+        "8/8/8/3k4/8/8/8/N3K3 w - - 0 1": "1/2-1/2", "8/8/8/3k4/8/8/8/B3K3 b - - 0 1": "1/2-1/2",
+    }
+    for fen, result in cases.items():
+        verdict = rules.verdict(chess.Board(fen), [])
+        assert verdict is not None and verdict[0] == result, fen
+    assert rules.verdict(chess.Board("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1"), []) is None
+    assert rules.verdict(chess.Board("4k3/8/8/8/8/8/8/RN2K3 w - - 0 1"), []) is None
+    rules.close()
+
+
+@pytest.mark.skipif(not GAVIOTA.is_dir(), reason="Debian package gaviotatb not installed")
+def test_a_position_without_a_syzygy_table_falls_back_to_gaviota(tmp_path: Path) -> None:
+    """Syzygy holding only KQvK, then Gaviota: a KPK position has no Syzygy table, so
+    Gaviota's verdict is taken; KQK is still Syzygy's."""
+    only_kqk = tmp_path / "syzygy"
+    only_kqk.mkdir()
+    (only_kqk / "KQvK.rtbw").write_bytes((SYZYGY / "KQvK.rtbw").read_bytes())
+    rules = Adjudicator(tablebases=os.pathsep.join([str(only_kqk), str(GAVIOTA)]))
+    assert rules.syzygy is not None and rules.gaviota is not None
+    won = chess.Board("8/8/8/8/8/2k5/4P3/4K3 w - - 0 1")   # the pawn queens (Gaviota: win)
+    with chess.gaviota.open_tablebase(str(GAVIOTA)) as gaviota:
+        assert gaviota.probe_wdl(won) == 1
+    assert rules.verdict(won, []) == tablebase_verdict(1, chess.WHITE)
+    assert rules.verdict(chess.Board("8/8/8/8/8/8/2k5/K6Q b - - 0 1"), [])[0] == "1-0"
+    rules.close()
 
 
 def test_tournament_records_game_pairs_with_pgn(home: Path, stockfish_path: str) -> None:

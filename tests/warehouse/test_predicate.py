@@ -3,6 +3,7 @@ used to get through (`1=1) union select ...` sent arbitrary FENs to Stockfish, w
 labels and read local files into label_errors)."""
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -43,15 +44,40 @@ def test_escapes_are_refused_with_the_reason(predicate: str) -> None:
         LabelConfig.tiny(where=predicate)
 
 
-@pytest.mark.parametrize("predicate", [
-    "fen like '% b %'", "fen like '%--%'", "true -- a trailing comment",
-    "length(fen) > 10 and position_key % 2 = 0",
-    "source_id in ('a', 'b') or positions.fen is null",
-    "case when fen like '% w %' then true else false end",
-    "first_seen >= timestamp '2026-01-01' and position_key between 1 and 100",
-])
-def test_expressions_over_the_positions_columns_are_accepted(predicate: str) -> None:
+# Four positions, and which of them each accepted predicate selects, worked out by hand.
+ROWS = [
+    {"position_key": 1, "fen": START_FEN, "source_id": "a",
+     "first_seen": dt.datetime(2025, 12, 31, tzinfo=dt.UTC)},
+    {"position_key": 2, "fen": BLACK_FEN, "source_id": "b",
+     "first_seen": dt.datetime(2026, 1, 2, tzinfo=dt.UTC)},
+    {"position_key": 3, "fen": "8/8/8/8/8/8/8/K6k w - -", "source_id": "c",
+     "first_seen": dt.datetime(2026, 3, 1, tzinfo=dt.UTC)},
+    {"position_key": 200, "fen": "4k3/8/8/8/8/8/4P3/4K3 b - -", "source_id": None,
+     "first_seen": dt.datetime(2026, 1, 5, tzinfo=dt.UTC)},
+]
+ACCEPTED = {
+    "fen like '% b %'": [2, 200],                                # Black to move
+    "fen like '%--%' or position_key = 3": [3],                  # `--` inside a string
+    "true -- a trailing comment": [1, 2, 3, 200],
+    "length(fen) > 10 and position_key % 2 = 0": [2, 200],
+    "source_id in ('a', 'b') or positions.fen is null": [1, 2],  # a null source is neither
+    "case when fen like '% w %' then true else false end": [1, 3],
+    "first_seen >= timestamp '2026-01-01' and position_key between 1 and 100": [2, 3],
+}
+
+
+@pytest.mark.parametrize("predicate", sorted(ACCEPTED))
+def test_expressions_over_the_positions_columns_are_accepted_and_keep_their_meaning(
+        predicate: str, home: Path) -> None:
+    """Each accepted predicate passes the check and, as the pending query runs it, selects
+    the positions worked out by hand: the check neither refuses it nor changes what it
+    means (a comment or a `--` in a string cutting it short, a dropped clause)."""
     check_predicate(predicate, "positions", COLUMNS)
+    lake = Lake(home)
+    lake.write("positions", ROWS)
+    config = LabelConfig.tiny(depths=(2,), where=predicate)
+    assert sorted(p.position_key for p in pending_positions(lake, config, "sf")) \
+        == ACCEPTED[predicate]
 
 
 def test_where_chooses_positions_and_an_escape_reaches_nothing(home: Path) -> None:
