@@ -245,9 +245,10 @@ def test_hce_beats_hce_simple() -> None:
 
 
 def test_bench_node_count_is_pinned_with_one_pv_line() -> None:
-    """``chesslab bench`` (24 positions, depth 8) searches exactly 1,439,274 nodes: the root
-    filter that MultiPV and searchmoves use must cost nothing when neither is asked for (any
-    change to pruning, ordering or evaluation moves this number too)."""
+    """A change detector, not an oracle (no independent source gives this count): ``chesslab
+    bench`` (24 positions, depth 8) searches exactly 1,439,274 nodes: the root filter that
+    MultiPV and searchmoves use must cost nothing when neither is asked for (any change to
+    pruning, ordering or evaluation moves this number too: check the change, then update)."""
     assert run_bench(BenchConfig()).nodes == 1_439_274
 
 

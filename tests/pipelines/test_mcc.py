@@ -33,8 +33,9 @@ MATES = ROOT / "tests" / "fixtures" / "mcts" / "mates.epd"
 
 
 def test_kqk_statistic_is_pinned_for_a_seed() -> None:
-    """Figure 6: 20,000 uniform random playouts, seed 1: 96 White mates (0.48%, the thesis
-    saw 0.50%); threefold repetition gives random play more time to mate (173)."""
+    """A change detector for the exact counts (the thesis gives only the rate): Figure 6:
+    20,000 uniform random playouts, seed 1: 96 White mates (0.48%, the thesis saw 0.50%);
+    threefold repetition gives random play more time to mate (173)."""
     twofold = kqk_statistic(20_000, seed=1)
     assert (twofold["white_wins"], twofold["black_wins"]) == (96, 0)
     assert twofold["white_value"] == pytest.approx((96 + 0.5 * 19_904) / 20_000)
