@@ -41,13 +41,13 @@ def fail_skips_in_ci(report: pytest.CollectReport | pytest.TestReport) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
                               ) -> Iterator[None]:
     outcome = yield
-    fail_skips_in_ci(outcome.get_result())  # type: ignore[attr-defined]
+    fail_skips_in_ci(outcome.get_result())
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
     outcome = yield
-    fail_skips_in_ci(outcome.get_result())  # type: ignore[attr-defined]
+    fail_skips_in_ci(outcome.get_result())
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -58,7 +58,7 @@ def test_solver_exits_zero_when_every_mate_is_exact(home: Path, tmp_path: Path,
     mates = [row for row in results(home, "solver") if row[2] == "mate_moves"]
     assert len(mates) == 7 and all(value == expected for *_, value, expected in mates)
     assert sorted(int(expected) for *_, expected in mates) == sorted(
-        int(chess.Board.from_epd(line)[1]["dm"]) for line in easy)   # type: ignore[call-overload]
+        int(chess.Board.from_epd(line)[1]["dm"]) for line in easy)
     assert main(["--home", str(home), "mcc", "solver", str(epd), "--iterations", "1",
                  "--hash-mb", "64"]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == "0/7 exact within 1 iterations"
