@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Mutation testing of one core module with mutmut 3: small plausible bugs (an operator, a
+# constant, a condition flipped) are put into the module one at a time and the module's tests
+# run against each; a mutant no test notices "survived". Too slow for CI: run it after changing
+# one of these modules or its tests (docs/mutation.md has the scores and the survivors that are
+# equivalent, with the reason).
+#
+#   scripts/mutation.sh MODULE            # MODULE: a name below
+#   scripts/mutation.sh FILE.py TEST...   # any module, with the tests to run against it
+#
+# It works on a copy of the checkout (tracked files and the compiled core) under
+# ${MUTATION_DIR:-${TMPDIR:-/tmp}/chesslab-mutation}/NAME, so the checkout stays clean and
+# modules can run side by side; it prints the score and the survivors, and leaves
+# survivors.txt there (``cd`` there and ``mutmut show NAME`` shows one). MUTATION_CHILDREN
+# sets the parallel test processes (default 2); it runs under ``nice -n 19``.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PY=${PYTHON:-$ROOT/.venv/bin/python}
+[ -x "$PY" ] || PY=python3
+
+usage() {
+  sed -n '2,16p' "$0" >&2
+  echo "modules: ratings sprt nnue tournament games pgn label" >&2
+  exit 2
+}
+[ $# -ge 1 ] || usage
+
+# name -> files to mutate (globs over mutmut's mutant names narrow a file to some functions)
+# and the tests that guard them.
+FUNCTIONS=()
+case "$1" in
+  ratings)
+    FILES=(pipelines/ratings/bayeselo.py pipelines/ratings/pair.py)
+    TESTS=(tests/pipelines/test_ratings.py) ;;
+  sprt)
+    FILES=(pipelines/sprt/__init__.py pipelines/sprt/store.py)
+    TESTS=(tests/pipelines/test_sprt.py) ;;
+  nnue)   # the export: quantisation and the integer evaluation of the exported arrays
+    FILES=(pipelines/train/nnue.py)
+    FUNCTIONS=("pipelines.train.nnue.x_quantise__mutmut_*"
+               "pipelines.train.nnue.x_mean_layer_inputs__mutmut_*"
+               "pipelines.train.nnue.x_save_npz__mutmut_*"
+               "pipelines.train.nnue.x_evaluate_quantised_batch__mutmut_*"
+               "pipelines.train.nnue.x__evaluate_chunk__mutmut_*"
+               "pipelines.train.nnue.x__affine__mutmut_*"
+               "pipelines.train.nnue.x_reference_check__mutmut_*")
+    TESTS=(tests/pipelines/test_nnue_export.py tests/pipelines/test_train_nnue.py
+           tests/engines/test_nnue.py) ;;
+  tournament)   # adjudication and how a game is scored (rules verdicts, forfeits, scores)
+    FILES=(pipelines/tournament/adjudication.py pipelines/tournament/game.py)
+    FUNCTIONS=("pipelines.tournament.adjudication.*"
+               "pipelines.tournament.game.xǁGameRecordǁwhite_score__mutmut_*"
+               "pipelines.tournament.game.x_rules_verdict__mutmut_*"
+               "pipelines.tournament.game.x_forfeit__mutmut_*"
+               "pipelines.tournament.game.x_score_for_white__mutmut_*")
+    TESTS=(tests/pipelines/test_tournament.py) ;;
+  games)
+    FILES=(pipelines/ingest/games.py)
+    TESTS=(tests/pipelines/test_ingest.py tests/pipelines/test_ingest_recovery.py) ;;
+  pgn)
+    FILES=(pipelines/ingest/pgn.py)
+    TESTS=(tests/pipelines/test_ingest.py tests/pipelines/test_ingest_recovery.py) ;;
+  label)   # info parsing and the label rows
+    FILES=(pipelines/label/info.py pipelines/label/run.py)
+    TESTS=(tests/pipelines/test_label.py) ;;
+  *.py)
+    [ $# -ge 2 ] || usage
+    FILES=("$1"); shift
+    TESTS=("$@") ;;
+  *) usage ;;
+esac
+for path in "${FILES[@]}" "${TESTS[@]}"; do
+  [ -e "$path" ] || { echo "mutation: $path not found" >&2; exit 2; }
+done
+NAME=$(basename "${1%.py}")
+WORK=${MUTATION_DIR:-${TMPDIR:-/tmp}/chesslab-mutation}/$NAME
+CHILDREN=${MUTATION_CHILDREN:-2}
+
+# A fresh copy: the tracked and new files, and the compiled core (ignored by git).
+rm -rf "$WORK"
+mkdir -p "$WORK"
+{ git ls-files -co --exclude-standard; find engines -name '*.so'; } \
+  | sort -u | while read -r path; do [ -f "$path" ] && printf '%s\0' "$path"; done \
+  | tar --null -T - -cf - | tar -xf - -C "$WORK"
+
+# mutmut reads [mutmut] from setup.cfg (pyproject.toml has no [tool.mutmut]): every package
+# is copied into mutants/ (tests import the copy, never the checkout), the module's files are
+# mutated.
+entry() { local key=$1; shift; echo "$key="; printf '    %s\n' "$@"; }
+{
+  echo "[mutmut]"
+  entry source_paths flows pipelines engines warehouse dashboards
+  entry only_mutate "${FILES[@]}"
+  entry also_copy data benchmarks setup.py
+  entry pytest_add_cli_args_test_selection "${TESTS[@]}"
+  entry pytest_add_cli_args -p no:cacheprovider
+} > "$WORK/setup.cfg"
+
+cd "$WORK"
+# Subprocesses the tests start (the CLI) import the mutated copy too. The folder must exist
+# before Python starts: a missing path entry is cached as such, and imports would then fall
+# through to the installed (editable) chesslab, unmutated.
+mkdir -p mutants
+export PYTHONPATH=$WORK/mutants
+MUTMUT=$(dirname "$PY")/mutmut
+echo "mutation: ${FILES[*]} against ${TESTS[*]} in $WORK"
+status=0
+nice -n 19 "$MUTMUT" run --max-children "$CHILDREN" "${FUNCTIONS[@]}" > run.log 2>&1 || status=$?
+if [ "$status" -ne 0 ]; then
+  tail -30 run.log
+  echo "mutation: mutmut run failed (exit $status); the log is $WORK/run.log" >&2
+  exit "$status"
+fi
+"$MUTMUT" results --all true > results.txt
+"$PY" - "${FUNCTIONS[@]}" <<'EOF'
+import fnmatch
+import sys
+from collections import Counter
+
+patterns = sys.argv[1:]
+rows = []
+for line in open("results.txt", encoding="utf-8"):
+    name, _, status = line.strip().rpartition(": ")
+    if name and (not patterns or any(fnmatch.fnmatch(name, p) for p in patterns)):
+        rows.append((name, status))
+counts = Counter(status for _, status in rows)
+killed = counts["killed"] + counts["timeout"] + counts["caught by type check"]
+survivors = sorted(name for name, status in rows if status in ("survived", "no tests"))
+with open("survivors.txt", "w", encoding="utf-8") as out:
+    out.writelines(f"{name}\n" for name in survivors)
+print(", ".join(f"{status} {n}" for status, n in sorted(counts.items())))
+for name, status in rows:
+    if status in ("survived", "no tests", "suspicious", "skipped", "not checked"):
+        print(f"  {status}: {name}")
+total = len(rows)
+print(f"score: {killed}/{total} killed ({100 * killed / total:.1f}%)" if total else "no mutants")
+EOF
