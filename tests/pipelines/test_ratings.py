@@ -2,6 +2,7 @@
 Tables 8 and 9, the MM fixed point, anchors."""
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from collections import Counter
@@ -23,8 +24,11 @@ from pipelines.ratings import (
 )
 from pipelines.ratings.bayeselo import (
     Model,
+    RatingTable,
     Results,
+    bound_value,
     exact_intervals,
+    grid_value,
     normal_quantile,
     pair_counts,
 )
@@ -389,3 +393,77 @@ def test_a_ladder_with_draw_elo_and_advantage_fitted_matches_the_likelihood_maxi
     printed_anchors = {line.split()[1]: line.split()[2]
                        for line in format_ratings(table).splitlines()[1:]}
     assert (printed_anchors["sf@1800"], printed_anchors["sf@1350"]) == ("1800", "1350")
+
+
+def bayeselo_los_text(table: RatingTable, width: int) -> str:
+    """bayeselo's ``los 0 N width`` output, built as its C++ prints it (CEloRatingCUI, IDC_LOS):
+    a header of setw(MaxNameLength) ' ', ' ', then setw(width) of each name's first width - 1
+    letters; per player its name left-aligned in setw(MaxNameLength), ' ', then per column
+    setw(width) of int(los * 10^(min(width, 8) - 1)), or setw(width) ' ' on the diagonal."""
+    names = [row.name for row in table.rows]
+    pad = max(len(name) for name in names)
+    mult = 10.0 ** ((8 if width > 8 else width) - 1)
+    lines = [" " * pad + " " + "".join(name[:width - 1].rjust(width) for name in names)]
+    for i, name in enumerate(names):
+        cells = [" ".rjust(width) if i == j else str(int(table.los[i][j] * mult)).rjust(width)
+                 for j in range(len(names))]
+        lines.append(name.ljust(pad) + " " + "".join(cells))
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("width", [2, 3, 5, 9])
+def test_los_matrix_prints_as_bayeselo_does(width: int) -> None:
+    """``format_los`` is bayeselo's ``los`` printout, every character, at its default width
+    (3: percentages), at 2, at 5 (four letters of each name) and above 8 (the multiplier
+    stops at 10^7)."""
+    table = fit(table7_games())
+    expected = bayeselo_los_text(table, width)
+    assert format_los(table, width) == expected
+    if width == 3:
+        assert format_los(table) == expected
+
+
+def test_grid_cells_are_bayeselos_cell_centres() -> None:
+    """CDiscretization: cell k of n over [low, high] is centred at low + (k + 1/2) (high -
+    low) / n; cells -1 and n lie just outside. exactdist's grid is bayeselo's own
+    (CEloRatingCUI's constructor: 1001 cells over [-1500, 1500])."""
+    assert grid_value(0, -10.0, 10.0, 1000) == pytest.approx(-9.99)
+    assert grid_value(999, -10.0, 10.0, 1000) == pytest.approx(9.99)
+    assert grid_value(-1, -10.0, 10.0, 1000) == pytest.approx(-10.01)
+    assert grid_value(500, -1500.0, 1500.0, 1001) == pytest.approx(1.5 * 3000 / 1001 - 1.5
+                                                                   * 3000 / 1001)
+    parameters = inspect.signature(exact_intervals).parameters
+    assert (parameters["elo_min"].default, parameters["elo_max"].default,
+            parameters["resolution"].default) == (-1500.0, 1500.0, 1001)
+
+
+def test_bound_value_reads_the_trapezoid_mass_from_either_end() -> None:
+    """GetBoundValue by hand, cells at 0, 1, 2, 3, leaving 2.5% beyond the bound: all the mass
+    in the top cell, the bound from above is 4 - 0.025 / 0.5 = 3.95 (the half cell above the
+    top one counts); all in the bottom cell, from above the walk reaches cell 0 and gives
+    1 - 0.05 = 0.95, from below 0 - 1 + 0.05 = -0.95; no mass at all, the walk ends on the
+    last cell it visits (0 from above, 3 from below)."""
+    def value(k: int) -> float:
+        return float(k)
+
+    assert bound_value([0, 0, 0, 1], value, 0.95, upward=False) == pytest.approx(3.95)
+    assert bound_value([1, 0, 0, 0], value, 0.95, upward=False) == pytest.approx(0.95)
+    assert bound_value([1, 0, 0, 0], value, 0.95, upward=True) == pytest.approx(-0.95)
+    assert bound_value([0, 0, 0, 0], value, 0.95, upward=False) == 0.0
+    assert bound_value([0, 0, 0, 0], value, 0.95, upward=True) == 3.0
+
+
+def test_exactdist_of_a_long_match() -> None:
+    """1000 games between two players: log-likelihoods near -1000, which underflow unless
+    taken relative to their maximum. An even score is symmetric (plus = minus); with two
+    players the other moves against the one on the grid, so the interval is about half the
+    Hessian one (within 10%: the grid's cells are 3 Elo wide)."""
+    games = games_from_crosstable({("A", "B"): (300, 400, 300)})
+    exact = fit(games, RatingsConfig(intervals="exact")).by_name()
+    normal = fit(games, RatingsConfig(intervals="variance")).by_name()
+    for name in ("A", "B"):
+        assert exact[name].plus == pytest.approx(exact[name].minus, rel=1e-9), name
+        assert exact[name].plus == pytest.approx(normal[name].plus / 2, rel=0.1), name
+    lopsided = fit(games_from_crosstable({("A", "B"): (400, 300, 300)}),
+                   RatingsConfig(intervals="exact")).by_name()["A"]
+    assert lopsided.elo > 0 and 0 < lopsided.minus < lopsided.plus < 2 * lopsided.minus
