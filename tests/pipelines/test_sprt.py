@@ -4,6 +4,7 @@ patches, bounds, decisions, and pentanomial counting oriented from the first pla
 from __future__ import annotations
 
 import math
+from decimal import Decimal, getcontext
 from pathlib import Path
 
 import pytest
@@ -275,3 +276,144 @@ def test_evaluate_with_unreachable_bounds_stops_before_any_game(
     assert err.startswith("chesslab evaluate: error: evaluate: --sprt -500,500: SPRT bounds "
                           "elo0=-500, elo1=500") and len(err.splitlines()) == 1
     assert list((home / "lake").iterdir()) == []     # no tournament was started
+
+
+def test_describe_words_each_decision() -> None:
+    """The one-line verdict, by hand for each decision (bounds of alpha = beta = 0.05)."""
+    from pipelines.sprt import SprtResult
+
+    lower, upper = math.log(0.05 / 0.95), math.log(0.95 / 0.05)
+    lines = {llr: SprtResult((1, 2, 3), llr, lower, upper).describe()
+             for llr in (3.0, -3.0, 0.5)}
+    assert lines == {3.0: "LLR 3.000 (-2.944, 2.944) -> accept H1",
+                     -3.0: "LLR -3.000 (-2.944, 2.944) -> reject H1 (accept H0)",
+                     0.5: "LLR 0.500 (-2.944, 2.944) -> continue"}
+
+
+def test_pair_pdf_is_two_independent_games() -> None:
+    """A game pair of two independent games (win w, draw d, loss l each): LL = l^2,
+    LD+DL = 2ld, LW+DD+WL = d^2 + 2lw, DW+WD = 2dw, WW = w^2. Draws from 0 to all a
+    score allows are accepted (no wins at all, or no losses, included); more, or a draw
+    ratio of 1, are refused naming the figures."""
+    from pipelines.sprt import expected_score, pair_pdf
+
+    score, d = 1 / (1 + 10 ** (-38.4 / 400)), 0.21
+    w, l = score - d / 2, 1 - score - d / 2
+    assert [p for _, p in pair_pdf(38.4, d)] == pytest.approx(
+        [l * l, 2 * l * d, d * d + 2 * l * w, 2 * d * w, w * w], rel=1e-12)
+    assert [a for a, _ in pair_pdf(38.4, d)] == [0, 0.25, 0.5, 0.75, 1]
+    # no draws, even: LL 1/4, LW+WL 1/2, WW 1/4; impossible cells get 1e-12 (logs stay finite)
+    assert [p for _, p in pair_pdf(0, 0)] == [0.25, 1e-12, 0.5, 1e-12, 0.25]
+    never_wins = 2 * expected_score(-100)       # wins exactly 0
+    assert pair_pdf(-100, never_wins)[4][1] == 1e-12
+    never_loses = 2 * (1 - expected_score(100))  # losses exactly 0
+    assert pair_pdf(100, never_loses)[0][1] == 1e-12
+    for elo, draws in ((0, 1.0), (0, 1.5), (100, 0.9), (-100, 0.9), (0, -0.1)):
+        with pytest.raises(SprtError, match="draws cannot score"):
+            pair_pdf(elo, draws)
+
+
+def llr_steps_by_difference(config: SprtConfig, elo: float, draws: float
+                            ) -> tuple[list[float], list[float]]:
+    """(the pair distribution, what one more pair of each outcome adds to llr() of a million
+    pairs in those proportions): the LLR's steps, from llr() itself (the derivative of a
+    maximised likelihood is the log-ratio of the maximising distributions)."""
+    from pipelines.sprt import pair_pdf
+
+    pdf = [p for _, p in pair_pdf(elo, draws)]
+    counts = [round(p * 1_000_000) for p in pdf]
+    base = sprt(counts, config.elo0, config.elo1, model=config.model).llr
+    steps = []
+    for cell in range(5):
+        more = [c + (i == cell) for i, c in enumerate(counts)]
+        steps.append(sprt(more, config.elo0, config.elo1, model=config.model).llr - base)
+    return pdf, steps
+
+
+def wald(drift: float, variance: float, a: float, b: float) -> tuple[float, float]:
+    """Wald's P(reach b before a) and mean length of a walk with this drift and variance per
+    step, in 60-digit decimals (no overflow at any drift)."""
+    getcontext().prec = 60
+    theta, low, high = Decimal(-2 * drift / variance), Decimal(a), Decimal(b)
+    p = (1 - (theta * low).exp()) / ((theta * high).exp() - (theta * low).exp())
+    return float(p), float((p * high + (1 - p) * low) / Decimal(drift))
+
+
+@pytest.mark.parametrize("config,elo,draws", [
+    (SprtConfig(0, 10), 38.4, 0.21),
+    (SprtConfig(0, 10), 6.0, 0.3),            # undecided: P(H1) about 0.78
+    (SprtConfig(0, 10, beta=0.1, model="logistic"), 3.0, 0.3),
+])
+def test_forecast_drift_and_variance_are_the_llrs_steps_and_walds_formulas_follow(
+        config: SprtConfig, elo: float, draws: float) -> None:
+    """The forecast's drift and variance are the mean and variance of llr()'s steps under
+    the pair distribution; its P(H1) and mean length are Wald's for that walk."""
+    from pipelines.sprt import forecast
+
+    pdf, steps = llr_steps_by_difference(config, elo, draws)
+    drift = sum(p * s for p, s in zip(pdf, steps, strict=True))
+    variance = sum(p * s * s for p, s in zip(pdf, steps, strict=True)) - drift ** 2
+    result = forecast(config, elo, draws)
+    assert result.drift == pytest.approx(drift, rel=1e-3)
+    assert result.variance == pytest.approx(variance, rel=1e-4)
+    p_h1, pairs = wald(result.drift, result.variance, config.lower_bound, config.upper_bound)
+    assert (result.p_h1, result.pairs, result.games) == (
+        pytest.approx(p_h1, rel=1e-9), pytest.approx(pairs, rel=1e-9),
+        pytest.approx(2 * pairs, rel=1e-9))
+
+
+@pytest.mark.parametrize("elo", [300.0, -300.0])
+def test_forecast_of_a_lopsided_match_stays_finite(elo: float) -> None:
+    """+-300 Elo with 20% draws: the walk's exponents reach about 1800 (exp overflows a
+    float past 709); the forecast is still Wald's, computed in 60-digit decimals."""
+    from pipelines.sprt import forecast
+
+    config = SprtConfig(0, 10)
+    result = forecast(config, elo, 0.2)
+    p_h1, pairs = wald(result.drift, result.variance, config.lower_bound, config.upper_bound)
+    assert result.p_h1 == pytest.approx(p_h1, abs=1e-300)
+    assert result.pairs == pytest.approx(pairs, rel=1e-9)
+    assert (result.p_h1 > 0.5) == (elo > 0)
+
+
+@pytest.mark.parametrize("beta", [0.05, 0.2])
+def test_forecast_without_drift_is_walds_symmetric_walk(beta: float) -> None:
+    """SPRT(-5, 5) at a true 0 Elo: the two hypotheses are mirror images, so the LLR has no
+    drift, and Wald's limits hold: P(H1) = -a / (b - a) (0.5 when alpha = beta) and a mean
+    length of -ab / variance pairs."""
+    from pipelines.sprt import forecast
+
+    config = SprtConfig(-5, 5, beta=beta)
+    a, b = math.log(beta / 0.95), math.log((1 - beta) / 0.05)
+    pdf, steps = llr_steps_by_difference(config, 0.0, 0.3)
+    variance = sum(p * s * s for p, s in zip(pdf, steps, strict=True))
+    result = forecast(config, 0.0, 0.3)
+    assert abs(result.drift) < 1e-15
+    assert result.variance == pytest.approx(variance, rel=1e-4)
+    assert result.p_h1 == pytest.approx(-a / (b - a), rel=1e-12)
+    assert result.pairs == pytest.approx(-a * b / result.variance, rel=1e-12)
+
+
+def test_record_sprt_writes_one_row_per_test(home: Path) -> None:
+    """The recorded row holds the counts, test and verdict; recording the same test twice
+    stores it once; another tournament's test is another row."""
+    from pipelines.sprt.store import record_sprt
+
+    lake = Lake(home)
+    config = SprtConfig(0, 10, alpha=0.05, beta=0.1, model="logistic")
+    result = sprt([200, 300, 500], 0, 10, alpha=0.05, beta=0.1, model="logistic")
+    first = record_sprt(lake, result, config, "t-1")
+    assert record_sprt(lake, result, config, "t-1") == first
+    other = record_sprt(lake, result, config, "t-2")
+    assert other != first and len(first) == len(other) == 16
+    int(first, 16)
+    rows = {row["sprt_id"]: row for row in lake.read("sprt_results").to_pylist()}
+    assert set(rows) == {first, other}
+    row = rows[first]
+    assert {k: v for k, v in row.items() if k not in ("sprt_id", "recorded_at")} == {
+        "tournament_id": "t-1", "model": "logistic", "elo0": 0.0, "elo1": 10.0,
+        "alpha": 0.05, "beta": 0.1, "counts": [200, 300, 500],
+        "llr": pytest.approx(11.774010823771674, rel=1e-9),
+        "lower_bound": pytest.approx(math.log(0.1 / 0.95)),
+        "upper_bound": pytest.approx(math.log(0.9 / 0.05)), "decision": "H1"}
+    assert rows[other]["tournament_id"] == "t-2"
