@@ -105,8 +105,7 @@ class Adjudicator:
         """Win/draw/loss for the side to move (cursed wins and blessed losses are draws)."""
         if self.syzygy is not None:
             try:
-                wdl = self.syzygy.probe_wdl(board)
-                return 0 if abs(wdl) < 2 else wdl
+                return fifty_move_wdl(self.syzygy.probe_wdl(board))
             except (KeyError, chess.syzygy.MissingTableError):
                 pass
         if self.gaviota is not None:
@@ -115,6 +114,12 @@ class Adjudicator:
             except (KeyError, chess.gaviota.MissingTableError):
                 pass
         return None
+
+
+def fifty_move_wdl(wdl: int) -> int:
+    """A Syzygy WDL (-2 loss, -1 blessed loss, 0 draw, 1 cursed win, 2 win) under the 50-move
+    rule, which games here are played by: a cursed win or blessed loss is a draw."""
+    return 0 if abs(wdl) < 2 else wdl
 
 
 def open_tablebases(paths: str | None) -> tuple[Any, Any, int]:

@@ -298,9 +298,9 @@ def test_pair_pdf_is_two_independent_games() -> None:
     from pipelines.sprt import expected_score, pair_pdf
 
     score, d = 1 / (1 + 10 ** (-38.4 / 400)), 0.21
-    w, l = score - d / 2, 1 - score - d / 2
+    win, loss = score - d / 2, 1 - score - d / 2
     assert [p for _, p in pair_pdf(38.4, d)] == pytest.approx(
-        [l * l, 2 * l * d, d * d + 2 * l * w, 2 * d * w, w * w], rel=1e-12)
+        [loss * loss, 2 * loss * d, d * d + 2 * loss * win, 2 * d * win, win * win], rel=1e-12)
     assert [a for a, _ in pair_pdf(38.4, d)] == [0, 0.25, 0.5, 0.75, 1]
     # no draws, even: LL 1/4, LW+WL 1/2, WW 1/4; impossible cells get 1e-12 (logs stay finite)
     assert [p for _, p in pair_pdf(0, 0)] == [0.25, 1e-12, 0.5, 1e-12, 0.25]

@@ -193,6 +193,15 @@ def test_a_position_without_a_syzygy_table_falls_back_to_gaviota(tmp_path: Path)
     rules.close()
 
 
+def test_cursed_wins_and_blessed_losses_are_draws_under_the_fifty_move_rule() -> None:
+    """Syzygy's WDL 1 (a win only past the 50-move rule) and -1 (a loss saved by it) are
+    draws; 2 and -2 stand. (No 3- or 4-piece table has such positions, so this is the rule
+    itself, as python-chess documents probe_wdl's values.)"""
+    from pipelines.tournament.adjudication import fifty_move_wdl
+
+    assert [fifty_move_wdl(wdl) for wdl in (-2, -1, 0, 1, 2)] == [-2, 0, 0, 0, 2]
+
+
 def test_tournament_records_game_pairs_with_pgn(home: Path, stockfish_path: str) -> None:
     """Two games from one EPD opening, colours reversed, each row with its PGN: cutechess
     tags, SetUp/FEN of the opening, per-move eval/depth/time comments, PlyCount matching."""
