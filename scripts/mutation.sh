@@ -47,10 +47,10 @@ case "$1" in
                "pipelines.train.nnue.x_reference_check__mutmut_*")
     TESTS=(tests/pipelines/test_nnue_export.py tests/pipelines/test_train_nnue.py
            tests/engines/test_nnue.py) ;;
-  tournament)   # adjudication and how a game is scored (rules verdicts, forfeits, scores)
+  tournament)   # adjudication and how a game is scored (rules verdicts, forfeits, scores;
+                # mutmut leaves properties such as GameRecord.white_score alone)
     FILES=(pipelines/tournament/adjudication.py pipelines/tournament/game.py)
     FUNCTIONS=("pipelines.tournament.adjudication.*"
-               "pipelines.tournament.game.xǁGameRecordǁwhite_score__mutmut_*"
                "pipelines.tournament.game.x_rules_verdict__mutmut_*"
                "pipelines.tournament.game.x_forfeit__mutmut_*"
                "pipelines.tournament.game.x_score_for_white__mutmut_*")
