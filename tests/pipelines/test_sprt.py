@@ -417,3 +417,22 @@ def test_record_sprt_writes_one_row_per_test(home: Path) -> None:
         "lower_bound": pytest.approx(math.log(0.1 / 0.95)),
         "upper_bound": pytest.approx(math.log(0.9 / 0.05)), "decision": "H1"}
     assert rows[other]["tournament_id"] == "t-2"
+
+
+def test_forecast_just_off_zero_drift_is_still_walds_drifting_walk() -> None:
+    """SPRT(0, 10) 0.0002 Elo above where its LLR stops drifting (found by bisection, near
+    +5): a drift of about 1e-7 a pair still tilts P(H1) off 1/2 (by about 1e-4), as Wald's
+    formula for a drifting walk says; only a drift below 1e-9 of the variance is taken as
+    none."""
+    from pipelines.sprt import forecast
+
+    config = SprtConfig(0, 10)
+    low, high = 4.0, 6.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if forecast(config, mid, 0.3).drift < 0 else (low, mid)
+    result = forecast(config, high + 0.0002, 0.3)
+    assert 1e-9 < result.drift < 2e-7
+    p_h1, pairs = wald(result.drift, result.variance, config.lower_bound, config.upper_bound)
+    assert result.p_h1 == pytest.approx(p_h1, rel=1e-8) and abs(p_h1 - 0.5) > 1e-5
+    assert result.pairs == pytest.approx(pairs, rel=1e-6)
