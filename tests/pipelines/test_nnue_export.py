@@ -11,17 +11,30 @@ somewhere, negative values included, and no value is a tie.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import chess
+import chess.pgn
 import numpy as np
 import pytest
 import torch
 
 from engines.nnue.features import halfkp_batch
+from engines.nnue.netfile import random_arrays
 from engines.nnue.network import Network
 from engines.nnue.reference import evaluate_quantised, halfkp_reference
-from pipelines.train.nnue import ExportError, NnueNet, evaluate_quantised_batch, quantise
+from pipelines.train.nnue import (
+    ExportError,
+    NnueNet,
+    evaluate_quantised_batch,
+    load_npz,
+    quantise,
+    reference_check,
+    save_npz,
+)
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 WHITE, BLACK = 2577, 2039     # the features of 4k3/8/8/8/8/8/4P3/4K3, per perspective
 FEN = "4k3/8/8/8/8/8/4P3/4K3 {} - - 0 1"
@@ -169,3 +182,70 @@ def test_meta_names_the_format() -> None:
     assert meta == {"format": "chesslab-nnue", "version": 1, "features": "halfkp",
                     "sizes": [41024, 256, 32, 32, 1], "ft_scale": 127, "weight_scale": 64,
                     "output_cp": 600}
+
+
+def fixture_positions(count: int) -> list[chess.Board]:
+    """The first ``count`` positions of the Opera game and Stockfish self-play fixture."""
+    boards: list[chess.Board] = []
+    with open(FIXTURES / "label_engines" / "selfplay.pgn", encoding="utf-8") as handle:
+        while len(boards) < count and (game := chess.pgn.read_game(handle)) is not None:
+            board = game.board()
+            for move in game.mainline_moves():
+                board.push(move)
+                boards.append(board.copy())
+    return boards[:count]
+
+
+def test_batch_evaluation_equals_the_reference_in_any_chunking() -> None:
+    """A random quantised net whose layers clip below 0 and above 127 (netfile.random_arrays)
+    on 60 positions: the batch evaluator equals the engine side's Python reference position by
+    position, in chunks of 1024, 7 (eight full chunks and a rest) or 1; no positions, no
+    scores."""
+    arrays = random_arrays(3)
+    boards = fixture_positions(60)
+    reference = [evaluate_quantised(arrays, *halfkp_reference(board)) for board in boards]
+    batch = halfkp_batch([board.fen() for board in boards])
+    for chunk in (1024, 7, 1):
+        assert evaluate_quantised_batch(arrays, batch, chunk=chunk).tolist() == reference
+    assert evaluate_quantised_batch(arrays, batch[:0]).tolist() == []
+    assert len(set(reference)) > 30
+
+
+def test_reference_check_reports_the_gap() -> None:
+    """reference_check compares the batch scores with the reference on the first positions:
+    0 for the evaluator's own scores, 7 when one of them is 7 off."""
+    arrays = quantise(hand_built_net())
+    both = np.concatenate([features("w"), features("b"), features("w")])
+    scores = evaluate_quantised_batch(arrays, both)
+    assert scores.tolist() == [BY_HAND["w"], BY_HAND["b"], BY_HAND["w"]]
+    assert reference_check(arrays, both, scores) == {
+        "reference_positions": 3, "quantised_vs_reference_max_cp": 0.0}
+    off = scores.copy()
+    off[1] += 7
+    assert reference_check(arrays, both, off, positions=2) == {
+        "reference_positions": 2, "quantised_vs_reference_max_cp": 7.0}
+
+
+def test_bias_correction_means_over_every_calibration_position() -> None:
+    """Calibrating on 4,097 copies of the position (more than one 4,096-position chunk) gives
+    the same biases as calibrating on one: the mean input is the same; mixing in the
+    Black-to-move position moves them."""
+    net = hand_built_net()
+    once = quantise(net, features("w"))
+    many = quantise(net, np.repeat(features("w"), 4097, axis=0))
+    for name in ("l1_bias", "l2_bias", "out_bias"):
+        assert many[name].tolist() == once[name].tolist(), name
+    mixed = quantise(net, np.concatenate([features("w"), features("b")]))
+    assert mixed["l1_bias"].tolist() != once["l1_bias"].tolist()
+
+
+def test_saved_nets_load_back_exactly_and_leave_no_temporary(tmp_path: Path) -> None:
+    arrays = quantise(hand_built_net())
+    path = save_npz(arrays, tmp_path / "net.npz")
+    assert path == tmp_path / "net.npz" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "net.npz"]
+    loaded = load_npz(path)
+    assert set(loaded) == set(arrays)
+    for name, array in arrays.items():
+        assert loaded[name].dtype == array.dtype and np.array_equal(loaded[name], array), name
+    assert Network(loaded).evaluate(chess.Board(FEN.format("w"))) == BY_HAND["w"]
