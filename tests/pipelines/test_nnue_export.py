@@ -29,6 +29,7 @@ from pipelines.train.nnue import (
     NnueNet,
     evaluate_quantised_batch,
     load_npz,
+    mean_layer_inputs,
     quantise,
     reference_check,
     save_npz,
@@ -124,7 +125,8 @@ def test_the_three_evaluators_give_the_hand_computed_score(turn: str) -> None:
     (engine side) all give the hand-computed centipawns of the quantised hand-built net."""
     arrays = quantise(hand_built_net())
     board = chess.Board(FEN.format(turn))
-    assert evaluate_quantised_batch(arrays, features(turn)).tolist() == [BY_HAND[turn]]
+    batch = evaluate_quantised_batch(arrays, features(turn))
+    assert batch.dtype == np.int64 and batch.tolist() == [BY_HAND[turn]]
     assert evaluate_quantised(arrays, *halfkp_reference(board)) == BY_HAND[turn]
     assert Network(arrays).evaluate(board) == BY_HAND[turn]
 
@@ -174,7 +176,41 @@ def test_a_weight_beyond_its_integer_type_names_the_array() -> None:
         quantise(net)
     with torch.no_grad():
         net.l2.weight[5, 6] = -2.0
-    assert quantise(net)["l2_weight"][5, 6] == -128
+        net.l2.weight[5, 7] = 127 / 64
+    assert quantise(net)["l2_weight"][5, 6:8].tolist() == [-128, 127]   # int8's two ends
+
+
+OVERFLOWS = [   # (parameter, index, value, the array named, its dtype)
+    ("ft.weight", (100, 3), 300.0, "ft_weight", "int16"),     # 38,100 > 32,767
+    ("ft_bias", (3,), -300.0, "ft_bias", "int16"),
+    ("l1.weight", (3, 3), 2.5, "l1_weight", "int8"),
+    ("l1.bias", (3,), 3e5, "l1_bias", "int32"),              # 2.4e9 > 2.1e9
+    ("l2.bias", (3,), -3e5, "l2_bias", "int32"),
+    ("out.weight", (0, 3), 600.0, "out_weight", "int16"),    # 38,400
+    ("out.bias", (0,), 3e5, "out_bias", "int32"),
+]
+
+
+@pytest.mark.parametrize("name,index,value,array,dtype", OVERFLOWS)
+def test_an_overflowing_array_is_named(name: str, index: tuple[int, ...], value: float,
+                                       array: str, dtype: str) -> None:
+    net = hand_built_net()
+    with torch.no_grad():
+        net.get_parameter(name)[index] = value
+    with pytest.raises(ExportError, match=rf"^{array}: values -?\d+\.\.-?\d+ do not fit "
+                                          rf"{dtype}$"):
+        quantise(net)
+
+
+def test_the_padding_row_is_zero_and_the_next_row_is_kept() -> None:
+    """Feature index 0 pads the feature lists: its exported row is zero whatever the float
+    model holds there; row 1 (a real feature) is exported like any other."""
+    net = hand_built_net()
+    with torch.no_grad():
+        net.ft.weight[0, 5] = 0.3
+        net.ft.weight[1, 5] = 0.3
+    exported = quantise(net)["ft_weight"]
+    assert (exported[0] == 0).all() and exported[1, 5] == 38     # 0.3 * 127 = 38.1
 
 
 def test_meta_names_the_format() -> None:
@@ -206,8 +242,10 @@ def test_batch_evaluation_equals_the_reference_in_any_chunking() -> None:
     reference = [evaluate_quantised(arrays, *halfkp_reference(board)) for board in boards]
     batch = halfkp_batch([board.fen() for board in boards])
     for chunk in (1024, 7, 1):
-        assert evaluate_quantised_batch(arrays, batch, chunk=chunk).tolist() == reference
-    assert evaluate_quantised_batch(arrays, batch[:0]).tolist() == []
+        scores = evaluate_quantised_batch(arrays, batch, chunk=chunk)
+        assert scores.dtype == np.int64 and scores.tolist() == reference
+    empty = evaluate_quantised_batch(arrays, batch[:0])
+    assert empty.dtype == np.int64 and empty.shape == (0,)
     assert len(set(reference)) > 30
 
 
@@ -224,6 +262,9 @@ def test_reference_check_reports_the_gap() -> None:
     off[1] += 7
     assert reference_check(arrays, both, off, positions=2) == {
         "reference_positions": 2, "quantised_vs_reference_max_cp": 7.0}
+    many = np.repeat(features("b"), 130, axis=0)   # by default the first 100 (20 ms each)
+    assert reference_check(arrays, many, evaluate_quantised_batch(arrays, many)) == {
+        "reference_positions": 100, "quantised_vs_reference_max_cp": 0.0}
 
 
 def test_bias_correction_means_over_every_calibration_position() -> None:
@@ -249,3 +290,19 @@ def test_saved_nets_load_back_exactly_and_leave_no_temporary(tmp_path: Path) -> 
     for name, array in arrays.items():
         assert loaded[name].dtype == array.dtype and np.array_equal(loaded[name], array), name
     assert Network(loaded).evaluate(chess.Board(FEN.format("w"))) == BY_HAND["w"]
+
+
+def test_mean_layer_inputs_weighs_every_position_once() -> None:
+    """4,096 bare-kings positions and the White-to-move one at index 4,096 (the first of the
+    second 4,096-position chunk): each layer's mean input is (4096 kings + 1 other) / 4097
+    of the two positions' own inputs, each taken alone."""
+    net = hand_built_net()
+    kings = halfkp_batch(["4k3/8/8/8/8/8/8/4K3 w - - 0 1"])
+    assert not kings.any()   # no features: only the biases reach the layers
+    alone = {"kings": mean_layer_inputs(net, kings), "w": mean_layer_inputs(net, features("w"))}
+    mixed = mean_layer_inputs(net, np.concatenate([np.repeat(kings, 4096, axis=0),
+                                                   features("w")]))
+    for layer in ("l1", "l2", "out"):
+        expected = (4096 * alone["kings"][layer] + alone["w"][layer]) / 4097
+        assert mixed[layer] == pytest.approx(expected, rel=1e-9, abs=1e-12), layer
+    assert alone["w"]["l1"][0] == pytest.approx(127 * 0.5)   # x0[0] = 0.4 + 0.1, in 0..127
