@@ -78,10 +78,10 @@ NAME=$(basename "${1%.py}")
 WORK=${MUTATION_DIR:-${TMPDIR:-/tmp}/chesslab-mutation}/$NAME
 CHILDREN=${MUTATION_CHILDREN:-2}
 
-# A fresh copy: the tracked and new files, and the compiled core (ignored by git).
+# A fresh copy: the tracked and new files, and the compiled modules (ignored by git).
 rm -rf "$WORK"
 mkdir -p "$WORK"
-{ git ls-files -co --exclude-standard; find engines -name '*.so'; } \
+{ git ls-files -co --exclude-standard; find flows pipelines engines warehouse dashboards -name '*.so'; } \
   | sort -u | while read -r path; do [ -f "$path" ] && printf '%s\0' "$path"; done \
   | tar --null -T - -cf - | tar -xf - -C "$WORK"
 
