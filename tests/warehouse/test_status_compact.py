@@ -60,10 +60,17 @@ def test_status_prints_rows_parts_and_coverage(home: Path,
         ["Stockfish", "15.1", "sf-15.1-abcd1234", "6", "1", "25"]]
 
 
-def test_status_of_an_empty_home_says_none_yet(home: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_of_a_missing_or_empty_warehouse(home: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """No home: one line naming it, exit 2. A warehouse with no table yet: every table at 0
+    rows in 0 files, and no label coverage."""
+    assert main(["--home", str(home), "status"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"chesslab status: error: no warehouse at {home}") and "\n" not in err
+    (home / "lake").mkdir(parents=True)
     assert main(["--home", str(home), "status"]) == 0
     out = capsys.readouterr().out
+    assert set(table_lines(out)) == set(REGISTRY)
     assert all(counts == ["0", "0"] for counts in table_lines(out).values())
     assert out.rstrip().endswith("(none yet)")
 
