@@ -39,7 +39,7 @@ import chess.polyglot
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from flows.runtime import configure_prefect  # noqa: E402
+from flows.prefect_settings import configure_prefect  # noqa: E402
 
 os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="label-bench-prefect-"))
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")

@@ -28,7 +28,7 @@ from typing import Any
 import flows.commands
 from flows.console import PanicFilter
 from flows.parser import ChesslabParser, subparsers_of
-from flows.runtime import configure_prefect
+from flows.prefect_settings import configure_prefect
 
 log = logging.getLogger("chesslab")
 

@@ -15,13 +15,14 @@ The API is the user's ``PREFECT_API_URL`` when set, else chesslab's temporary se
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flows.runtime import configure_prefect, task_runner
+from flows.prefect_settings import configure_prefect
 
 configure_prefect()  # before Prefect's first import: it reads its settings once
 
@@ -95,6 +96,17 @@ class PrefectRunner:
             return summary
 
         return flow(name=name)(composed)()
+
+
+def task_runner(cluster: str | None = None, workers: int | None = None) -> Any:
+    """A Dask runner on ``cluster`` (an address such as ``tcp://host:8786``), else threads."""
+    if cluster:
+        from prefect_dask import DaskTaskRunner
+
+        return DaskTaskRunner(address=cluster)
+    from prefect.task_runners import ThreadPoolTaskRunner
+
+    return ThreadPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
 
 
 def step_flow(step: Step[Any, Any, Any, Any, Any], cluster: str | None,

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from flows.runtime import configure_prefect
+from flows.prefect_settings import configure_prefect
 
 configure_prefect()  # before Prefect's first import
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.stamps import content_id  # noqa: E402
-from flows.runtime import configure_prefect
+from flows.prefect_settings import configure_prefect
 
 configure_prefect()  # before Prefect's first import
 

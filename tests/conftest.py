@@ -88,7 +88,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """One temporary Prefect server for the whole session, with its own PREFECT_HOME."""
     os.environ["PREFECT_HOME"] = str(tmp_path_factory.mktemp("prefect_home"))
-    from flows.runtime import configure_prefect
+    from flows.prefect_settings import configure_prefect
 
     configure_prefect()
     from prefect.testing.utilities import prefect_test_harness

@@ -82,7 +82,7 @@ def trigger_api(home: Path) -> Any:
     """Settings pointing at ``PREFECT_API_URL``, else at the temporary server of the
     ``chesslab serve`` running on ``home``; an error saying how to start one when neither
     exists."""
-    from flows.runtime import configure_prefect
+    from flows.prefect_settings import configure_prefect
 
     configure_prefect()
     from prefect.settings import PREFECT_API_URL, temporary_settings
