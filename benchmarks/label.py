@@ -148,7 +148,7 @@ def run_ours(template: Path, config: LabelConfig, runner: Any) -> tuple[float, f
 
             summary = label_positions(Lake(home), config)
         else:
-            summary = run_step(LABEL, config, str(home), runner)
+            summary = run_step(LABEL, config, Lake(home), runner)
         return time.perf_counter() - started, summary.seconds, summary.labels
     finally:
         shutil.rmtree(home, ignore_errors=True)

@@ -23,6 +23,7 @@ from pipelines.selfplay import SelfplayConfig
 from pipelines.selfplay.game import SelfplayGame, play_game
 from pipelines.selfplay.players import open_mover
 from pipelines.tournament.openings import Opening
+from warehouse import Lake
 
 CONTENDERS = {  # name: (spec, in process)
     "alphabeta in-process": ("alphabeta:eval=hce", True),
@@ -67,7 +68,7 @@ def pool(games: int, nodes: int, workers: int) -> None:
         with tempfile.TemporaryDirectory() as home:
             config = SelfplayConfig(engine="alphabeta:eval=hce", games=games, nodes=nodes,
                                     batch_games=max(1, games // (2 * workers)), workers=count)
-            summary = LocalRunner(show_progress=False).run(SELFPLAY, config, home)
+            summary = LocalRunner(show_progress=False).run(SELFPLAY, config, Lake(home))
         rates[count] = summary.positions_per_s
         print(f"(b) selfplay step, {count} worker(s): {summary.games} games, {summary.plies} "
               f"plies, {summary.new_positions} new positions, {summary.seconds:.1f} s, "

@@ -17,6 +17,7 @@ import tempfile
 import time
 
 from pipelines.tournament import TournamentConfig, TournamentSummary, run_tournament
+from warehouse import Lake
 
 ENGINE = "stockfish?Threads=1&Hash=16"
 
@@ -29,7 +30,7 @@ def play(concurrency: int, limits: dict[str, int],
         **limits)  # type: ignore[arg-type]
     with tempfile.TemporaryDirectory() as home:
         started = time.perf_counter()
-        summary = run_tournament(config, home)
+        summary = run_tournament(config, Lake(home))
         return summary, time.perf_counter() - started
 
 

@@ -43,9 +43,9 @@ def every_page(con: duckdb.DuckDBPyConnection) -> list[pages.Page]:
             *(pages.match_page(con, m["tournament_id"]) for m in matches)]
 
 
-def build(home: str | os.PathLike[str] | None = None) -> str:
+def build(home: str | os.PathLike[str] | Lake) -> str:
     """The whole dashboard of ``home``'s warehouse as one static page."""
-    lake = Lake(home)
+    lake = home if isinstance(home, Lake) else Lake(home)
     con = connect(lake)
     try:
         found = every_page(con)
@@ -56,7 +56,7 @@ def build(home: str | os.PathLike[str] | None = None) -> str:
     return pages.document(f"chesslab: {lake.home}", pages.nav(False) + anchors + body)
 
 
-def write(path: str | os.PathLike[str], home: str | os.PathLike[str] | None = None) -> Path:
+def write(path: str | os.PathLike[str], home: str | os.PathLike[str] | Lake) -> Path:
     """Write the static dashboard atomically to ``path``."""
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp")

@@ -79,8 +79,8 @@ def request_params(request: Request) -> dict[str, Any]:
 class Dashboard:
     """The app's handlers over one warehouse home."""
 
-    def __init__(self, home: str | os.PathLike[str] | None) -> None:
-        self.lake = Lake(home)
+    def __init__(self, home: str | os.PathLike[str] | Lake) -> None:
+        self.lake = home if isinstance(home, Lake) else Lake(home)
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -170,7 +170,7 @@ def guarded(handler: Callable[[Request], Response]) -> Callable[[Request], Respo
     return run
 
 
-def make_app(home: str | os.PathLike[str] | None = None,
+def make_app(home: str | os.PathLike[str] | Lake,
              allowed_hosts: tuple[str, ...] = LOCAL_NAMES) -> Starlette:
     """The dashboard app over ``home``'s warehouse, answering requests whose ``Host`` header
     names one of ``allowed_hosts``."""
@@ -192,7 +192,7 @@ class DashboardServer:
     """uvicorn serving the app on a socket bound here (port 0: a free one), so the URL is
     known before it serves."""
 
-    def __init__(self, home: str | os.PathLike[str] | None, host: str, port: int,
+    def __init__(self, home: str | os.PathLike[str] | Lake, host: str, port: int,
                  allowed_hosts: tuple[str, ...] = ()) -> None:
         self.socket = bind(host, port)
         names = (*LOCAL_NAMES, *allowed_hosts, *(() if host in ("0.0.0.0", "::") else (host,)))
@@ -245,7 +245,7 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def make_server(home: str | os.PathLike[str] | None = None, host: str = DEFAULT_HOST,
+def make_server(home: str | os.PathLike[str] | Lake, host: str = DEFAULT_HOST,
                 port: int = 8050, allowed_hosts: tuple[str, ...] = ()) -> DashboardServer:
     """A dashboard server bound to ``host:port`` (port 0: a free one), not yet serving."""
     return DashboardServer(home, host, port, allowed_hosts)

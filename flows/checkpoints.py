@@ -16,14 +16,12 @@ from pipelines.puct.checkpoints import (
 from warehouse import Lake
 
 
-def checkpoints(runner: Runner, config: CheckpointsConfig,
-                home: str | None = None) -> CheckpointsReport:
+def checkpoints(runner: Runner, config: CheckpointsConfig, lake: Lake) -> CheckpointsReport:
     """Play (or resume) the run's round robin, rate it, report it."""
     def body() -> CheckpointsReport:
-        lake = Lake(home)
         versions = chosen(run_checkpoints(lake, config.run_id), config.every)
         tournament = tournament_config(lake, config, versions)
-        result = evaluate(runner, tournament, str(lake.home))
+        result = evaluate(runner, tournament, lake)
         summary = result.tournament
         return CheckpointsReport(config.run_id, summary.tournament_id,
                                  summary.already_done + summary.played, versions,

@@ -7,8 +7,11 @@ is a whole part renamed into place, so stopping between two writes loses only un
 which the next run does again; the children (engines, pool workers, the temporary Prefect
 server) die with the command (``pipelines.processes``).
 
-A command that reads the warehouse refuses a folder that holds none (a mistyped ``--home``
-is not an empty warehouse); one that writes creates it and says where (``WAREHOUSE_USE``).
+The warehouse is resolved here once: ``--home``, else ``$CHESSLAB_HOME``, else
+``./chesslab_home`` becomes ``args.lake`` (a :class:`warehouse.Lake`), which the commands hand
+down to runners, steps and units; nothing below ``flows/`` reads the environment for it. A
+command that reads the warehouse refuses a folder that holds none (a mistyped ``--home`` is
+not an empty warehouse); one that writes creates it and says where (``WAREHOUSE_USE``).
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import pkgutil
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,10 @@ from flows.parser import ChesslabParser, subparsers_of
 from flows.prefect_settings import configure_prefect
 
 log = logging.getLogger("chesslab")
+
+#: The home when ``--home`` is not given: this variable, else ``DEFAULT_HOME``.
+HOME_ENV = "CHESSLAB_HOME"
+DEFAULT_HOME = "chesslab_home"
 
 # Errors a user can cause with bad input or a bad environment: reported in one line.
 OUR_PACKAGES = ("chesslab", "flows", "pipelines", "engines", "warehouse", "dashboards")
@@ -159,8 +166,6 @@ def run_command(argv: Sequence[str] | None = None) -> int:
     quiet = not (args.verbose or args.debug) and \
         threading.current_thread() is threading.main_thread()
     with contextlib.ExitStack() as stack:
-        if args.home:   # for this command (a caller in the same process keeps its own)
-            stack.enter_context(environment("CHESSLAB_HOME", args.home))
         if quiet:   # Rust panic reports off the console: the one-line error says it
             with contextlib.suppress(OSError):    # no descriptor 2 to relay: nothing to hide
                 CONSOLE.append(stack.enter_context(PanicFilter()))
@@ -168,17 +173,9 @@ def run_command(argv: Sequence[str] | None = None) -> int:
         return run_checked(args)
 
 
-@contextlib.contextmanager
-def environment(name: str, value: str) -> Iterator[None]:
-    previous = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = previous
+def home_of(args: argparse.Namespace) -> str:
+    """The home the command uses: ``--home``, else ``$CHESSLAB_HOME``, else the default."""
+    return str(args.home or os.environ.get(HOME_ENV) or DEFAULT_HOME)
 
 
 def run_checked(args: argparse.Namespace) -> int:
@@ -186,6 +183,7 @@ def run_checked(args: argparse.Namespace) -> int:
     command ends, unless it failed before writing anything (then it is removed again)."""
     created: Path | None = None
     try:
+        args.home, args.lake = home_of(args), None
         created = check_warehouse(args)
         code = int(args.run(args) or 0)
     except BrokenPipeError:  # output piped into head & co.: not an error
@@ -225,17 +223,25 @@ def warehouse_use(args: argparse.Namespace) -> str | None:
 
 
 def check_warehouse(args: argparse.Namespace) -> Path | None:
-    """Refuse a reading command on a folder without a warehouse; make one for a writing
-    command (returns its home then, for :func:`announce`)."""
+    """``args.lake`` for a command that uses the warehouse (the others do not import it: an
+    engine a GUI starts stays quick); refuse a reading command on a folder without a
+    warehouse; make one for a writing command (returns its home then, for :func:`announce`)."""
     use = warehouse_use(args)
     if use is None:
         return None
-    from warehouse.catalog import create_warehouse, require_warehouse
+    from warehouse import Lake
+    from warehouse.catalog import NoWarehouseError, create_warehouse, require_warehouse
 
+    args.lake = Lake(args.home)
     if use == NEEDS:
-        require_warehouse()
+        try:
+            require_warehouse(args.lake)
+        except NoWarehouseError as exc:
+            raise NoWarehouseError(f"{exc}; give the home with --home or {HOME_ENV}, or "
+                                   f"create one with 'chesslab ingest' or 'chesslab demo'") \
+                from None
         return None
-    return create_warehouse()
+    return create_warehouse(args.lake)
 
 
 if __name__ == "__main__":

@@ -18,14 +18,14 @@ class Evaluation:
     ratings: RatingTable | None       # None when not asked for or no game finished
 
 
-def evaluate(runner: Runner, config: TournamentConfig, home: str | None = None,
+def evaluate(runner: Runner, config: TournamentConfig, lake: Lake,
              ratings: RatingsConfig | None = None, skip_ratings: bool = False) -> Evaluation:
     """Run a tournament and record its BayesElo ratings."""
     def body() -> Evaluation:
-        summary = runner.run(TOURNAMENT, config, home)
+        summary = runner.run(TOURNAMENT, config, lake)
         table = None
         if summary.already_done + summary.played and not skip_ratings:
-            table = rate_tournament(Lake(home), summary.tournament_id, ratings)
+            table = rate_tournament(lake, summary.tournament_id, ratings)
         return Evaluation(summary, table)
 
     return runner.compose("evaluate", body)

@@ -18,14 +18,12 @@ from warehouse import Lake
 log = logging.getLogger(__name__)
 
 
-def evaluate_model(runner: Runner, config: EvaluateConfig,
-                   home: str | None = None) -> Evaluation:
+def evaluate_model(runner: Runner, config: EvaluateConfig, lake: Lake) -> Evaluation:
     """SPRT against the baseline, gauntlet on the ladder, then the model's events."""
     def body() -> Evaluation:
-        lake = Lake(home)
         plan = plan_evaluation(lake, config)
-        match = runner.run(TOURNAMENT, plan.match, str(lake.home))
-        gauntlet = runner.run(TOURNAMENT, plan.gauntlet, str(lake.home)) \
+        match = runner.run(TOURNAMENT, plan.match, lake)
+        gauntlet = runner.run(TOURNAMENT, plan.gauntlet, lake) \
             if plan.gauntlet else None
         evaluation = summarize(lake, plan, match, gauntlet)
         events = record_evaluation(lake, plan, evaluation)

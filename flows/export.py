@@ -7,20 +7,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from flows.step import UnitContext
 from pipelines.export import ExportConfig, ExportSummary, export_dataset
 from warehouse import Lake
 
 
 @dataclass(frozen=True)
-class ExportUnit:
-    home: str
-    config: ExportConfig
-
-
-@dataclass(frozen=True)
 class ExportPlan:
-    home: str
-    units: list[ExportUnit]
+    units: list[ExportConfig]
 
 
 class ExportStep:
@@ -33,19 +27,18 @@ class ExportStep:
     def open_pool(self, config: ExportConfig) -> AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
-    def plan(self, config: ExportConfig, home: str | None) -> ExportPlan:
-        root = str(Lake(home).home)
-        return ExportPlan(root, [ExportUnit(root, config)])
+    def plan(self, config: ExportConfig, lake: Lake) -> ExportPlan:
+        return ExportPlan([config])
 
-    def units(self, plan: ExportPlan) -> list[ExportUnit]:
+    def units(self, plan: ExportPlan) -> list[ExportConfig]:
         return plan.units
 
     def describe(self, plan: ExportPlan) -> str:
-        config = plan.units[0].config
+        config = plan.units[0]
         return f"export: {config.dataset} as {config.format} to {config.out}"
 
-    def run_unit(self, unit: ExportUnit, context: Any) -> ExportSummary:
-        return export_dataset(Lake(unit.home), unit.config)
+    def run_unit(self, unit: ExportConfig, context: UnitContext) -> ExportSummary:
+        return export_dataset(context.lake, unit)
 
     def progress(self, plan: ExportPlan, results: Sequence[ExportSummary],
                  seconds: float) -> str | None:

@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from flows.step import UnitContext
 from pipelines.ingest import IngestConfig, IngestSummary, SourceFile, discover_sources, ingest_file
 from pipelines.ingest.run import worker_pool
 from warehouse import Lake
@@ -24,14 +25,13 @@ class IngestJob:
 
 @dataclass(frozen=True)
 class IngestUnit:
-    home: str
     source: SourceFile
     config: IngestConfig
 
 
 @dataclass(frozen=True)
 class IngestPlan:
-    home: str
+    home: str                  # shown in the plan's line
     units: list[IngestUnit]
 
 
@@ -45,10 +45,10 @@ class IngestStep:
     def open_pool(self, job: IngestJob) -> AbstractContextManager[Any]:
         return worker_pool(job.config.workers)
 
-    def plan(self, job: IngestJob, home: str | None) -> IngestPlan:
-        root = str(Lake(home).home)
-        return IngestPlan(root, [IngestUnit(root, source, job.config)
-                                 for source in discover_sources(job.paths, job.config.format)])
+    def plan(self, job: IngestJob, lake: Lake) -> IngestPlan:
+        return IngestPlan(str(lake.home), [
+            IngestUnit(source, job.config)
+            for source in discover_sources(job.paths, job.config.format)])
 
     def units(self, plan: IngestPlan) -> list[IngestUnit]:
         return plan.units
@@ -56,9 +56,9 @@ class IngestStep:
     def describe(self, plan: IngestPlan) -> str:
         return f"ingest: {len(plan.units)} files into {plan.home}"
 
-    def run_unit(self, unit: IngestUnit, context: Any) -> IngestSummary:
+    def run_unit(self, unit: IngestUnit, context: UnitContext) -> IngestSummary:
         pool = context.pool if unit.source.format == "pgn" else None
-        return ingest_file(Lake(unit.home), unit.source, unit.config, pool)
+        return ingest_file(context.lake, unit.source, unit.config, pool)
 
     def progress(self, plan: IngestPlan, results: Sequence[IngestSummary],
                  seconds: float) -> str:

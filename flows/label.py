@@ -10,6 +10,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from flows.step import UnitContext
 from pipelines.label import LabelConfig
 from pipelines.label.pending import PendingPosition, still_pending
 from pipelines.label.run import (
@@ -26,7 +27,6 @@ from warehouse import Lake
 
 @dataclass(frozen=True)
 class LabelUnit:
-    home: str
     config: LabelConfig
     engine_id: str
     run_id: str
@@ -35,7 +35,6 @@ class LabelUnit:
 
 @dataclass(frozen=True)
 class LabelStepPlan:
-    home: str
     plan: LabelPlan
     config: LabelConfig
 
@@ -59,21 +58,20 @@ class LabelStep:
     def open_pool(self, config: LabelConfig) -> AbstractContextManager[Any]:
         return engine_pool()
 
-    def plan(self, config: LabelConfig, home: str | None) -> LabelStepPlan:
-        lake = Lake(home)
-        return LabelStepPlan(str(lake.home), plan_labels(lake, config), config)
+    def plan(self, config: LabelConfig, lake: Lake) -> LabelStepPlan:
+        return LabelStepPlan(plan_labels(lake, config), config)
 
     def units(self, plan: LabelStepPlan) -> list[LabelUnit]:
         p = plan.plan
-        return [LabelUnit(plan.home, plan.config, p.identity.engine_id, p.run_id, batch)
+        return [LabelUnit(plan.config, p.identity.engine_id, p.run_id, batch)
                 for batch in p.batches]
 
     def describe(self, plan: LabelStepPlan) -> str:
         return (f"label: {plan.plan.positions} positions to label in "
                 f"{len(plan.plan.batches)} batches with {plan.plan.identity.engine_id}")
 
-    def run_unit(self, unit: LabelUnit, context: Any) -> BatchResult:
-        lake = Lake(unit.home)
+    def run_unit(self, unit: LabelUnit, context: UnitContext) -> BatchResult:
+        lake = context.lake
         batch = unit.batch
         if context.attempt > 1:
             batch = still_pending(lake, unit.config, unit.engine_id, batch)

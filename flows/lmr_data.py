@@ -26,9 +26,8 @@ from warehouse import Lake
 
 @dataclass(frozen=True)
 class LmrWork:
-    """The run's plan and the home it writes to: what both steps share."""
+    """The run's plan: what both steps share."""
 
-    home: str
     plan: LmrDataPlan
 
 
@@ -44,9 +43,15 @@ class LabelUnit:
     decisions: list[dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class LabelsPlan:
+    work: LmrWork
+    pending: list[dict[str, Any]]       # the logged decisions still to label
+
+
 class LmrStep:
     """What the games step and the labels step share: one lane (each unit runs a searcher
-    on this process's core), no pool, one retry; the plan is the run's."""
+    on this process's core), no pool, one retry."""
 
     retries = 1
 
@@ -56,15 +61,15 @@ class LmrStep:
     def open_pool(self, config: LmrWork) -> AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
-    def plan(self, config: LmrWork, home: str | None) -> LmrWork:
-        return config
-
-    def summarize(self, plan: LmrWork, results: Sequence[int], seconds: float) -> int:
+    def summarize(self, plan: Any, results: Sequence[int], seconds: float) -> int:
         return sum(results)
 
 
 class GamesStep(LmrStep):
     name = "lmr-games"
+
+    def plan(self, config: LmrWork, lake: Lake) -> LmrWork:
+        return config
 
     def units(self, plan: LmrWork) -> list[GameUnit]:
         return [GameUnit(plan, game) for game in plan.plan.games]
@@ -73,7 +78,7 @@ class GamesStep(LmrStep):
         return f"lmr-data {plan.plan.data_run}: {len(plan.plan.games)} games to play"
 
     def run_unit(self, unit: GameUnit, context: UnitContext) -> int:
-        return play_logged_game(Lake(unit.work.home), unit.work.plan, unit.game)
+        return play_logged_game(context.lake, unit.work.plan, unit.game)
 
     def progress(self, plan: LmrWork, results: Sequence[int], seconds: float) -> str:
         return (f"lmr-data: {len(results)}/{len(plan.plan.games)} games played, "
@@ -83,18 +88,20 @@ class GamesStep(LmrStep):
 class LabelsStep(LmrStep):
     name = "lmr-labels"
 
-    def units(self, plan: LmrWork) -> list[LabelUnit]:
-        pending = pending_decisions(Lake(plan.home), plan.plan)
-        return [LabelUnit(plan, chunk)
-                for chunk in chunks(pending, plan.plan.config.label_chunk)]
+    def plan(self, config: LmrWork, lake: Lake) -> LabelsPlan:
+        return LabelsPlan(config, pending_decisions(lake, config.plan))
 
-    def describe(self, plan: LmrWork) -> str:
-        return f"lmr-data {plan.plan.data_run}: labelling the unlabelled decisions"
+    def units(self, plan: LabelsPlan) -> list[LabelUnit]:
+        return [LabelUnit(plan.work, chunk)
+                for chunk in chunks(plan.pending, plan.work.plan.config.label_chunk)]
+
+    def describe(self, plan: LabelsPlan) -> str:
+        return f"lmr-data {plan.work.plan.data_run}: labelling the unlabelled decisions"
 
     def run_unit(self, unit: LabelUnit, context: UnitContext) -> int:
-        return label_decisions(Lake(unit.work.home), unit.work.plan, unit.decisions)
+        return label_decisions(context.lake, unit.work.plan, unit.decisions)
 
-    def progress(self, plan: LmrWork, results: Sequence[int], seconds: float) -> str:
+    def progress(self, plan: LabelsPlan, results: Sequence[int], seconds: float) -> str:
         return f"lmr-data: {sum(results)} decisions labelled"
 
 
@@ -102,13 +109,12 @@ GAMES = GamesStep()
 LABELS = LabelsStep()
 
 
-def lmr_data(runner: Runner, config: LmrDataConfig, home: str | None = None) -> LmrDataSummary:
+def lmr_data(runner: Runner, config: LmrDataConfig, lake: Lake) -> LmrDataSummary:
     """Play the run's missing games, label its unlabelled decisions, summarise."""
     def body() -> LmrDataSummary:
-        lake = Lake(home)
-        work = LmrWork(str(lake.home), plan_lmr_data(lake, config))
-        logged = runner.run(GAMES, work, home)
-        labelled = runner.run(LABELS, work, home)
+        work = LmrWork(plan_lmr_data(lake, config))
+        logged = runner.run(GAMES, work, lake)
+        labelled = runner.run(LABELS, work, lake)
         return summarize(lake, work.plan, len(work.plan.games), logged, labelled)
 
     return runner.compose("lmr-data", body)

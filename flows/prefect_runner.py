@@ -45,6 +45,7 @@ from flows.step import (  # noqa: E402
     print_progress,
     run_with_retries,
 )
+from warehouse import Lake  # noqa: E402
 
 
 def logged_progress(line: str) -> None:
@@ -82,12 +83,12 @@ class PrefectRunner:
         finally:
             self._stack.close()
 
-    def run(self, step: Step[Any, Any, Any, Any, Any], config: Any, home: str | None) -> Any:
+    def run(self, step: Step[Any, Any, Any, Any, Any], config: Any, lake: Lake) -> Any:
         lanes = step.concurrency(config)
         body = flow(name=step.name, task_runner=task_runner(self.cluster, lanes),
                     validate_parameters=False)(
             step_flow(step, self.cluster, self.progress))
-        return body(config=config, home=home)
+        return body(config=config, home=str(lake.home))
 
     def compose(self, name: str, body: Callable[[], Any]) -> Any:
         def composed() -> Any:
@@ -112,11 +113,13 @@ def task_runner(cluster: str | None = None, workers: int | None = None) -> Any:
 def step_flow(step: Step[Any, Any, Any, Any, Any], cluster: str | None,
               progress: Progress) -> Callable[..., Any]:
     """The flow function of ``step`` (a closure over picklable values only: on a cluster
-    Prefect ships the flow with every task)."""
-    def run_step_flow(config: Any, home: str | None) -> Any:
+    Prefect ships the flow with every task). Its parameters are the config and the home, a
+    path (the run's parameters as the server records them)."""
+    def run_step_flow(config: Any, home: str) -> Any:
         started = time.monotonic()
-        with planned(step, config, home, progress, pool=cluster is None) as (plan, pool):
-            work = Work(step, plan, pool, progress)
+        lake = Lake(home)
+        with planned(step, config, lake, progress, pool=cluster is None) as (plan, pool):
+            work = Work(step, plan, lake, pool, progress)
             if cluster is None:
                 run_lane_tasks(work, work.lanes(step.concurrency(config)))
             else:
@@ -136,9 +139,10 @@ def run_lane(work: Work[Any, Any, Any]) -> None:
 
 
 @task(name="unit", cache_policy=NO_CACHE)
-def run_remote_unit(step: Step[Any, Any, Any, Any, Any], unit: Any) -> Any:
-    """One unit on a cluster worker (retried there): no shared pool, no progress callback."""
-    return run_with_retries(step, unit, None, no_progress)
+def run_remote_unit(step: Step[Any, Any, Any, Any, Any], unit: Any, lake: Lake) -> Any:
+    """One unit on a cluster worker (retried there): the warehouse comes as a value, no
+    shared pool, no progress callback."""
+    return run_with_retries(step, unit, lake, None, no_progress)
 
 
 def run_lane_tasks(work: Work[Any, Any, Any], lanes: int) -> None:
@@ -149,7 +153,8 @@ def run_lane_tasks(work: Work[Any, Any, Any], lanes: int) -> None:
 
 
 def run_unit_tasks(work: Work[Any, Any, Any]) -> None:
-    futures = {run_remote_unit.submit(work.step, unit): index for index, unit in work.todo}
+    futures = {run_remote_unit.submit(work.step, unit, work.lake): index
+               for index, unit in work.todo}
     work.todo = []
     for future in as_completed(list(futures)):
         work.finish(futures[future], future.result())

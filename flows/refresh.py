@@ -8,12 +8,13 @@ from flows.step import Runner
 from pipelines.ingest import IngestConfig, IngestSummary
 from pipelines.label import LabelConfig
 from pipelines.label.run import LabelSummary
+from warehouse import Lake
 
 
-def refresh(runner: Runner, folder: str, config: LabelConfig, home: str | None = None,
+def refresh(runner: Runner, folder: str, config: LabelConfig, lake: Lake,
             ingest_config: IngestConfig | None = None
             ) -> tuple[list[IngestSummary], LabelSummary]:
     """Ingest ``folder`` (files already ingested are skipped by content hash), then label."""
     job = IngestJob((folder,), ingest_config or IngestConfig())
-    return runner.compose("refresh", lambda: (runner.run(INGEST, job, home),
-                                              runner.run(LABEL, config, home)))
+    return runner.compose("refresh", lambda: (runner.run(INGEST, job, lake),
+                                              runner.run(LABEL, config, lake)))

@@ -28,6 +28,5 @@ def make_runner(args: argparse.Namespace, show_progress: bool = True) -> Any:
 
         return LocalRunner(show_progress)
     from flows.prefect_runner import PrefectRunner
-    from warehouse import Lake
 
-    return PrefectRunner(Lake().home, cluster, show_progress)
+    return PrefectRunner(args.lake.home, cluster, show_progress)

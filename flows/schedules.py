@@ -148,10 +148,10 @@ def scheduled_refresh(home: str, folders: list[str], label: dict[str, Any]) -> S
     run_logs.install()
     config = step_config(LabelConfig, label, "refresh")
     discover_sources(folders)  # a missing folder fails the run here, with its name
-    lines, rows = [], []
-    with job_lock(Path(home), "refresh"), PrefectRunner(Path(home)) as runner:
+    lines, rows, lake = [], [], Lake(home)
+    with job_lock(lake.home, "refresh"), PrefectRunner(lake.home) as runner:
         for folder in folders:
-            ingested, labelled = refresh(runner, folder, config, home)
+            ingested, labelled = refresh(runner, folder, config, lake)
             rows.append({"folder": folder, "new files": sum(not s.skipped for s in ingested),
                          "games": sum(s.games for s in ingested),
                          "new positions": sum(s.new_positions for s in ingested),
@@ -168,8 +168,9 @@ def scheduled_retrain(home: str, kind: str, min_new_labels: int) -> State[str]:
     """A new ``kind`` version from the latest one's config once enough new labels exist."""
     served_run(home)
     run_logs.install()
-    with job_lock(Path(home), f"retrain-{kind}"):
-        decision = retrain_decision(Lake(home), kind, min_new_labels)
+    lake = Lake(home)
+    with job_lock(lake.home, f"retrain-{kind}"):
+        decision = retrain_decision(lake, kind, min_new_labels)
         summary = {"kind": kind, "latest model": decision.model_id,
                    "new labels": decision.new_positions, "needed": min_new_labels,
                    "due": decision.due, "reason": decision.reason}
@@ -178,8 +179,8 @@ def scheduled_retrain(home: str, kind: str, min_new_labels: int) -> State[str]:
                             {**summary, "trained": None})
         log.info("retrain %s: due: %s", kind, decision.reason)
         config = step_config(CONFIGS[kind], {**decision.config, "progress": False}, "retrain")
-        with PrefectRunner(Path(home)) as runner:
-            model = runner.run(TRAIN, TrainJob(kind, config), home)
+        with PrefectRunner(lake.home) as runner:
+            model = runner.run(TRAIN, TrainJob(kind, config), lake)
     request_evaluation(model.model_id, home)
     return finished(f"retrain-{kind}", f"retrain {kind}: trained {model.model_id} from "
                                        f"{decision.model_id}'s config ({decision.reason})",
@@ -195,9 +196,9 @@ def scheduled_evaluate(home: str, options: dict[str, Any],
     run_logs.install()
     lake = Lake(home)
     lines, failed, done = [], [], []
-    with job_lock(Path(home), "evaluate"):
+    with job_lock(lake.home, "evaluate"):
         names = [resolve_model(lake, model).model_id] if model else unevaluated_models(lake)
-        with PrefectRunner(Path(home)) as runner:
+        with PrefectRunner(lake.home) as runner:
             for model_id in names:
                 own = kind_options(options, model_id.split("@", 1)[0])
                 default = own.get("against")
@@ -205,7 +206,7 @@ def scheduled_evaluate(home: str, options: dict[str, Any],
                     config = step_config(EvaluateConfig, {
                         **own, "model": model_id,
                         "against": baseline_for(lake, model_id, default)}, "evaluate")
-                    done.append(evaluate_model(runner, config, home))
+                    done.append(evaluate_model(runner, config, lake))
                     lines.append(f"{model_id}: {done[-1]}")
                 except Exception as exc:
                     log.warning("evaluate %s failed: %s", model_id, exc)

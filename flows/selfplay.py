@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from flows.step import UnitContext
 from pipelines.ingest import IngestSummary
 from pipelines.selfplay import (
     Batch,
@@ -33,7 +34,6 @@ _INGEST = threading.Lock()
 
 @dataclass(frozen=True)
 class SelfplayUnit:
-    home: str
     plan: SelfplayPlan
     batch: Batch | None = None     # None: only ingest ``path``, a batch file already played
     path: str = ""
@@ -47,7 +47,6 @@ class SelfplayResult:
 
 @dataclass(frozen=True)
 class SelfplayStepPlan:
-    home: str
     plan: SelfplayPlan
 
 
@@ -71,29 +70,28 @@ class SelfplayStep:
     def open_pool(self, config: SelfplayConfig) -> AbstractContextManager[Any]:
         return selfplay_pool()
 
-    def plan(self, config: SelfplayConfig, home: str | None) -> SelfplayStepPlan:
-        lake = Lake(home)
+    def plan(self, config: SelfplayConfig, lake: Lake) -> SelfplayStepPlan:
         plan = plan_selfplay(lake, config)
         _HELD.enter_context(run_lock(lake, plan))
-        return SelfplayStepPlan(str(lake.home), plan)
+        return SelfplayStepPlan(plan)
 
     def units(self, plan: SelfplayStepPlan) -> list[SelfplayUnit]:
         p = plan.plan
-        return ([SelfplayUnit(plan.home, p, path=path) for path in p.to_ingest]
-                + [SelfplayUnit(plan.home, p, batch) for batch in p.batches])
+        return ([SelfplayUnit(p, path=path) for path in p.to_ingest]
+                + [SelfplayUnit(p, batch) for batch in p.batches])
 
     def describe(self, plan: SelfplayStepPlan) -> str:
         p = plan.plan
         return (f"selfplay run {p.run_id}: {p.games_done} games done, "
                 f"{sum(len(b.games) for b in p.batches)} to play in {len(p.batches)} batches")
 
-    def run_unit(self, unit: SelfplayUnit, context: Any) -> SelfplayResult:
+    def run_unit(self, unit: SelfplayUnit, context: UnitContext) -> SelfplayResult:
         played = None
         if unit.batch is not None:
             played = (play_in_pool(unit.plan, unit.batch) if unit.plan.config.workers > 1
                       else play_batch(unit.plan, unit.batch))
         with _INGEST:
-            ingested = ingest_batch(Lake(unit.home), played.path if played else unit.path)
+            ingested = ingest_batch(context.lake, played.path if played else unit.path)
         return SelfplayResult(played, ingested)
 
     def progress(self, plan: SelfplayStepPlan, results: Sequence[SelfplayResult],

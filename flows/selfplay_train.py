@@ -27,7 +27,6 @@ from warehouse import Lake
 
 @dataclass(frozen=True)
 class RoundWork:
-    home: str
     config: SelfplayTrainConfig
     round: int
     model: RoundModel
@@ -49,6 +48,12 @@ class GameUnit:
     game: int
 
 
+@dataclass(frozen=True)
+class GamesPlan:
+    work: RoundWork
+    games: list[int]               # the games the round still lacks
+
+
 class GamesStep:
     """One unit per game the round lacks; lanes = workers, each unit waits for its game on
     the pool's processes and stores it from this process."""
@@ -62,28 +67,27 @@ class GamesStep:
     def open_pool(self, config: RoundWork) -> AbstractContextManager[Any]:
         return game_pool(config.config.workers)
 
-    def plan(self, config: RoundWork, home: str | None) -> RoundWork:
-        return config
+    def plan(self, config: RoundWork, lake: Lake) -> GamesPlan:
+        return GamesPlan(config, missing_games(lake, config.config, config.round))
 
-    def units(self, plan: RoundWork) -> list[GameUnit]:
-        return [GameUnit(plan, g) for g in missing_games(Lake(plan.home), plan.config,
-                                                         plan.round)]
+    def units(self, plan: GamesPlan) -> list[GameUnit]:
+        return [GameUnit(plan.work, g) for g in plan.games]
 
-    def describe(self, plan: RoundWork) -> str:
-        return (f"selfplay-train {plan.config.run_id} round {plan.round}: games with "
-                f"{plan.model.model_id}")
+    def describe(self, plan: GamesPlan) -> str:
+        return (f"selfplay-train {plan.work.config.run_id} round {plan.work.round}: games "
+                f"with {plan.work.model.model_id}")
 
     def run_unit(self, unit: GameUnit, context: UnitContext) -> int:
         work = unit.work
         record = play(context.pool, work.config, work.round, unit.game, work.model)
-        store_game(Lake(work.home), record)
+        store_game(context.lake, record)
         return len(record.samples)
 
-    def progress(self, plan: RoundWork, results: Sequence[int], seconds: float) -> str:
-        return (f"selfplay-train round {plan.round}: {len(results)} games, "
+    def progress(self, plan: GamesPlan, results: Sequence[int], seconds: float) -> str:
+        return (f"selfplay-train round {plan.work.round}: {len(results)} games, "
                 f"{sum(results)} positions, {seconds:.0f} s")
 
-    def summarize(self, plan: RoundWork, results: Sequence[int], seconds: float) -> int:
+    def summarize(self, plan: GamesPlan, results: Sequence[int], seconds: float) -> int:
         return len(results)
 
 
@@ -97,7 +101,7 @@ class TrainStep:
     def open_pool(self, config: RoundWork) -> AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
-    def plan(self, config: RoundWork, home: str | None) -> RoundWork:
+    def plan(self, config: RoundWork, lake: Lake) -> RoundWork:
         return config
 
     def units(self, plan: RoundWork) -> list[RoundWork]:
@@ -107,7 +111,7 @@ class TrainStep:
         return f"selfplay-train round {plan.round}: training"
 
     def run_unit(self, unit: RoundWork, context: UnitContext) -> str:
-        return train_round(Lake(unit.home), unit.config, unit.round).model_id
+        return train_round(context.lake, unit.config, unit.round).model_id
 
     def progress(self, plan: RoundWork, results: Sequence[str], seconds: float) -> str:
         return f"selfplay-train round {plan.round}: {', '.join(results)} registered"
@@ -121,16 +125,14 @@ TRAIN = TrainStep()
 
 
 def selfplay_train(runner: Runner, config: SelfplayTrainConfig,
-                   home: str | None = None) -> list[RoundSummary]:
+                   lake: Lake) -> list[RoundSummary]:
     """Play and train every round up to ``config.rounds`` (what is stored is kept)."""
     def body() -> list[RoundSummary]:
-        lake = Lake(home)
         summaries = []
         for round_ in range(1, config.rounds + 1):
-            work = RoundWork(str(lake.home), config, round_,
-                             playing_model(lake, config.run_id, round_))
-            runner.run(GAMES, work, home)
-            runner.run(TRAIN, work, home)
+            work = RoundWork(config, round_, playing_model(lake, config.run_id, round_))
+            runner.run(GAMES, work, lake)
+            runner.run(TRAIN, work, lake)
             summaries.append(round_summary(lake, config, round_))
         return summaries
 

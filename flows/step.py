@@ -2,20 +2,25 @@
 
 A step (ingest, label, tournament, and the steps still to come) implements :class:`Step`:
 
-- ``plan(config, home)``: what to do, with ``units`` (a list; files, batches of positions, a
-  tournament), read from the warehouse;
-- ``run_unit(unit, context)``: do one unit and return its result; it may use
-  ``context.pool`` (the worker pool ``open_pool(config)`` opened: processes, engines) and
-  report lines with ``context.progress``; ``context.attempt`` counts retries (a retried unit
-  should first drop what a failed attempt already wrote);
+- ``plan(config, lake)``: what to do, with ``units`` (a list; files, batches of positions, a
+  tournament), read from the warehouse ``lake``;
+- ``run_unit(unit, context)``: do one unit and return its result; ``context.lake`` is the
+  warehouse, ``context.pool`` the worker pool ``open_pool(config)`` opened (processes,
+  engines); it reports lines with ``context.progress``; ``context.attempt`` counts retries (a
+  retried unit should first drop what a failed attempt already wrote);
 - ``progress(plan, results, seconds)``: the line shown after a unit ends, or None;
 - ``summarize(plan, results, seconds)``: the step's summary, results in plan order.
 
-``run_step(step, config, home, runner)`` runs it on a runner: :class:`LocalRunner` (threads in
+``run_step(step, config, lake, runner)`` runs it on a runner: :class:`LocalRunner` (threads in
 this process, ``--no-prefect``) or ``flows.prefect_runner.PrefectRunner`` (the same, as Prefect
 flows and tasks). Both hand the units to ``step.concurrency(config)`` lanes (a lane takes the
 next unit when it is free), retry a failed unit ``step.retries`` times, print the same progress
 lines to stderr, and open and close the worker pool once per step, so both behave the same.
+
+The warehouse is a value: the command line resolves ``--home`` once into a
+:class:`~warehouse.Lake` and hands it to the runner, which gives it to ``plan`` and to every
+unit's context (a unit run on a Dask worker gets it as a task argument). Nothing below
+``flows/`` reads the home from the environment.
 
 This module does not import Prefect.
 """
@@ -32,7 +37,10 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from warehouse import Lake
 
 DISK_FULL = re.compile(r"No space left on device|os error 28\b")
 log = logging.getLogger(__name__)
@@ -49,6 +57,7 @@ Progress = Callable[[str], None]
 class UnitContext:
     """What a unit gets from its runner besides the unit itself."""
 
+    lake: Lake                 # the warehouse the step reads and writes
     pool: Any                  # what the step's ``open_pool`` yielded (None on a cluster)
     progress: Progress         # prints a progress line (a no-op with progress off)
     attempt: int = 1           # 2 and more: a retry after a failure
@@ -62,7 +71,7 @@ class Step(Protocol[ConfigT, PlanT, UnitT, ResultT, SummaryT]):
 
     def concurrency(self, config: ConfigT) -> int: ...
     def open_pool(self, config: ConfigT) -> AbstractContextManager[Any]: ...
-    def plan(self, config: ConfigT, home: str | None) -> PlanT: ...
+    def plan(self, config: ConfigT, lake: Lake) -> PlanT: ...
     def units(self, plan: PlanT) -> Sequence[UnitT]: ...
     def describe(self, plan: PlanT) -> str | None: ...
     def run_unit(self, unit: UnitT, context: UnitContext) -> ResultT: ...
@@ -73,7 +82,7 @@ class Step(Protocol[ConfigT, PlanT, UnitT, ResultT, SummaryT]):
 class Runner(Protocol):
     """Runs steps, and compositions of steps under one name (``refresh``, ``evaluate``)."""
 
-    def run(self, step: Step[Any, Any, Any, Any, Any], config: Any, home: str | None) -> Any: ...
+    def run(self, step: Step[Any, Any, Any, Any, Any], config: Any, lake: Lake) -> Any: ...
     def compose(self, name: str, body: Callable[[], Any]) -> Any: ...
 
 
@@ -85,10 +94,11 @@ def no_progress(line: str) -> None:
     return None
 
 
-def run_step(step: Step[Any, Any, Any, Any, SummaryT], config: Any, home: str | None = None,
+def run_step(step: Step[Any, Any, Any, Any, SummaryT], config: Any, lake: Lake,
              runner: Runner | None = None) -> SummaryT:
-    """Run ``step`` with ``config`` on ``runner`` (default: a local runner)."""
-    return (runner or LocalRunner()).run(step, config, home)
+    """Run ``step`` with ``config`` on the warehouse ``lake``, on ``runner`` (default: a local
+    runner)."""
+    return (runner or LocalRunner()).run(step, config, lake)
 
 
 class Work(Generic[PlanT, UnitT, ResultT]):
@@ -98,9 +108,10 @@ class Work(Generic[PlanT, UnitT, ResultT]):
     started) and is raised by the lane that ran it.
     """
 
-    def __init__(self, step: Step[Any, PlanT, UnitT, ResultT, Any], plan: PlanT, pool: Any,
-                 progress: Progress) -> None:
-        self.step, self.plan, self.pool, self.progress = step, plan, pool, progress
+    def __init__(self, step: Step[Any, PlanT, UnitT, ResultT, Any], plan: PlanT, lake: Lake,
+                 pool: Any, progress: Progress) -> None:
+        self.step, self.plan, self.lake, self.pool = step, plan, lake, pool
+        self.progress = progress
         self.todo = list(enumerate(step.units(plan)))
         self.done: dict[int, ResultT] = {}
         self.lock = threading.Lock()
@@ -115,7 +126,8 @@ class Work(Generic[PlanT, UnitT, ResultT]):
         while (item := self._next()) is not None:
             index, unit = item
             try:
-                result = run_with_retries(self.step, unit, self.pool, self.progress)
+                result = run_with_retries(self.step, unit, self.lake, self.pool,
+                                          self.progress)
             except BaseException:
                 self.failed = True
                 raise
@@ -140,13 +152,13 @@ class Work(Generic[PlanT, UnitT, ResultT]):
         return [self.done[index] for index in sorted(self.done)]
 
 
-def run_with_retries(step: Step[Any, Any, UnitT, ResultT, Any], unit: UnitT, pool: Any,
-                     progress: Progress) -> ResultT:
+def run_with_retries(step: Step[Any, Any, UnitT, ResultT, Any], unit: UnitT, lake: Lake,
+                     pool: Any, progress: Progress) -> ResultT:
     """``step.run_unit`` with up to ``step.retries`` retries after an ``Exception`` (not after
     a full disk: a retry a second later finds it as full)."""
     for attempt in range(1, step.retries + 2):
         try:
-            return step.run_unit(unit, UnitContext(pool, progress, attempt))
+            return step.run_unit(unit, UnitContext(lake, pool, progress, attempt))
         except Exception as exc:
             if attempt > step.retries or is_disk_full(exc):
                 raise
@@ -185,11 +197,11 @@ def run_lanes(work: Work[Any, Any, Any], lanes: int) -> None:
 
 
 @contextlib.contextmanager
-def planned(step: Step[Any, PlanT, Any, Any, Any], config: Any, home: str | None,
+def planned(step: Step[Any, PlanT, Any, Any, Any], config: Any, lake: Lake,
             progress: Progress, pool: bool = True) -> Iterator[tuple[PlanT, Any]]:
     """Open the step's pool (unless ``pool`` is False), plan, and show the plan's line."""
     with step.open_pool(config) if pool else contextlib.nullcontext() as opened:
-        plan = step.plan(config, home)
+        plan = step.plan(config, lake)
         line = step.describe(plan)
         if line:
             progress(line)
@@ -207,10 +219,10 @@ class LocalRunner:
         return print_progress if self.show_progress else no_progress
 
     def run(self, step: Step[Any, Any, Any, Any, SummaryT], config: Any,
-            home: str | None) -> SummaryT:
+            lake: Lake) -> SummaryT:
         started = time.monotonic()
-        with planned(step, config, home, self.progress) as (plan, pool):
-            work = Work(step, plan, pool, self.progress)
+        with planned(step, config, lake, self.progress) as (plan, pool):
+            work = Work(step, plan, lake, pool, self.progress)
             run_lanes(work, work.lanes(step.concurrency(config)))
         return step.summarize(plan, work.results(), time.monotonic() - started)
 

@@ -8,20 +8,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from flows.step import no_progress
+from flows.step import UnitContext, no_progress
 from pipelines.tournament import TournamentConfig, TournamentSummary, run_tournament
 from warehouse import Lake
 
 
 @dataclass(frozen=True)
-class TournamentUnit:
-    home: str
-    config: TournamentConfig
-
-
-@dataclass(frozen=True)
 class TournamentPlan:
-    units: list[TournamentUnit]
+    units: list[TournamentConfig]
 
 
 class TournamentStep:
@@ -34,18 +28,18 @@ class TournamentStep:
     def open_pool(self, config: TournamentConfig) -> AbstractContextManager[Any]:
         return contextlib.nullcontext()   # each worker of the tournament owns its engines
 
-    def plan(self, config: TournamentConfig, home: str | None) -> TournamentPlan:
-        return TournamentPlan([TournamentUnit(str(Lake(home).home), config)])
+    def plan(self, config: TournamentConfig, lake: Lake) -> TournamentPlan:
+        return TournamentPlan([config])
 
-    def units(self, plan: TournamentPlan) -> list[TournamentUnit]:
+    def units(self, plan: TournamentPlan) -> list[TournamentConfig]:
         return plan.units
 
     def describe(self, plan: TournamentPlan) -> None:
         return None
 
-    def run_unit(self, unit: TournamentUnit, context: Any) -> TournamentSummary:
-        progress = context.progress if unit.config.progress else no_progress
-        return run_tournament(unit.config, unit.home, progress=progress)
+    def run_unit(self, unit: TournamentConfig, context: UnitContext) -> TournamentSummary:
+        progress = context.progress if unit.progress else no_progress
+        return run_tournament(unit, context.lake, progress=progress)
 
     def progress(self, plan: TournamentPlan, results: Sequence[TournamentSummary],
                  seconds: float) -> None:

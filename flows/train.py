@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from flows.step import UnitContext
 from pipelines.train import ModelVersion, TrainConfig, train
 from warehouse import Lake
 
@@ -20,12 +21,6 @@ class TrainJob:
     config: TrainConfig
 
 
-@dataclass(frozen=True)
-class TrainUnit:
-    home: str
-    job: TrainJob
-
-
 class TrainStep:
     name = "train"
     retries = 1
@@ -36,25 +31,25 @@ class TrainStep:
     def open_pool(self, config: TrainJob) -> AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
-    def plan(self, config: TrainJob, home: str | None) -> list[TrainUnit]:
-        return [TrainUnit(str(Lake(home).home), config)]
+    def plan(self, config: TrainJob, lake: Lake) -> list[TrainJob]:
+        return [config]
 
-    def units(self, plan: list[TrainUnit]) -> list[TrainUnit]:
+    def units(self, plan: list[TrainJob]) -> list[TrainJob]:
         return plan
 
-    def describe(self, plan: list[TrainUnit]) -> str:
-        job = plan[0].job
+    def describe(self, plan: list[TrainJob]) -> str:
+        job = plan[0]
         return f"train: {job.kind} {job.config.name}"
 
-    def run_unit(self, unit: TrainUnit, context: Any) -> ModelVersion:
-        return train(Lake(unit.home), unit.job.kind, unit.job.config)
+    def run_unit(self, unit: TrainJob, context: UnitContext) -> ModelVersion:
+        return train(context.lake, unit.kind, unit.config)
 
-    def progress(self, plan: list[TrainUnit], results: Sequence[ModelVersion],
+    def progress(self, plan: list[TrainJob], results: Sequence[ModelVersion],
                  seconds: float) -> str:
         model = results[-1]
         return f"train: {model.model_id} exported to {model.artifact_path} in {seconds:.0f} s"
 
-    def summarize(self, plan: list[TrainUnit], results: Sequence[ModelVersion],
+    def summarize(self, plan: list[TrainJob], results: Sequence[ModelVersion],
                   seconds: float) -> ModelVersion:
         return results[0]
 

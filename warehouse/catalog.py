@@ -47,26 +47,24 @@ class NoWarehouseError(WarehouseError):
     """A folder that holds no warehouse was given where one is read."""
 
 
-def has_warehouse(home: str | os.PathLike[str] | Lake | None = None) -> bool:
-    """Whether ``home`` (default: ``$CHESSLAB_HOME``) holds a warehouse: its ``lake`` folder,
-    made by :func:`create_warehouse` or the first write."""
+def has_warehouse(home: str | os.PathLike[str] | Lake) -> bool:
+    """Whether ``home`` holds a warehouse: its ``lake`` folder, made by
+    :func:`create_warehouse` or the first write."""
     lake = home if isinstance(home, Lake) else Lake(home)
     return lake.root.is_dir()
 
 
-def require_warehouse(home: str | os.PathLike[str] | Lake | None = None) -> Lake:
+def require_warehouse(home: str | os.PathLike[str] | Lake) -> Lake:
     """The lake of ``home``; NoWarehouseError (one line naming the folder) when it holds none,
     so a mistyped home is not read as an empty warehouse."""
     lake = home if isinstance(home, Lake) else Lake(home)
     if not has_warehouse(lake):
         what = "does not exist" if not lake.home.exists() else "holds no warehouse (no lake/)"
-        raise NoWarehouseError(
-            f"no warehouse at {lake.home}: the folder {what}; give the home with --home or "
-            f"CHESSLAB_HOME, or create one with 'chesslab ingest' or 'chesslab demo'")
+        raise NoWarehouseError(f"no warehouse at {lake.home}: the folder {what}")
     return lake
 
 
-def create_warehouse(home: str | os.PathLike[str] | Lake | None = None) -> Path | None:
+def create_warehouse(home: str | os.PathLike[str] | Lake) -> Path | None:
     """Make ``home``'s warehouse if it holds none; its home when it was made, else None."""
     lake = home if isinstance(home, Lake) else Lake(home)
     if has_warehouse(lake):
@@ -94,7 +92,7 @@ class ViewOrderError(WarehouseError):
     """The named views' ``-- depends:`` headers name an unknown view or form a cycle."""
 
 
-def connect(home: str | os.PathLike[str] | Lake | None = None,
+def connect(home: str | os.PathLike[str] | Lake,
             readable: Sequence[str | os.PathLike[str]] = ()) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the warehouse's views over ``home``'s lake,
     locked to reading the tables' current files (and the ``readable`` files: a training

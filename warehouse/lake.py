@@ -53,8 +53,6 @@ from warehouse.tables import REGISTRY, Table, table
 
 log = logging.getLogger(__name__)
 
-HOME_ENV = "CHESSLAB_HOME"
-DEFAULT_HOME = "chesslab_home"
 DELTA_LOG = "_delta_log"
 # The keyed-write lock file: a leading underscore, so Delta readers and vacuum leave it alone.
 WRITE_LOCK = "_chesslab_write.lock"
@@ -75,9 +73,12 @@ class WarehouseError(ValueError):
     """A lake operation failed on bad input: names the table or path."""
 
 
-def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """``home``, else ``$CHESSLAB_HOME``, else ``./chesslab_home``; ``file://`` is accepted."""
-    raw = str(home) if home else os.environ.get(HOME_ENV, DEFAULT_HOME)
+def resolve_home(home: str | os.PathLike[str]) -> Path:
+    """The absolute folder of ``home`` (a path; ``file://`` is accepted). The home is always
+    given: the command line chooses it (``--home``) and hands the :class:`Lake` down."""
+    raw = str(home)
+    if not raw:
+        raise WarehouseError("no warehouse home given")
     if raw.startswith("file://"):
         raw = raw[len("file://"):]
     elif "://" in raw:
@@ -88,7 +89,7 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
 class Lake:
     """The Delta tables of one chesslab home."""
 
-    def __init__(self, home: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, home: str | os.PathLike[str]) -> None:
         self.home = resolve_home(home)
         self.root = self.home / "lake"
 

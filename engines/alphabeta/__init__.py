@@ -65,6 +65,9 @@ class SearchConfig:
     hash_mb: transposition table size in MiB (rounded down to a power-of-two entry count).
     search_log_rate: fraction of LMR decisions recorded for the ``search_log`` table
         (paper 003 appendix A.2); 0 records nothing.
+    search_log: the file :meth:`AlphaBeta.flush_search_log` appends the recorded decisions
+        to (:mod:`engines.alphabeta.searchlog`); None keeps them until
+        :meth:`AlphaBeta.search_log_rows` takes them.
     """
 
     eval: str = "hce"
@@ -73,6 +76,7 @@ class SearchConfig:
     search_log_rate: float = 0.0
     nnue_path: str | None = None
     nnue_tempo: int = NNUE_TEMPO
+    search_log: str | None = None
 
     def __post_init__(self) -> None:
         if self.eval not in EVALS:
@@ -198,11 +202,10 @@ class AlphaBeta:
         results = list(self.iterate(board, max_depth=depth))
         return results[-1]
 
-    def flush_search_log(self, lake: Any) -> int:
-        """Write the sampled LMR decisions to the ``search_log`` table; returns the rows."""
+    def search_log_rows(self) -> list[dict[str, Any]]:
+        """The LMR decisions sampled since the last call, as ``search_log`` rows (run id,
+        order, evaluation, reduction and time added)."""
         rows = self._searcher.take_records()
-        if not rows:
-            return 0
         now = datetime.now(UTC)
         lmr = self.config.lmr if isinstance(self.config.lmr, str) else getattr(
             self.config.lmr, "__name__", "callable")
@@ -210,6 +213,17 @@ class AlphaBeta:
             row.update(run_id=self.run_id, seq=i, eval=self.config.eval, lmr=lmr,
                        logged_at=now)
         self._log_seq += len(rows)
-        lake.write("search_log", rows)
-        log.info("search log: %d LMR decisions written", len(rows))
-        return len(rows)
+        return rows
+
+    def flush_search_log(self) -> int:
+        """Append the sampled LMR decisions to the ``search_log`` file of the config;
+        returns the rows written."""
+        if self.config.search_log is None:
+            raise SearchConfigError("flush_search_log: no search_log file in the config")
+        from engines.alphabeta.searchlog import append_search_log
+
+        written = append_search_log(self.config.search_log, self.search_log_rows())
+        if written:
+            log.info("search log: %d LMR decisions written to %s", written,
+                     self.config.search_log)
+        return written

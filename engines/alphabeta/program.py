@@ -6,7 +6,7 @@ Importing this module stays cheap: the compiled search loads when the first sear
 
 >>> [option.name for option in PROGRAM.spec(AlphaBetaOptions.tiny()).options]
 ['Hash', 'Eval', 'LMR', 'LMRFormula', 'Model', 'EvalFile', 'NnueTempo', 'SearchLogRate',
- 'Volatility', 'VolatilityThreshold']
+ 'SearchLog', 'Volatility', 'VolatilityThreshold']
 """
 from __future__ import annotations
 
@@ -54,7 +54,11 @@ class AlphaBetaOptions:
     model: str = field(default="", metadata={
         "help": "model version the evaluation loads, KIND@VERSION (e.g. nnue@3)"})
     search_log_rate: float = field(default=0.0, metadata={
-        "help": "fraction of LMR decisions written to the search_log table (0 = off)"})
+        "help": "fraction of LMR decisions written to the --search-log file (0 = off)"})
+    search_log: str = field(default="", metadata={
+        "help": "the file the sampled LMR decisions are appended to, one JSON object a line, "
+                "at every ucinewgame and quit (chesslab lmr-data stores them in the "
+                "warehouse's search_log table)"})
     lmr_formula: str = field(default="", metadata={
         "help": "the coefficients of --lmr lmr@N: logd*logm=A;logd=B;logm=C (bench-normalised)"})
     volatility: str = field(default="", metadata={
@@ -116,19 +120,23 @@ def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
         UciOption("EvalFile", "string", options.nnue),
         UciOption("NnueTempo", "spin", options.nnue_tempo, 0, MAX_TEMPO),
         UciOption("SearchLogRate", "string", str(options.search_log_rate)),
+        UciOption("SearchLog", "string", options.search_log),
         *volatility_options.uci_options(options.volatility, options.volatility_threshold),
     )
     return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
                       uci_options, make_searcher, flush_search_log,
                       # lmr@N pins its formula and --model names the net (a model version
                       # never changes), so neither file nor formula is part of the identity
-                      identity_excludes=("SearchLogRate", "LMRFormula", "EvalFile"),
+                      identity_excludes=("SearchLogRate", "SearchLog", "LMRFormula",
+                                         "EvalFile"),
                       make_policy=volatility_options.make_policy, load=load_files)
 
 
 def load_files(values: Mapping[str, Any]) -> None:
     """At start: the network an NNUE evaluation needs must be given and load (a ``--model``
-    alone names it; chesslab resolves it to ``--nnue``). UciError naming the file."""
+    alone names it; chesslab resolves it to ``--nnue``), and a search log sampled needs its
+    file. UciError naming the file or the option."""
+    check_search_log(values)
     if values["Eval"] in NNUE_EVALS and not values["EvalFile"]:
         raise UciError(f"evaluation {values['Eval']!r} needs the EvalFile option (model "
                        f"{values['Model'] or 'none'!r}; chesslab engine, tournament and "
@@ -144,10 +152,8 @@ def make_searcher(values: Mapping[str, Any]) -> Searcher:
     """An :class:`engines.alphabeta.AlphaBeta` for the UCI option values."""
     from engines.alphabeta import AlphaBeta, SearchConfig
 
-    try:
-        rate = float(values["SearchLogRate"])
-    except ValueError:
-        raise UciError(f"SearchLogRate takes a number, got {values['SearchLogRate']!r}") from None
+    check_search_log(values)
+    rate = float(values["SearchLogRate"] or 0)
     if values["Model"]:
         try:
             check_model_version(values["Model"])
@@ -158,7 +164,8 @@ def make_searcher(values: Mapping[str, Any]) -> Searcher:
                        f"{values['Model'] or 'none'!r}): a chesslab NNUE v1 .npz file")
     lmr = lmr_of(values["LMR"], values["LMRFormula"])
     config = SearchConfig(eval=values["Eval"], lmr=lmr, hash_mb=values["Hash"],
-                          search_log_rate=rate, nnue_path=values["EvalFile"] or None,
+                          search_log_rate=rate, search_log=values["SearchLog"] or None,
+                          nnue_path=values["EvalFile"] or None,
                           nnue_tempo=values["NnueTempo"])
     return AlphaBeta(config)
 
@@ -184,15 +191,23 @@ def lmr_of(uci_value: str, formula: str) -> str | LmrFormula:
         raise UciError(str(exc)) from None
 
 
-def flush_search_log(searcher: Searcher) -> None:
-    """Write the sampled LMR decisions to the warehouse (only when logging is on)."""
-    config = getattr(searcher, "config", None)
-    if config is None or not getattr(config, "search_log_rate", 0.0):
-        return
-    from warehouse import Lake
+def check_search_log(values: Mapping[str, Any]) -> None:
+    """A sampled search log needs the file it goes to: UciError naming both options."""
+    try:
+        rate = float(values["SearchLogRate"] or 0)
+    except ValueError:
+        raise UciError(f"SearchLogRate takes a number, got {values['SearchLogRate']!r}") from None
+    if rate and not values["SearchLog"]:
+        raise UciError(f"SearchLogRate {values['SearchLogRate']} needs the SearchLog option "
+                       "(--search-log FILE): the file the sampled LMR decisions go to")
 
-    written = searcher.flush_search_log(Lake())  # type: ignore[attr-defined]
-    log.info("wrote %d search log rows", written)
+
+def flush_search_log(searcher: Searcher) -> None:
+    """Append the sampled LMR decisions to the search log file (only when logging is on)."""
+    config = getattr(searcher, "config", None)
+    if config is None or not config.search_log_rate or config.search_log is None:
+        return
+    searcher.flush_search_log()  # type: ignore[attr-defined]
 
 
 PROGRAM = Program("alphabeta", AlphaBetaOptions, alphabeta_spec)

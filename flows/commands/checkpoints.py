@@ -34,7 +34,7 @@ def run_checkpoints_command(args: argparse.Namespace) -> int:
     from flows.checkpoints import checkpoints
 
     with make_runner(args) as runner:
-        report = checkpoints(runner, config)
+        report = checkpoints(runner, config, args.lake)
     print(report)
     return 0
 

@@ -37,9 +37,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
     formula = None
     if is_learned(args.lmr):      # lmr@N: the learned formula, bench-normalised
         from pipelines.lmr.deploy import learned_formula
-        from warehouse import Lake
 
-        args.lmr, formula = learned_formula(Lake(), args.lmr)
+        args.lmr, formula = learned_formula(args.lake, args.lmr)
     config = config_from_args(BenchConfig, args, lmr="default" if formula else args.lmr)
     result = run_bench(config, formula)
     print(f"positions: {config.positions}  depth: {config.depth}  eval: {config.eval}  "

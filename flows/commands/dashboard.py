@@ -29,11 +29,11 @@ def run_dashboard(args: argparse.Namespace) -> int:
     if args.output:
         from dashboards.report import write
 
-        print(f"wrote {write(args.output)}")
+        print(f"wrote {write(args.output, args.lake)}")
         return 0
     from dashboards.server import make_server
 
-    server = make_server(None, args.host, args.port, tuple(args.allowed_host))
+    server = make_server(args.lake, args.host, args.port, tuple(args.allowed_host))
     print(f"chesslab dashboard: {server.url} (Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()

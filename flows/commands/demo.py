@@ -36,11 +36,10 @@ def register(subparsers: Any) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     from pipelines.label import LabelConfig
-    from warehouse import Lake
 
     if not SAMPLE.is_dir():
         raise FileNotFoundError(f"sample corpus not found: {SAMPLE}")
-    lake = Lake()
+    lake = args.lake
     options = {"workers": args.workers} if args.workers else {}
     config = LabelConfig(depths=DEMO_DEPTHS, limit=args.positions, **options)
     print(f"chesslab demo: {SAMPLE} -> {lake.home}")
@@ -49,7 +48,7 @@ def run_demo(args: argparse.Namespace) -> int:
     from flows.refresh import refresh
 
     with make_runner(args) as runner:   # one runner: one temporary Prefect server
-        ingested, labelled = refresh(runner, str(SAMPLE), config)
+        ingested, labelled = refresh(runner, str(SAMPLE), config, lake)
         print(f"{summary_table(ingested)}\n\n{labelled}\n")
         print(summary(lake))
         if args.games > 0:
@@ -86,12 +85,12 @@ def models_part(runner: Any, lake: Any, games: int) -> str:
     from warehouse.render import render
 
     config = preset(NnueConfig, "tiny", name="nnue-demo", check_positions=1000)
-    model = runner.run(TRAIN, TrainJob("nnue", config), str(lake.home))
+    model = runner.run(TRAIN, TrainJob("nnue", config), lake)
     match = TournamentConfig(
         engines=(f"alphabeta:eval=nnue,model={model.model_id}", "alphabeta:eval=hce"),
         rounds=max(1, games // 2), nodes=DEMO_NODES, openings=str(SAMPLE / "suite.epd"),
         event="chesslab demo: nnue vs hce")
-    result = evaluate(runner, match, str(lake.home))
+    result = evaluate(runner, match, lake)
     ratings = format_ratings(result.ratings) if result.ratings is not None else "(no games)"
     return "\n".join([
         "", f"{model.model_id} ({model.name}): {model.artifact_path}",

@@ -23,9 +23,8 @@ def register(subparsers: Any) -> None:
 
 def run_endgames(args: argparse.Namespace) -> int:
     from pipelines.puct.endgames import parse_pieces, write_endgames
-    from warehouse import Lake
 
-    out = args.out or Lake().home / "endgames" / f"endgames-{args.seed}-{args.count}.epd"
+    out = args.out or Path(args.home).expanduser().absolute() / "endgames" / f"endgames-{args.seed}-{args.count}.epd"
     print(write_endgames(out, args.count, args.seed, parse_pieces(args.pieces)))
     return 0
 

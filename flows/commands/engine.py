@@ -48,7 +48,7 @@ def resolve_models(args: argparse.Namespace, options: type) -> None:
     from pipelines.tournament.models import resolve_model_arguments
 
     for name in named:
-        argv = resolve_model_arguments([f"--{name}", getattr(args, name)])
+        argv = resolve_model_arguments([f"--{name}", getattr(args, name)], args.lake.home)
         for option, value in zip(argv[::2], argv[1::2], strict=True):
             setattr(args, option[2:].replace("-", "_"), value)
 
@@ -60,7 +60,6 @@ def resolve_learned_lmr(args: argparse.Namespace) -> None:
     if MODEL_VERSION.match(str(getattr(args, "lmr", "") or "")) \
             and not getattr(args, "lmr_formula", ""):
         from pipelines.lmr.deploy import learned_formula
-        from warehouse import Lake
 
-        model, formula = learned_formula(Lake(), args.lmr)
+        model, formula = learned_formula(args.lake, args.lmr)
         args.lmr, args.lmr_formula = model, str(formula)

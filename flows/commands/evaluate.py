@@ -31,7 +31,7 @@ def run_evaluate_command(args: argparse.Namespace) -> int:
     from flows.evaluate_model import evaluate_model
 
     with make_runner(args) as runner:
-        evaluation = evaluate_model(runner, config)
+        evaluation = evaluate_model(runner, config, args.lake)
     print(evaluation)
     if evaluation.model_id and evaluation.passed and config.promote:
         print(f"{evaluation.model_id} promoted")

@@ -28,7 +28,7 @@ def run_export(args: argparse.Namespace) -> int:
     from flows.export import EXPORT
 
     with make_runner(args) as runner:
-        summary = runner.run(EXPORT, config, None)
+        summary = runner.run(EXPORT, config, args.lake)
     print(summary_line(summary))
     return 0
 

@@ -37,7 +37,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     from flows.ingest import INGEST, IngestJob
 
     with make_runner(args) as runner:
-        summaries = runner.run(INGEST, IngestJob(tuple(args.paths), config), None)
+        summaries = runner.run(INGEST, IngestJob(tuple(args.paths), config), args.lake)
     print(summary_table(summaries))
     for note in (merge_note(summaries), label_note(summaries)):
         if note:

@@ -24,6 +24,6 @@ def run_label(args: argparse.Namespace) -> int:
     from flows.label import LABEL
 
     with make_runner(args) as runner:
-        summary = runner.run(LABEL, config, None)
+        summary = runner.run(LABEL, config, args.lake)
     print(summary)
     return 0

@@ -28,7 +28,7 @@ def run_lmr_data_command(args: argparse.Namespace) -> int:
     from flows.lmr_data import lmr_data
 
     with make_runner(args) as runner:
-        summary = lmr_data(runner, config)
+        summary = lmr_data(runner, config, args.lake)
     print(summary)
     return 0
 

@@ -50,7 +50,6 @@ def register(subparsers: Any) -> None:
 def run_round_robin(args: argparse.Namespace) -> int:
     from pipelines import mcc
     from pipelines.tournament import run_tournament
-    from warehouse import Lake
 
     logging.getLogger("chess.engine").setLevel(logging.ERROR)
     config = config_from_args(MccConfig, args)
@@ -60,8 +59,8 @@ def run_round_robin(args: argparse.Namespace) -> int:
     else:
         tournament = mcc.epsilon_round_robin(args.kind, config)
         thesis = mcc.sweep_reference(args.kind)
-    summary = run_tournament(tournament)
-    table = mcc.rate_against_mcc(Lake(), summary.tournament_id)
+    summary = run_tournament(tournament, args.lake)
+    table = mcc.rate_against_mcc(args.lake, summary.tournament_id)
     print(mcc.beside_thesis(table, thesis))
     print(f"tournament {summary.tournament_id}: {summary.status}, "
           f"{summary.already_done + summary.played}/{summary.planned} games")
@@ -70,7 +69,6 @@ def run_round_robin(args: argparse.Namespace) -> int:
 
 def run_kqk(args: argparse.Namespace) -> int:
     from pipelines import mcc
-    from warehouse import Lake
 
     fen = args.fen or mcc.KQK_FEN
     expected = mcc.THESIS_KQK_MATES * args.playouts / 1_000_000
@@ -79,7 +77,7 @@ def run_kqk(args: argparse.Namespace) -> int:
         print(f"repetition {repetition}: {result['white_wins']} White mates in "
               f"{args.playouts} playouts ({100 * result['white_wins'] / args.playouts:.3f}%; "
               f"thesis {mcc.THESIS_KQK_MATES} per 1,000,000), value {result['white_value']:.6f}")
-        mcc.record(Lake(), "kqk", "mcc", fen, args.seed, args.playouts,
+        mcc.record(args.lake, "kqk", "mcc", fen, args.seed, args.playouts,
                    f"repetition={repetition}",
                    {"white_mates": (result["white_wins"], expected),
                     "mean_plies": (result["plies"] / args.playouts, None)})
@@ -88,7 +86,6 @@ def run_kqk(args: argparse.Namespace) -> int:
 
 def run_reti(args: argparse.Namespace) -> int:
     from pipelines import mcc
-    from warehouse import Lake
 
     for variant in ("combined", "combined-discard"):
         for seed in range(1, args.seeds + 1):
@@ -97,7 +94,7 @@ def run_reti(args: argparse.Namespace) -> int:
                   f"{result['iterations_to_move']} ({_seconds(result['seconds_to_move'])}), "
                   f"final choice {result['final_move']}, {result['iterations']} iterations "
                   f"in {result['seconds']:.1f} s")
-            mcc.record(Lake(), "reti", variant, mcc.RETI_FEN, seed, args.iterations,
+            mcc.record(args.lake, "reti", variant, mcc.RETI_FEN, seed, args.iterations,
                        "1.Kg7", {"iterations_to_move": (result["iterations_to_move"], None),
                                  "seconds_to_move": (result["seconds_to_move"], None)})
     return 0
@@ -109,13 +106,12 @@ def _seconds(value: float | None) -> str:
 
 def run_solver(args: argparse.Namespace) -> int:
     from pipelines import mcc
-    from warehouse import Lake
 
     rows = mcc.solver_suite(args.epd, args.variant, args.iterations, hash_mb=args.hash_mb)
     for row in rows:
         print(f"dm {row['dm']}  found {row['mate']}  {'exact' if row['exact'] else 'MISSED':<6} "
               f"{row['iterations']:>8} iterations {row['seconds']:6.2f} s  {row['fen']}")
-        mcc.record(Lake(), "solver", args.variant, row["fen"], 1, args.iterations, row["id"],
+        mcc.record(args.lake, "solver", args.variant, row["fen"], 1, args.iterations, row["id"],
                    {"mate_moves": (row["mate"], row["dm"]),
                     "iterations": (row["iterations"], None)})
     exact = sum(row["exact"] for row in rows)

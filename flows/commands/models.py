@@ -24,10 +24,9 @@ def register(subparsers: Any) -> None:
 
 def run_models(args: argparse.Namespace) -> int:
     from pipelines.train.registry import list_models, resolve_model
-    from warehouse import Lake
     from warehouse.render import render
 
-    lake = Lake()
+    lake = args.lake
     if args.show:
         model = resolve_model(lake, args.show)
         print(f"{model.model_id} {model.name} status={model.status} "

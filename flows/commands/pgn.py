@@ -15,9 +15,8 @@ def register(subparsers: Any) -> None:
 
 def run_pgn(args: argparse.Namespace) -> int:
     from pipelines.tournament.store import finished_games
-    from warehouse import Lake
 
-    rows = finished_games(Lake(), args.tournament)
+    rows = finished_games(args.lake, args.tournament)
     if not rows:
         raise LookupError(f"no games of tournament {args.tournament!r} in this home")
     text = "\n\n".join(row["pgn"].strip() for row in rows) + "\n"

@@ -29,9 +29,8 @@ def register(subparsers: Any) -> None:
 
 def run_ratings(args: argparse.Namespace) -> int:
     from pipelines.ratings.report import parse_anchors, ratings_report
-    from warehouse import Lake
 
     config = config_from_args(RatingsConfig, args, anchors=parse_anchors(args.anchor))
-    print(ratings_report(Lake(), config, tournament=args.tournament, pgn=args.pgn,
+    print(ratings_report(args.lake, config, tournament=args.tournament, pgn=args.pgn,
                          ladder=args.ladder, los=args.los, pair=args.pair))
     return 0

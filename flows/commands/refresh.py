@@ -28,7 +28,7 @@ def run_refresh(args: argparse.Namespace) -> int:
 
     discover_sources([args.folder])  # a bad folder fails here, before any work
     with make_runner(args) as runner:
-        ingested, labelled = refresh(runner, args.folder, config)
+        ingested, labelled = refresh(runner, args.folder, config, args.lake)
     print(summary_table(ingested))
     print(labelled)
     return 0

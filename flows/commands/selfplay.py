@@ -28,7 +28,7 @@ def run_selfplay_command(args: argparse.Namespace) -> int:
     from flows.selfplay import SELFPLAY
 
     with make_runner(args) as runner:
-        summary = runner.run(SELFPLAY, config, None)
+        summary = runner.run(SELFPLAY, config, args.lake)
     print(summary)
     return 0
 

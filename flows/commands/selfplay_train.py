@@ -36,7 +36,7 @@ def run_selfplay_train(args: argparse.Namespace) -> int:
     from flows.selfplay_train import selfplay_train
 
     with make_runner(args) as runner:
-        summaries = selfplay_train(runner, config)
+        summaries = selfplay_train(runner, config, args.lake)
     print(f"selfplay-train run {config.run_id} ({config.preset}):")
     for s in summaries:
         print(f"  round {s.round}: {s.games} games ({s.decisive} decisive), {s.samples} "

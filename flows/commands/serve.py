@@ -36,10 +36,9 @@ def register(subparsers: Any) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from pipelines.ops import load_schedules
-    from warehouse import Lake
 
     schedules = load_schedules(args.config)   # a bad file fails here, in one line
-    home = Lake().home
+    home = args.lake.home
     previous = serve_record(home)
     if previous and previous["alive"]:
         raise RuntimeError(f"chesslab serve already runs on {home} (pid {previous['pid']}): "

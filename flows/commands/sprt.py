@@ -27,7 +27,6 @@ def register(subparsers: Any) -> None:
 
 def run_sprt(args: argparse.Namespace) -> int:
     from pipelines.sprt.report import sprt_report
-    from warehouse import Lake
 
     config = config_from_args(SprtConfig, args)
     if args.forecast is not None:
@@ -35,6 +34,6 @@ def run_sprt(args: argparse.Namespace) -> int:
 
         print(forecast(config, args.forecast, args.draws).describe())
         return 0
-    lake = Lake() if args.tournament else None
+    lake = args.lake
     print(sprt_report(lake, config, counts=args.counts, tournament=args.tournament))
     return 0

@@ -27,16 +27,15 @@ def register(subparsers: Any) -> None:
 
 def run_tournament_command(args: argparse.Namespace) -> int:
     from pipelines.lmr.deploy import resolve_learned_specs
-    from warehouse import Lake
 
-    engines = resolve_learned_specs(Lake(), tuple(args.engines))   # alphabeta:lmr=lmr@N
+    engines = resolve_learned_specs(args.lake, tuple(args.engines))   # alphabeta:lmr=lmr@N
     config = config_from_args(TournamentConfig, args, engines=engines)
     if not args.verbose:   # xboard engines chat a lot; python-chess warns on every line
         logging.getLogger("chess.engine").setLevel(logging.ERROR)
     from flows.evaluate import evaluate
 
     with make_runner(args) as runner:
-        result = evaluate(runner, config, skip_ratings=args.no_rate)
+        result = evaluate(runner, config, args.lake, skip_ratings=args.no_rate)
     print(report(result))
     return 0
 

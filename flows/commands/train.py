@@ -57,12 +57,11 @@ def run_train_lmr(args: argparse.Namespace) -> int:
 
     from pipelines.lmr.config import LmrConfig
     from pipelines.train.lmr import train_lmr
-    from warehouse import Lake
 
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(LmrConfig)
              if getattr(args, f.name, UNSET) is not UNSET}
     config = LmrConfig.tiny(**given) if args.preset == "tiny" else LmrConfig(**given)
-    lake = Lake()
+    lake = args.lake
     model, fits = train_lmr(lake, config, progress=lambda line: print(line, file=sys.stderr))
     print(f"{model.model_id} ({model.name}): {model.artifact_path} sha256 {model.artifact_sha256}")
     deployed = next(f for f in fits if f.formula == config.deploy)
@@ -81,11 +80,10 @@ def run_train(args: argparse.Namespace) -> int:
     from flows.train import TRAIN, TrainJob
 
     with make_runner(args) as runner:
-        model = runner.run(TRAIN, TrainJob(args.kind, config), None)
+        model = runner.run(TRAIN, TrainJob(args.kind, config), args.lake)
     print(f"{model.model_id} ({model.name}): {model.artifact_path} sha256 {model.artifact_sha256}")
-    from warehouse import Lake
 
-    print(describe_figures(model.model_id, trained_figures(Lake(), model.model_id)))
+    print(describe_figures(model.model_id, trained_figures(args.lake, model.model_id)))
     return 0
 
 

@@ -52,9 +52,8 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
 
 
 def run_trigger(args: argparse.Namespace) -> int:
-    from warehouse import Lake
 
-    home = Lake().home
+    home = args.lake.home
     params = parse_params(args.param)
     if args.job == "evaluate" and args.target:
         params["model"] = args.target

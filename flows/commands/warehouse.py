@@ -62,17 +62,17 @@ def run_sql(args: argparse.Namespace) -> int:
     from warehouse.catalog import query
     from warehouse.render import render
 
-    result = query(connect(), read_query_text(args.query), timeout_s=args.timeout)
+    result = query(connect(args.lake), read_query_text(args.query), timeout_s=args.timeout)
     print(render(result, args.format))
     return 0
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from warehouse import Lake, connect
+    from warehouse import connect
     from warehouse.render import render
     from warehouse.status import label_coverage, table_rows
 
-    lake = Lake()
+    lake = args.lake
     con = connect(lake)
     print(f"home: {lake.home}\n")
     print(render(table_rows(con, lake)))
@@ -83,10 +83,9 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_compact(args: argparse.Namespace) -> int:
-    from warehouse import Lake
     from warehouse.tables import REGISTRY, table
 
-    lake = Lake()
+    lake = args.lake
     for name in args.tables or sorted(REGISTRY):
         before, after = lake.compact(table(name).name, retain_hours=args.retain_hours)
         if before != after:

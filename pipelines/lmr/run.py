@@ -1,9 +1,10 @@
 """``chesslab lmr-data`` as a plan, units and a summary (paper 003 part II data).
 
 1. play: each missing self-play game of the data run is played by the in-process alpha-beta
-   engine with the search log on; its sampled LMR decisions go to ``search_log`` under the run
-   id ``<data run>-g<game>``, then a done marker is written (a killed game is replayed whole:
-   ``search_log`` keeps one row per key).
+   engine with the search log on; the engine writes its sampled LMR decisions to the game's
+   search log file (``--search-log``), which this step reads and stores in ``search_log``
+   under the run id ``<data run>-g<game>``, then a done marker is written (a killed game is
+   replayed whole: ``search_log`` keeps one row per key).
 2. label: each logged decision without an ``lmr_examples`` row is re-searched from its FEN at
    depths 1..full by a fresh engine with the default reductions and labelled
    (:mod:`pipelines.lmr.label`), in chunks written as they finish.
@@ -12,6 +13,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -24,6 +26,7 @@ from typing import Any
 import chess
 
 from engines.alphabeta import AlphaBeta, SearchConfig
+from engines.alphabeta.searchlog import read_search_log
 from pipelines.lmr.config import LmrDataConfig, LmrDataError
 from pipelines.lmr.label import deepest_fail_high, in_paper_range, largest_safe_reduction
 from pipelines.selfplay.game import play_game
@@ -152,17 +155,26 @@ def chunks(rows: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any
 # --------------------------------------------------------------------------------------------
 
 def play_logged_game(lake: Lake, plan: LmrDataPlan, game: int) -> int:
-    """Play one game with the search log on, write its decisions, mark it done; the rows."""
+    """Play one game with the search log on, store the decisions its engine wrote to the
+    game's search log file, mark it done; the rows."""
     config = plan.config
-    mover = InProcessMover(resolve_engine(config.engine_spec), config.nodes, config.depth)
+    log_file = Path(plan.folder) / f"game-{game:05d}.search_log.jsonl"
+    log_file.unlink(missing_ok=True)           # a killed attempt's decisions: played again
+    spec = resolve_engine(config.engine_spec)
+    spec = dataclasses.replace(spec, command=(*spec.command, "--search-log", str(log_file)))
+    mover = InProcessMover(spec, config.nodes, config.depth)
     engine = mover.searcher
+    engine.run_id = game_run_id(plan.data_run, game)
     play_game(mover, game, plan.openings[game % len(plan.openings)], config.random_plies,
               config.seed, config.max_plies)
-    engine.run_id = game_run_id(plan.data_run, game)
-    written = engine.flush_search_log(lake)
+    engine.flush_search_log()
+    rows = read_search_log(log_file)
+    if rows:
+        lake.write("search_log", rows)
     marker = Path(plan.folder) / f"game-{game:05d}.done"
-    marker.write_text(f"{written}\n")
-    return int(written)
+    marker.write_text(f"{len(rows)}\n")
+    log_file.unlink(missing_ok=True)
+    return len(rows)
 
 
 def label_engine(config: LmrDataConfig) -> AlphaBeta:

@@ -41,8 +41,7 @@ def is_model_name(value: str) -> bool:
     return bool(at) and kind in ARTIFACT_OPTIONS and bool(version)
 
 
-def resolve_model_arguments(argv: Sequence[str],
-                            home: str | os.PathLike[str] | None = None,
+def resolve_model_arguments(argv: Sequence[str], home: str | os.PathLike[str],
                             program: str | None = None) -> list[str]:
     """``--OPTION MODEL`` pairs of an own program's arguments with the model resolved (the
     concrete ``KIND@N``, then the kind's artifact option and its verified file); other
@@ -114,7 +113,7 @@ def names_model(argv: Sequence[str]) -> bool:
         for previous, argument in zip(["", *argv], argv, strict=False))
 
 
-def resolve_spec_models(spec: EngineSpec, home: str | os.PathLike[str] | None) -> EngineSpec:
+def resolve_spec_models(spec: EngineSpec, home: str | os.PathLike[str]) -> EngineSpec:
     """An own-engine player with the models of its options resolved and their files checked
     against the registry (others unchanged)."""
     from pipelines.train.registry import ModelArtifactError, ModelNotFoundError

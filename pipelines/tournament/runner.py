@@ -11,7 +11,6 @@ import concurrent.futures
 import contextlib
 import fcntl
 import logging
-import os
 import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -82,14 +81,14 @@ def resolve_players(config: TournamentConfig, lake: Lake | None = None) -> list[
     return players
 
 
-def run_tournament(config: TournamentConfig, home: str | os.PathLike[str] | None = None,
+def run_tournament(config: TournamentConfig, lake: Lake,
                    progress: Progress | None = None) -> TournamentSummary:
-    """Play every game of the tournament not yet in the warehouse of ``home``.
+    """Play every game of the tournament not yet in the warehouse ``lake``.
 
     Runs its own event loop; called from a thread that already runs one (a Prefect task, a
     notebook), it plays in a fresh thread instead.
     """
-    tournament = Tournament(config, Lake(home), progress)
+    tournament = Tournament(config, lake, progress)
     with exclusive(tournament):
         try:
             asyncio.get_running_loop()

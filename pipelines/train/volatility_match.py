@@ -82,7 +82,7 @@ def paper_match(lake: Lake, model: str, config: MatchConfig = MatchConfig(),
         opening_plies=config.opening_plies, max_plies=config.max_plies,
         concurrency=config.concurrency, event=f"paper 003 match: {model_id}", progress=False,
         **config.extra)
-    summary = run_tournament(tournament, lake.home, progress)
+    summary = run_tournament(tournament, lake, progress)
     counts = pair_counts(tournament_games(lake, summary.tournament_id))
     payload = {"match": "paper-003-section-4.6", "tournament_id": summary.tournament_id,
                "depth": config.depth, "random_stop_rate": rate,

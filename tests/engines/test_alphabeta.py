@@ -137,14 +137,20 @@ def test_callable_lmr_matches_the_builtin_default() -> None:
     assert [default_reduction(d, m) for d, m in [(2, 2), (8, 8), (10, 30)]] == [0, 2, 4]
 
 
-def test_search_log_goes_to_the_warehouse(home: Path) -> None:
-    """Sampled LMR decisions carry the A.2 fields and land in the search_log table."""
-    engine = AlphaBeta(SearchConfig(hash_mb=1, search_log_rate=0.05))
+def test_search_log_goes_to_the_warehouse(home: Path, tmp_path: Path) -> None:
+    """Sampled LMR decisions carry the A.2 fields; the engine appends them to its search log
+    file (never the warehouse), whose rows land in the search_log table as lmr-data stores
+    them."""
+    from engines.alphabeta.searchlog import read_search_log
+
+    log_file = tmp_path / "search_log.jsonl"
+    engine = AlphaBeta(SearchConfig(hash_mb=1, search_log_rate=0.05, search_log=str(log_file)))
     list(engine.iterate(chess.Board(), max_depth=7))
     lake = Lake(home)
-    written = engine.flush_search_log(lake)
+    written = engine.flush_search_log()
     assert written > 10
-    assert engine.flush_search_log(lake) == 0
+    assert engine.flush_search_log() == 0
+    assert lake.write("search_log", read_search_log(log_file)) == written
     con = connect(home)
     rows = con.execute("select count(*), min(depth), max(reduction), min(move_no), "
                        "bool_and(reduction <= reduction_org), bool_and(depth_new = depth - 1 "

@@ -33,6 +33,7 @@ from engines.uci import (
     parse_go,
     parse_position,
     parse_setoption,
+    preload,
     program_names,
 )
 
@@ -469,27 +470,35 @@ def test_alphabeta_options_follow_the_command_line() -> None:
         AlphaBetaOptions(eval="sharp")
 
 
-def test_search_log_is_flushed_to_the_warehouse_at_ucinewgame(home: Path) -> None:
-    """``--search-log-rate 1``: the LMR decisions of a search reach the ``search_log`` table
-    when the game ends (paper 003 appendix A.2 data; lost if the front end never flushes)."""
+def test_search_log_is_flushed_to_its_file_at_ucinewgame(tmp_path: Path) -> None:
+    """``--search-log-rate 1 --search-log FILE``: the LMR decisions of a search reach the
+    file when the game ends (paper 003 appendix A.2 data; lost if the front end never
+    flushes); the engine never writes the warehouse (``lmr-data`` stores the file's rows)."""
     if not alphabeta_available():
         pytest.skip("engines.alphabeta is not built yet (pip install -e . builds it)")
-    from warehouse import Lake, connect
-    from warehouse.catalog import query
+    from engines.alphabeta.searchlog import read_search_log
 
+    log_file = tmp_path / "search_log.jsonl"
     out = io.StringIO()
-    front = UciEngine(alphabeta_spec(AlphaBetaOptions(hash=1, search_log_rate=1.0)), output=out)
+    front = UciEngine(alphabeta_spec(AlphaBetaOptions(hash=1, search_log_rate=1.0,
+                                                      search_log=str(log_file))), output=out)
     front.handle("position fen " + POSITIONS["italian-middlegame"][0].fen())
     front.handle("go depth 5")
     assert front.wait(60)
     assert lines(out)[-1].startswith("bestmove ")
-    assert Lake(home).parts("search_log") == []
+    assert not log_file.exists()
     front.handle("ucinewgame")
-    rows = query(connect(home), "select count(*) as n, min(depth) as d from search_log")
-    assert rows.column("n")[0].as_py() > 0
-    assert rows.column("d")[0].as_py() >= 1
-    front.handle("quit")  # nothing new to write: no second part
-    assert len(Lake(home).parts("search_log")) == 1
+    rows = read_search_log(log_file)
+    assert len(rows) > 0
+    assert min(row["depth"] for row in rows) >= 1
+    front.handle("quit")  # nothing new to write: the file keeps its rows
+    assert len(read_search_log(log_file)) == len(rows)
+
+
+def test_a_sampled_search_log_needs_its_file() -> None:
+    """``--search-log-rate`` without ``--search-log``: refused at start, naming both."""
+    with pytest.raises(UciError, match=r"SearchLogRate 0.5 needs the SearchLog option"):
+        preload(alphabeta_spec(AlphaBetaOptions(hash=1, search_log_rate=0.5)))
 
 
 def test_search_that_yields_nothing_still_plays_a_legal_move() -> None:

@@ -11,7 +11,7 @@ from flows.cli import main
 from flows.evaluate import evaluate
 from flows.step import LocalRunner
 from pipelines.tournament import TournamentConfig
-from warehouse import connect
+from warehouse import Lake, connect
 
 
 def test_evaluate_plays_rates_and_resumes(home: Path, stockfish_path: str,
@@ -20,7 +20,7 @@ def test_evaluate_plays_rates_and_resumes(home: Path, stockfish_path: str,
     the rungs' UCI_Elo; running the flow again plays nothing and rates the same games."""
     config = TournamentConfig.tiny(engines=("stockfish?Threads=1&Hash=16#sf", "stockfish@1350",
                                             "stockfish@1500"), format="gauntlet")
-    result = evaluate(runner, config, str(home))
+    result = evaluate(runner, config, Lake(home))
     summary = result.tournament
     assert result.ratings is not None and len(result.ratings.rows) == 3
     assert (summary.planned, summary.played) == (4, 4)
@@ -28,7 +28,7 @@ def test_evaluate_plays_rates_and_resumes(home: Path, stockfish_path: str,
     ratings = dict(con.execute("select player, elo from ratings").fetchall())
     assert ratings["stockfish@1350"] == 1350 and ratings["stockfish@1500"] == 1500
     assert set(ratings) == {"sf", "stockfish@1350", "stockfish@1500"}
-    again = evaluate(runner, config, str(home)).tournament
+    again = evaluate(runner, config, Lake(home)).tournament
     assert (again.already_done, again.played) == (4, 0)
     assert con.execute("select count(*) from tournament_games").fetchone() == (4,)
 

@@ -22,7 +22,7 @@ def test_ingest_step_runs_one_unit_per_file(home: Path, runner: Any,
     progress line each, and a second run skips every file (sources keyed by SHA-256)."""
     paths = (str(PGN / "quirks.pgn"), str(PGN / "malformed.pgn"))
     job = IngestJob(paths, IngestConfig.tiny())
-    first = run_step(INGEST, job, str(home), runner)
+    first = run_step(INGEST, job, Lake(home), runner)
     assert [(Path(s.path).name, s.games, s.errors) for s in first] == [
         ("quirks.pgn", 5, 0), ("malformed.pgn", 6, 5)]
     err = progress_lines(capsys.readouterr().err, "ingest: ")
@@ -30,7 +30,7 @@ def test_ingest_step_runs_one_unit_per_file(home: Path, runner: Any,
     assert err[1].startswith("ingest: [1/2] ") and err[1].endswith(
         "quirks.pgn: 5 games, 0 records, 99 new positions, 0 errors")
     assert err[2].startswith("ingest: [2/2] ") and "malformed.pgn: 6 games" in err[2]
-    second = run_step(INGEST, job, str(home), runner)
+    second = run_step(INGEST, job, Lake(home), runner)
     assert all(s.skipped for s in second)
     assert progress_lines(capsys.readouterr().err, "ingest: ")[2].endswith("malformed.pgn: already ingested")
     con = connect(Lake(home))
@@ -48,7 +48,7 @@ def test_ingest_pool_is_a_fork_server_pool(home: Path) -> None:
         assert [p._mp_context.get_start_method() for p in pool.pools] == ["forkserver"] * 2
 
     job = IngestJob((str(PGN / "quirks.pgn"),), IngestConfig(workers=2, chunk_games=2))
-    [summary] = run_step(INGEST, job, str(home), LocalRunner())
+    [summary] = run_step(INGEST, job, Lake(home), LocalRunner())
     assert (summary.games, summary.errors) == (5, 0)
     con = connect(Lake(home))
     assert con.execute("select count(*) from games").fetchone() == (5,)

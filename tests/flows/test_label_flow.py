@@ -64,9 +64,9 @@ def test_step_labels_once_on_lanes(runner: object, lake: Lake,
 
     monkeypatch.setattr(flows.label, "label_batch", counted)
     config = LabelConfig.tiny(depths=(2, 3), workers=2, limit=None, batch_size=5)
-    first = run_step(LABEL, config, str(lake.home), runner)  # type: ignore[arg-type]
+    first = run_step(LABEL, config, lake, runner)  # type: ignore[arg-type]
     lines = progress_lines(capsys.readouterr().err, "label: ")
-    second = run_step(LABEL, config, str(lake.home), runner)  # type: ignore[arg-type]
+    second = run_step(LABEL, config, lake, runner)  # type: ignore[arg-type]
     assert (first.pending, first.positions, first.labels, first.errors) == (40, 40, 80, 0)
     assert lines[0] == f"label: 40 positions to label in 8 batches with {first.engine_id}"
     assert len(lines) == 1 + 8 and lines[-1].startswith("label: 40/40 positions, 80 labels, "
@@ -96,7 +96,7 @@ def test_retried_unit_does_not_label_twice(runner: object, lake: Lake,
 
     monkeypatch.setattr(flows.label, "label_batch", fail_halfway)
     config = LabelConfig.tiny(depths=(2, 3), workers=1, batch_size=12, limit=None)
-    summary = run_step(LABEL, config, str(lake.home), runner)  # type: ignore[arg-type]
+    summary = run_step(LABEL, config, lake, runner)  # type: ignore[arg-type]
     counts = raw_counts(lake)
     assert failures == [12]
     assert len(counts) == 48 and set(counts.values()) == {1}
@@ -114,7 +114,7 @@ def test_flow_on_a_dask_local_cluster(prefect_harness: None, lake: Lake,
     with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
                       dashboard_address=None) as cluster:
         with PrefectRunner(lake.home, cluster.scheduler_address) as runner:
-            summary = run_step(LABEL, config, str(lake.home), runner)
+            summary = run_step(LABEL, config, lake, runner)
     counts = raw_counts(lake)
     assert (summary.positions, summary.labels, summary.errors) == (30, 60, 0)
     assert len(counts) == 60 and set(counts.values()) == {1}

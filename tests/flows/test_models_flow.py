@@ -56,7 +56,7 @@ def trained(labelled: Lake, tmp_path_factory: pytest.TempPathFactory) -> Lake:
     shutil.copytree(labelled.home, lake.home)
     config = preset(NnueConfig, "tiny", name="nnue-tiny")
     LocalRunner(show_progress=False).run(TRAIN, TrainJob("nnue", config),
-                                         str(lake.home))
+                                         lake)
     return lake
 
 
@@ -70,7 +70,7 @@ def test_train_step_on_both_runners(labelled: Lake, home: Path, runner: Any,
     """One unit trains, exports and registers nnue@1; both runners print the same lines."""
     lake = copy_of(labelled, home)
     config = preset(NnueConfig, "tiny", name="nnue-tiny", epochs=2)
-    model = runner.run(TRAIN, TrainJob("nnue", config), str(home))
+    model = runner.run(TRAIN, TrainJob("nnue", config), Lake(home))
     assert (model.model_id, model.name, model.config["epochs"]) == ("nnue@1", "nnue-tiny", 2)
     assert model.artifact_path.is_file() and model.artifact_path.is_relative_to(home)
     assert resolve_model(lake, "nnue@latest") == model
@@ -86,13 +86,13 @@ def test_selfplay_step_on_both_runners(home: Path, runner: Any,
     """The tiny run (4 games at 200 nodes, batches of 2) on a pool of two processes: the games
     and plies of the plain pipeline's test; a second run plays nothing."""
     config = SelfplayConfig.tiny(workers=2)
-    summary = runner.run(SELFPLAY, config, str(home))
+    summary = runner.run(SELFPLAY, config, Lake(home))
     assert (summary.games, summary.plies, summary.batches_ingested) == (4, 577, 2)
     assert summary.new_positions == 573
     lines = progress_lines(capfd.readouterr().err, "selfplay")
     assert lines[0] == f"selfplay run {summary.run_id}: 0 games done, 4 to play in 2 batches"
     assert lines[-1] == "selfplay: 4 games, 577 plies (2/2 batches ingested)"
-    again = runner.run(SELFPLAY, config, str(home))
+    again = runner.run(SELFPLAY, config, Lake(home))
     assert (again.games, again.games_in_run, again.new_positions) == (0, 4, 0)
 
 
@@ -102,7 +102,7 @@ def test_evaluate_on_both_runners(home: Path, runner: Any, stockfish_path: str) 
     config = EvaluateConfig.tiny(spec="alphabeta:eval=hce-simple,hash=1",
                                  against="stockfish?Threads=1&Hash=16#sf", openings=OPENINGS,
                                  ladder="")
-    evaluation = evaluate_model(runner, config, str(home))
+    evaluation = evaluate_model(runner, config, Lake(home))
     assert (evaluation.sprt_decision, evaluation.wins) == ("H0", 0)
     assert evaluation.games == evaluation.losses + evaluation.draws >= 2
     assert evaluation.model_id is None and evaluation.against == "sf"
@@ -140,7 +140,7 @@ def test_an_evaluation_without_a_ladder_has_a_lineage(
 
 def uci_session(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "flows.cli", "--home", str(home), "engine", "alphabeta", *args],
+        [sys.executable, "-m", "flows.cli", "--home", Lake(home), "engine", "alphabeta", *args],
         input="uci\nisready\nposition startpos moves e2e4\ngo nodes 300\n", text=True,
         capture_output=True, timeout=120, cwd=ROOT)
 

@@ -34,12 +34,12 @@ def test_refresh_labels_new_files_only(runner: LocalRunner, home: Path, folder: 
     """First refresh: 4 EPD positions x 2 depths. A new file in the folder: only its new
     positions are labelled; the old file is skipped by its content hash."""
     config = LabelConfig.tiny(depths=(2, 3), limit=None, workers=2)
-    ingested, labelled = refresh(runner, str(folder), config, str(home), IngestConfig.tiny())
+    ingested, labelled = refresh(runner, str(folder), config, Lake(home), IngestConfig.tiny())
     assert [s.new_positions for s in ingested] == [4]
     assert (labelled.positions, labelled.labels) == (4, 8)
 
     shutil.copy(FIXTURES / "opera.pgn", folder / "games.pgn")
-    ingested, labelled = refresh(runner, str(folder), config, str(home), IngestConfig.tiny())
+    ingested, labelled = refresh(runner, str(folder), config, Lake(home), IngestConfig.tiny())
     by_path = {Path(s.path).name: s for s in ingested}
     assert by_path["terminal.epd"].skipped and not by_path["games.pgn"].skipped
     new = by_path["games.pgn"].new_positions
@@ -50,7 +50,7 @@ def test_refresh_cli(home: Path, folder: Path, stockfish_path: str,
                      capsys: pytest.CaptureFixture[str]) -> None:
     """The CLI prints both summaries and rejects a bad folder."""
     config = LabelConfig.tiny(depths=(2,), limit=None)
-    ingested, labelled = refresh(LocalRunner(), str(folder), config, str(home),
+    ingested, labelled = refresh(LocalRunner(), str(folder), config, Lake(home),
                                  IngestConfig.tiny())
     assert (ingested[0].new_positions, labelled.labels) == (4, 4)
     assert main(["--home", str(home), "refresh", str(folder), "--no-prefect", "--depths", "2",

@@ -43,10 +43,11 @@ def test_a_step_run_logs_its_progress_and_leaves_its_summary_table(
     from flows.ingest import INGEST, IngestJob
     from flows.prefect_runner import PrefectRunner
     from pipelines.ingest import IngestConfig
+    from warehouse import Lake
 
     with PrefectRunner(home, show_progress=False) as runner:
         (summary,) = runner.run(INGEST, IngestJob((str(OPERA),), IngestConfig.tiny()),
-                                str(home))
+                                Lake(home))
     game = chess.pgn.read_game(OPERA.open(encoding="utf-8"))
     assert game is not None
     plies = len(list(game.mainline_moves()))

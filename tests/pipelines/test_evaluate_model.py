@@ -24,7 +24,7 @@ STOCKFISH = "stockfish?Threads=1&Hash=16#sf"
 def evaluate_model(config: EvaluateConfig, home: Path) -> Evaluation:
     """The evaluate composition on the local runner (tests/flows/test_models_flow.py runs it
     on both runners)."""
-    return evaluate_on(LocalRunner(show_progress=False), config, str(home))
+    return evaluate_on(LocalRunner(show_progress=False), config, Lake(home))
 
 
 def ladder_table(home: Path, tournament_id: str, anchors: dict[str, float]) -> RatingTable:

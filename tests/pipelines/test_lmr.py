@@ -70,7 +70,7 @@ def trained(lmr_home: Path) -> Any:
 
 def run_lmr_data(config: LmrDataConfig, home: object) -> Any:
     """The lmr-data steps on the local runner, quietly."""
-    return lmr_data(LocalRunner(show_progress=False), config, str(home))
+    return lmr_data(LocalRunner(show_progress=False), config, Lake(home))
 
 
 def test_table_5_1_example_gives_8_by_the_text_and_9_by_the_code() -> None:
@@ -350,7 +350,7 @@ def test_sprt_non_regression_is_recorded_against_the_model(lmr_home: Path, train
     ``evaluated`` event."""
     config = EvaluateConfig.tiny(model="lmr@latest", against="alphabeta:eval=hce",
                                  sprt=(-1.75, 0.25), ladder="", max_games=4, openings=OPENINGS)
-    evaluation = evaluate_model(LocalRunner(show_progress=False), config, str(lmr_home))
+    evaluation = evaluate_model(LocalRunner(show_progress=False), config, Lake(lmr_home))
     assert (evaluation.model_id, evaluation.candidate, evaluation.games) == ("lmr@1", "lmr@1", 4)
     assert evaluation.wins + evaluation.draws + evaluation.losses == 4
     con = connect(Lake(lmr_home))

@@ -92,7 +92,7 @@ def test_tiny_round_robin_is_rated_against_mcc(tmp_path: Path) -> None:
     tournament = main_round_robin(config)
     tournament = type(tournament)(**{**tournament.__dict__, "engines": players,
                                      "progress": False})
-    summary = run_tournament(tournament, home=tmp_path)
+    summary = run_tournament(tournament, Lake(tmp_path))
     assert summary.played == 2
     lake = Lake(tmp_path)
     table = rate_against_mcc(lake, summary.tournament_id)

@@ -163,7 +163,7 @@ def test_two_refreshes_at_once_store_each_fact_once(home: Path, tmp_path: Path,
 
     def run() -> None:
         try:
-            refresh(LocalRunner(show_progress=False), str(folder), config, str(home),
+            refresh(LocalRunner(show_progress=False), str(folder), config, Lake(home),
                     IngestConfig.tiny())
         except BaseException as exc:
             errors.append(exc)

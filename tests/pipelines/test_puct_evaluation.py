@@ -27,7 +27,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lake, str]:
     """Two tiny rounds: policy_value@1 and @2."""
     lake = Lake(tmp_path_factory.mktemp("pv-eval") / "home")
     config = preset_config("tiny", rounds=2)
-    summaries = selfplay_train(LocalRunner(show_progress=False), config, str(lake.home))
+    summaries = selfplay_train(LocalRunner(show_progress=False), config, lake)
     assert [s.model for s in summaries] == ["policy_value@1", "policy_value@2"]
     return lake, config.run_id
 
@@ -40,7 +40,7 @@ def test_evaluate_plays_search_against_the_bare_checkpoint(run: tuple[Lake, str]
     plan = plan_evaluation(lake, config)
     assert plan.baseline == "puct:simulations=0,model=policy_value@2" and plan.searches_itself
     assert plan.match.engines == ("puct:model=policy_value@2#policy_value@2", plan.baseline)
-    evaluation = evaluate_model(LocalRunner(show_progress=False), config, str(lake.home))
+    evaluation = evaluate_model(LocalRunner(show_progress=False), config, lake)
     assert evaluation.games >= 2 and evaluation.against == plan.baseline
     events = connect(lake).execute(
         "select event, payload from model_events where model_id = 'policy_value@2' "
@@ -73,7 +73,7 @@ def test_checkpoints_round_robin(run: tuple[Lake, str], capsys: pytest.CaptureFi
     lake, run_id = run
     config = CheckpointsConfig(run_id=run_id, search_too=True, rounds=1, nodes=8,
                                max_plies=40, concurrency=2)
-    report = checkpoints(LocalRunner(show_progress=False), config, str(lake.home))
+    report = checkpoints(LocalRunner(show_progress=False), config, lake)
     assert report.games == 12                       # 4 players, 6 pairings, 1 pair each
     rows = report.rows()
     assert [r["player"] for r in rows] == ["policy_value@1", "policy_value@1/bare",
@@ -98,6 +98,6 @@ def test_checkpoints_bad_input(run: tuple[Lake, str]) -> None:
     lake, run_id = run
     with pytest.raises(CheckpointsError, match="no policy_value version"):
         checkpoints(LocalRunner(show_progress=False), CheckpointsConfig(run_id="pv-none"),
-                    str(lake.home))
+                    lake)
     with pytest.raises(CheckpointsError, match="exclude"):
         CheckpointsConfig(run_id=run_id, search_too=True, bare_only=True)

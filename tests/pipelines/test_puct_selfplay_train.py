@@ -25,7 +25,7 @@ from warehouse import Lake, connect
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lake, str]:
     lake = Lake(tmp_path_factory.mktemp("puct") / "home")
     config = preset_config("tiny", rounds=1)
-    summaries = selfplay_train(LocalRunner(show_progress=False), config, str(lake.home))
+    summaries = selfplay_train(LocalRunner(show_progress=False), config, lake)
     assert [s.model for s in summaries] == ["policy_value@1"]
     return lake, config.run_id
 
@@ -55,7 +55,7 @@ def test_rerun_replays_nothing_and_adds_a_round(trained: tuple[Lake, str],
     before = con.sql("select count(*), max(recorded_at) from selfplay_samples "
                      "where round = 1").fetchall()
     summaries = selfplay_train(LocalRunner(show_progress=False),
-                               preset_config("tiny", rounds=2), str(lake.home))
+                               preset_config("tiny", rounds=2), lake)
     assert [s.model for s in summaries] == ["policy_value@1", "policy_value@2"]
     con = connect(lake)
     assert con.sql("select count(*), max(recorded_at) from selfplay_samples "

@@ -34,7 +34,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 def run_selfplay(config: SelfplayConfig, home: Path) -> SelfplaySummary:
     """The selfplay step on the local runner (tests/flows/test_models_flow.py runs it on
     both runners)."""
-    return LocalRunner(show_progress=False).run(SELFPLAY, config, str(home))
+    return LocalRunner(show_progress=False).run(SELFPLAY, config, Lake(home))
 
 
 def lake_counts(lake: Lake) -> tuple[int, int, int]:

@@ -207,7 +207,7 @@ def test_tournament_records_game_pairs_with_pgn(home: Path, stockfish_path: str)
     tags, SetUp/FEN of the opening, per-move eval/depth/time comments, PlyCount matching."""
     config = TournamentConfig.tiny(engines=(f"{SF}#sf_a", f"{SF}#sf_b"),
                                    openings=str(OPENINGS / "two_positions.epd"))
-    summary = run_tournament(config, home)
+    summary = run_tournament(config, Lake(home))
     assert (summary.planned, summary.played, summary.status) == (2, 2, "finished")
     rows = finished_games(Lake(home), summary.tournament_id)
     assert [(r["white"], r["black"]) for r in rows] == [("sf_a", "sf_b"), ("sf_b", "sf_a")]
@@ -233,19 +233,19 @@ def test_forfeits_from_crash_hang_and_illegal_move(home: Path, stockfish_path: s
     plays its two moves again); a hang forfeits as 'stalled connection' without a clock and
     'time forfeit' with one; an illegal move as 'illegal move'. The reason is in the PGN."""
     base = dict(engines_file=engines_file, concurrency=1, move_timeout_s=1.0)
-    crash = run_tournament(TournamentConfig.tiny(engines=("crash", SF), **base), home)
+    crash = run_tournament(TournamentConfig.tiny(engines=("crash", SF), **base), Lake(home))
     rows = finished_games(Lake(home), crash.tournament_id)
     assert [r["termination"] for r in rows] == ["abandoned", "abandoned"]
     assert [r["result"] for r in rows] == ["0-1", "1-0"]
     assert [r["plies"] for r in rows] == [4, 5]          # restarted: two moves in each game
     assert "exit code 3" in rows[0]["reason"] and "exit code 3" in rows[0]["pgn"]
-    hang = run_tournament(TournamentConfig.tiny(engines=("hang", SF), rounds=1, **base), home)
+    hang = run_tournament(TournamentConfig.tiny(engines=("hang", SF), rounds=1, **base), Lake(home))
     hung = finished_games(Lake(home), hang.tournament_id)
     assert [r["termination"] for r in hung] == ["stalled connection"] * 2
     timed = run_tournament(TournamentConfig.tiny(engines=("hang", SF), nodes=None, tc="1+0.1",
                                                  **base), home)
     assert finished_games(Lake(home), timed.tournament_id)[0]["termination"] == "time forfeit"
-    illegal = run_tournament(TournamentConfig.tiny(engines=("illegal", SF), **base), home)
+    illegal = run_tournament(TournamentConfig.tiny(engines=("illegal", SF), **base), Lake(home))
     rows = finished_games(Lake(home), illegal.tournament_id)
     assert rows[0]["termination"] == "illegal move" and rows[0]["result"] == "0-1"
     assert '[Termination "illegal move"]' in rows[0]["pgn"]
@@ -262,10 +262,10 @@ def test_interrupted_tournament_resumes_missing_games(home: Path, stockfish_path
         raise KeyboardInterrupt(line)
 
     with pytest.raises(KeyboardInterrupt):
-        run_tournament(config, home, progress=interrupt)
+        run_tournament(config, Lake(home), progress=interrupt)
     first = finished_games(Lake(home), Tournament(config, Lake(home)).id)
     assert len(first) == 1
-    summary = run_tournament(config, home)
+    summary = run_tournament(config, Lake(home))
     assert (summary.already_done, summary.played, summary.planned) == (1, 3, 4)
     rows = finished_games(Lake(home), summary.tournament_id)
     assert sorted(r["game_key"] for r in rows) == ["0:0:0", "0:0:1", "0:1:0", "0:1:1"]
@@ -283,7 +283,7 @@ def test_tournament_stops_when_the_sprt_decides(home: Path, stockfish_path: str)
     config = TournamentConfig.tiny(engines=(SF, "stockfish@1350"), rounds=8, concurrency=1,
                                    sprt_elo0=0, sprt_elo1=300, sprt_alpha=0.2, sprt_beta=0.2,
                                    sprt_model="logistic")
-    summary = run_tournament(config, home)
+    summary = run_tournament(config, Lake(home))
     assert summary.status == "sprt_stopped"
     assert summary.sprt is not None and summary.sprt.decision == "H1"
     assert summary.played < summary.planned and summary.played % 2 == 0
@@ -330,7 +330,7 @@ def test_engine_that_cannot_start_is_a_user_error(home: Path, stockfish_path: st
     (not a tournament of forfeits) and nothing is written."""
     config = TournamentConfig.tiny(engines=(SF, "stockfish@1000"))
     with pytest.raises(TournamentError, match="stockfish@1000 failed to start.*1350"):
-        run_tournament(config, home)
+        run_tournament(config, Lake(home))
     assert not Lake(home).parts("tournaments")
 
 
@@ -347,7 +347,7 @@ def test_labels_and_tournament_players_share_one_engine_identity(
     labelled = label_positions(lake, LabelConfig.tiny(depths=(2,), hash_mb=16))
     config = TournamentConfig.tiny(engines=(f"{SF}#sf_a", "stockfish?Threads=1&Hash=32#sf_b"),
                                    openings=str(OPENINGS / "two_positions.epd"))
-    run_tournament(config, home)
+    run_tournament(config, Lake(home))
     rows = connect(home).execute(
         "select p.player, p.engine_id, e.name, e.version, e.kind, e.options, "
         "(select count(*) from labels l where l.engine_id = p.engine_id) "
@@ -482,7 +482,7 @@ def test_running_score_elo_and_llr_every_n_games(home: Path, stockfish_path: str
     lines: list[str] = []
     config = TournamentConfig.tiny(engines=(f"{SF}#a", f"{SF}#b"), rounds=2, concurrency=1,
                                    nodes=1500, rating_interval=2, sprt_elo0=0, sprt_elo1=5)
-    summary = run_tournament(config, home, progress=lines.append)
+    summary = run_tournament(config, Lake(home), progress=lines.append)
     assert summary.played == 4
     reports = [line for line in lines if " vs " in line]
     assert [line.split()[0] for line in reports] == ["[2/4]", "[4/4]"]
@@ -507,7 +507,7 @@ def test_rating_interval_zero_prints_no_standings(home: Path, stockfish_path: st
     lines: list[str] = []
     config = TournamentConfig.tiny(engines=(f"{SF}#a", f"{SF}#b"), concurrency=1, nodes=1000,
                                    rating_interval=0)
-    run_tournament(config, home, progress=lines.append)
+    run_tournament(config, Lake(home), progress=lines.append)
     assert len(lines) == 2 and all(" vs " not in line for line in lines)
     with pytest.raises(TournamentError, match="rating_interval must be >= 0, got -1"):
         TournamentConfig.tiny(rating_interval=-1)

@@ -245,7 +245,7 @@ def test_paper_match_and_clock_sprt_are_recorded_against_the_model(
         assert result["wins"] + result["draws"] + result["losses"] == 2
     evaluation = evaluate_model(LocalRunner(show_progress=False), EvaluateConfig.tiny(
         model=model.model_id, against="alphabeta:hash=1", nodes=None, tc="1+0.05", max_games=2,
-        ladder="", max_plies=30), lake.home)
+        ladder="", max_plies=30), lake)
     assert evaluation.games == 2 and evaluation.candidate.endswith(model.model_id)
     events = connect(lake).sql(
         "select payload from model_events where event = 'evaluated' order by recorded_at"
