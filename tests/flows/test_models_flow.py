@@ -140,7 +140,7 @@ def test_an_evaluation_without_a_ladder_has_a_lineage(
 
 def uci_session(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "flows.cli", "--home", Lake(home), "engine", "alphabeta", *args],
+        [sys.executable, "-m", "flows.cli", "--home", str(home), "engine", "alphabeta", *args],
         input="uci\nisready\nposition startpos moves e2e4\ngo nodes 300\n", text=True,
         capture_output=True, timeout=120, cwd=ROOT)
 

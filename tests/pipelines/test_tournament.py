@@ -239,11 +239,12 @@ def test_forfeits_from_crash_hang_and_illegal_move(home: Path, stockfish_path: s
     assert [r["result"] for r in rows] == ["0-1", "1-0"]
     assert [r["plies"] for r in rows] == [4, 5]          # restarted: two moves in each game
     assert "exit code 3" in rows[0]["reason"] and "exit code 3" in rows[0]["pgn"]
-    hang = run_tournament(TournamentConfig.tiny(engines=("hang", SF), rounds=1, **base), Lake(home))
+    hang = run_tournament(TournamentConfig.tiny(engines=("hang", SF), rounds=1, **base),
+                          Lake(home))
     hung = finished_games(Lake(home), hang.tournament_id)
     assert [r["termination"] for r in hung] == ["stalled connection"] * 2
     timed = run_tournament(TournamentConfig.tiny(engines=("hang", SF), nodes=None, tc="1+0.1",
-                                                 **base), home)
+                                                 **base), Lake(home))
     assert finished_games(Lake(home), timed.tournament_id)[0]["termination"] == "time forfeit"
     illegal = run_tournament(TournamentConfig.tiny(engines=("illegal", SF), **base), Lake(home))
     rows = finished_games(Lake(home), illegal.tournament_id)
