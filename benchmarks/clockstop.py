@@ -13,7 +13,7 @@ asks` and :meth:`VolatilityPolicy.stable`); for each threshold a move stops at t
 "stable" answer, and saves the rest of its soft time. Thresholds: the model's own and
 ``--thresholds``.
 
-    CHESSLAB_HOME=... .venv/bin/python benchmarks/clockstop.py volatility@1 [--positions 120]
+    .venv/bin/python benchmarks/clockstop.py volatility@1 --home HOME [--positions 120]
 """
 from __future__ import annotations
 
@@ -80,14 +80,26 @@ def answers(policy: VolatilityPolicy, engine: AlphaBeta, board: chess.Board,
     return asked
 
 
+def net_path(model: str, home: str) -> str:
+    """The net's file: a model name through the registry's resolver, else the path given."""
+    if "@" not in model:
+        return model
+    from pipelines.models.deploy import engine_options
+    from warehouse import Lake
+
+    return engine_options(Lake(home), model)["volatility_file"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="volatility@N or an artifact path")
+    parser.add_argument("model", help="volatility@N (@latest, @best) or a net's file")
+    parser.add_argument("--home", default="chesslab_home",
+                        help="the warehouse whose registry resolves a model name")
     parser.add_argument("--positions", type=int, default=120)
     parser.add_argument("--tc", default="10+0.1", help="the clock, base+increment in seconds")
     parser.add_argument("--thresholds", default="0.5,0.6,0.7,0.8,0.9,0.95,0.99")
     args = parser.parse_args()
-    model = load_model(args.model)
+    model = load_model(net_path(args.model, args.home), args.model)
     policy = VolatilityPolicy(model.stability, model.threshold)
     budget = soft_budget(args.tc)
     assert budget.soft_s is not None

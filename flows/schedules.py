@@ -52,6 +52,8 @@ from flows.train import TRAIN, TrainJob  # noqa: E402
 from pipelines.evaluate.config import EvaluateConfig  # noqa: E402
 from pipelines.ingest import discover_sources  # noqa: E402
 from pipelines.label.config import LabelConfig  # noqa: E402
+from pipelines.models.kinds import load_kind  # noqa: E402
+from pipelines.models.registry import resolve_model  # noqa: E402
 from pipelines.ops import (  # noqa: E402
     Schedules,
     baseline_for,
@@ -61,7 +63,6 @@ from pipelines.ops import (  # noqa: E402
 )
 from pipelines.ops.config import kind_options, step_config  # noqa: E402
 from pipelines.processes import set_death_signal  # noqa: E402
-from pipelines.train import CONFIGS, resolve_model  # noqa: E402
 from warehouse import Lake  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -178,7 +179,8 @@ def scheduled_retrain(home: str, kind: str, min_new_labels: int) -> State[str]:
             return finished(f"retrain-{kind}", f"retrain {kind}: not due: {decision.reason}",
                             {**summary, "trained": None})
         log.info("retrain %s: due: %s", kind, decision.reason)
-        config = step_config(CONFIGS[kind], {**decision.config, "progress": False}, "retrain")
+        config = step_config(load_kind(kind).config, {**decision.config, "progress": False},
+                             "retrain")
         with PrefectRunner(lake.home) as runner:
             model = runner.run(TRAIN, TrainJob(kind, config), lake)
     request_evaluation(model.model_id, home)

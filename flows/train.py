@@ -1,5 +1,5 @@
-"""The ``train`` step: one unit that trains (or resumes) a model, exports and registers it.
-The work is ``pipelines.train``; a retry resumes from the last checkpoint."""
+"""The ``train`` step: one unit that trains (or resumes) a model of a declared kind, exports
+and registers it. The work is ``pipelines.train``; a retry resumes from the last checkpoint."""
 from __future__ import annotations
 
 import contextlib
@@ -9,16 +9,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from flows.step import UnitContext
-from pipelines.train import ModelVersion, TrainConfig, train
+from pipelines.train import ModelVersion, train
 from warehouse import Lake
 
 
 @dataclass(frozen=True)
 class TrainJob:
-    """What to train: the model kind (``nnue``) and its typed config."""
+    """What to train: the model kind (``nnue``) and its typed config (the kind's)."""
 
     kind: str
-    config: TrainConfig
+    config: Any
 
 
 class TrainStep:
@@ -42,7 +42,7 @@ class TrainStep:
         return f"train: {job.kind} {job.config.name}"
 
     def run_unit(self, unit: TrainJob, context: UnitContext) -> ModelVersion:
-        return train(context.lake, unit.kind, unit.config)
+        return train(context.lake, unit.kind, unit.config, progress=context.progress)
 
     def progress(self, plan: list[TrainJob], results: Sequence[ModelVersion],
                  seconds: float) -> str:

@@ -6,7 +6,7 @@ Importing this module stays cheap: the compiled search loads when the first sear
 
 >>> [option.name for option in PROGRAM.spec(AlphaBetaOptions.tiny()).options]
 ['Hash', 'Eval', 'LMR', 'LMRFormula', 'Model', 'EvalFile', 'NnueTempo', 'SearchLogRate',
- 'SearchLog', 'Volatility', 'VolatilityThreshold']
+ 'SearchLog', 'Volatility', 'VolatilityFile', 'VolatilityThreshold']
 """
 from __future__ import annotations
 
@@ -62,9 +62,13 @@ class AlphaBetaOptions:
     lmr_formula: str = field(default="", metadata={
         "help": "the coefficients of --lmr lmr@N: logd*logm=A;logd=B;logm=C (bench-normalised)"})
     volatility: str = field(default="", metadata={
-        "help": "paper 003's early stop: volatility@N (or an artifact path) stops one ply "
+        "help": "paper 003's early stop: a volatility net (volatility@N, @latest or @best, "
+                "which chesslab resolves to --volatility-file, or a net's file) stops one ply "
                 "early under go depth (algorithm 2) and banks time under a clock when the net "
                 "says stable; random:RATE is the random chooser; empty = off"})
+    volatility_file: str = field(default="", metadata={
+        "help": "the volatility.npz file of the version --volatility names; the identity "
+                "names the net by --volatility, not by this path"})
     volatility_threshold: str = field(default="", metadata={
         "help": "stability threshold (default: the model's, chosen at training)"})
 
@@ -85,7 +89,7 @@ class AlphaBetaOptions:
             raise ValueError(f"--search-log-rate must be in [0, 1], got {self.search_log_rate!r}")
         if not 0 <= self.nnue_tempo <= MAX_TEMPO:
             raise ValueError(f"--nnue-tempo must be in 0..{MAX_TEMPO}, got {self.nnue_tempo!r}")
-        volatility_options.check_volatility(self.volatility)
+        volatility_options.check_volatility(self.volatility, self.volatility_file)
 
     @classmethod
     def tiny(cls) -> AlphaBetaOptions:
@@ -121,14 +125,15 @@ def alphabeta_spec(options: AlphaBetaOptions | None = None) -> EngineSpec:
         UciOption("NnueTempo", "spin", options.nnue_tempo, 0, MAX_TEMPO),
         UciOption("SearchLogRate", "string", str(options.search_log_rate)),
         UciOption("SearchLog", "string", options.search_log),
-        *volatility_options.uci_options(options.volatility, options.volatility_threshold),
+        *volatility_options.uci_options(options.volatility, options.volatility_threshold,
+                                        options.volatility_file),
     )
     return EngineSpec(f"chesslab alphabeta ({options.eval}, lmr {options.lmr})", AUTHOR,
                       uci_options, make_searcher, flush_search_log,
                       # lmr@N pins its formula and --model names the net (a model version
                       # never changes), so neither file nor formula is part of the identity
                       identity_excludes=("SearchLogRate", "SearchLog", "LMRFormula",
-                                         "EvalFile"),
+                                         "EvalFile", volatility_options.FILE),
                       make_policy=volatility_options.make_policy, load=load_files)
 
 

@@ -1,4 +1,5 @@
-"""``chesslab engine stockfish-volatility --volatility volatility@N``: Stockfish with paper
+"""``chesslab engine stockfish-volatility --volatility volatility@N`` (chesslab resolves the
+version to ``--volatility-file``, as for ``alphabeta``): Stockfish with paper
 003's early stop around it, as a UCI program.
 
 The front end (:mod:`engines.uci`) drives Stockfish as its searcher: Stockfish searches
@@ -35,7 +36,10 @@ class StockfishVolatilityOptions:
     """Stockfish whose deepening stops early when the volatility net says stable."""
 
     volatility: str = field(default="", metadata={
-        "help": "volatility@N (or an artifact path), random:RATE, or empty (plain Stockfish)"})
+        "help": "volatility@N, @latest or @best (resolved to --volatility-file) or a net's "
+                "file, random:RATE, or empty (plain Stockfish)"})
+    volatility_file: str = field(default="", metadata={
+        "help": "the volatility.npz file of the version --volatility names"})
     volatility_threshold: str = field(default="", metadata={
         "help": "stability threshold (default: the model's, chosen at training)"})
     stockfish: str = field(default=STOCKFISH, metadata={"help": "the Stockfish program"})
@@ -43,7 +47,7 @@ class StockfishVolatilityOptions:
     threads: int = field(default=1, metadata={"help": "Stockfish's Threads"})
 
     def __post_init__(self) -> None:
-        volatility_options.check_volatility(self.volatility)
+        volatility_options.check_volatility(self.volatility, self.volatility_file)
         if not 1 <= self.hash <= 65536:
             raise ValueError(f"--hash must be 1..65536 MB, got {self.hash!r}")
         if not 1 <= self.threads <= 512:
@@ -115,7 +119,8 @@ def stockfish_spec(options: StockfishVolatilityOptions | None = None) -> EngineS
     uci_options = (
         UciOption("Hash", "spin", options.hash, 1, 65536),
         UciOption("Threads", "spin", options.threads, 1, 512),
-        *volatility_options.uci_options(options.volatility, options.volatility_threshold),
+        *volatility_options.uci_options(options.volatility, options.volatility_threshold,
+                                        options.volatility_file),
     )
 
     def make_searcher(values: Mapping[str, Any]) -> StockfishSearcher:
@@ -123,7 +128,8 @@ def stockfish_spec(options: StockfishVolatilityOptions | None = None) -> EngineS
                                  {"Hash": values["Hash"], "Threads": values["Threads"]})
 
     return EngineSpec("chesslab stockfish-volatility", AUTHOR, uci_options, make_searcher,
-                      flush=None, make_policy=volatility_options.make_policy)
+                      flush=None, make_policy=volatility_options.make_policy,
+                      identity_excludes=(volatility_options.FILE,))
 
 
 PROGRAM = Program("stockfish-volatility", StockfishVolatilityOptions, stockfish_spec)

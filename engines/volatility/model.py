@@ -8,15 +8,14 @@ load. Two architectures, paper 003 chapter 3:
 
 The network multiplies ``delta_value`` (and ``value``, in the 775-input set that adds V6) by
 ``meta["delta_scale"]`` (centipawns to pawns) itself, so the inputs stay the paper's raw ones;
-``meta["inputs"]`` says which set the net reads. A model is named by a path, or ``volatility@N``,
-resolved (without the warehouse) to ``<home>/models/volatility/N/volatility.npz``, where the
-trainer writes it; ``home`` is ``$CHESSLAB_HOME`` or ``./chesslab_home``.
+``meta["inputs"]`` says which set the net reads. A net is loaded from its file: engines take
+files, never model names (``chesslab`` resolves ``volatility@N``, ``@latest`` and ``@best``
+through the registry to the version's file, :mod:`pipelines.models.deploy`).
 """
 from __future__ import annotations
 
 import json
 import os
-import re
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,29 +29,19 @@ from engines.volatility.features import BOARD_INPUTS, INPUTS, VALUE_AT, centipaw
 ARTIFACT = "volatility.npz"
 FORMAT = "chesslab-volatility"
 ARCHS = ("dense", "conv")
-MODEL_NAME = re.compile(r"^volatility@(?P<version>[1-9][0-9]*)$")
 
 
 class VolatilityModelError(ValueError):
     """A model that cannot be found or loaded; the message names the model or file."""
 
 
-def artifact_path(model: str, home: str | os.PathLike[str] | None = None) -> Path:
-    """The artifact file of ``volatility@N`` (or ``model`` itself when it is a path)."""
-    match = MODEL_NAME.match(model.strip())
-    if match is None:
-        path = Path(model)
-        if path.is_file():
-            return path
-        raise VolatilityModelError(
-            f"volatility model {model!r}: not volatility@N nor an existing file")
-    root = Path(home or os.environ.get("CHESSLAB_HOME", "chesslab_home"))
-    path = root / "models" / "volatility" / match["version"] / ARTIFACT
-    if not path.is_file():
-        raise VolatilityModelError(f"volatility model {model!r}: no artifact {str(path)!r} "
-                                   "(train it with chesslab train volatility, or set "
-                                   "CHESSLAB_HOME)")
-    return path
+def artifact_path(path: str | os.PathLike[str], model: str | None = None) -> Path:
+    """The net's file, when it exists; VolatilityModelError naming it (and the model it
+    deploys, ``model``) otherwise."""
+    if not Path(path).is_file():
+        named = f"volatility model {model!r}: " if model else ""
+        raise VolatilityModelError(f"{named}no volatility net file {str(path)!r}")
+    return Path(path)
 
 
 @dataclass(frozen=True)
@@ -105,10 +94,12 @@ class VolatilityModel:
                                      values if self.inputs > VALUE_AT else None))
 
 
-def load_model(model: str, home: str | os.PathLike[str] | None = None) -> VolatilityModel:
-    """The net of ``volatility@N`` or of an artifact path, checked by one prediction (a
-    damaged file fails here, naming the model, not in the middle of a search)."""
-    path = artifact_path(model, home)
+def load_model(path: str | os.PathLike[str], model: str | None = None) -> VolatilityModel:
+    """The net of the file ``path`` (the version ``model``, when it deploys one), checked by
+    one prediction (a damaged file fails here, naming the model, not in the middle of a
+    search)."""
+    model = model or str(path)
+    path = artifact_path(path, model)
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: data[name] for name in data.files}

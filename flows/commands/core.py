@@ -32,13 +32,17 @@ def run_perft(args: argparse.Namespace) -> int:
 
 
 def run_bench_command(args: argparse.Namespace) -> int:
-    from pipelines.lmr.deploy import is_learned
+    from engines.identity import MODEL_VERSION
 
     formula = None
-    if is_learned(args.lmr):      # lmr@N: the learned formula, bench-normalised
-        from pipelines.lmr.deploy import learned_formula
+    if MODEL_VERSION.match(args.lmr):     # lmr@N: the learned formula, bench-normalised
+        from engines.alphabeta.formula import LmrFormula
+        from pipelines.models.deploy import resolve_settings
 
-        args.lmr, formula = learned_formula(args.lake, args.lmr)
+        settings = resolve_settings(args.lake, "bench", {"lmr": args.lmr},
+                                    known=("lmr", "lmr_formula"))
+        if "lmr_formula" in settings:      # else not a model name: the config refuses it
+            args.lmr, formula = settings["lmr"], LmrFormula.parse(settings["lmr_formula"])
     config = config_from_args(BenchConfig, args, lmr="default" if formula else args.lmr)
     result = run_bench(config, formula)
     print(f"positions: {config.positions}  depth: {config.depth}  eval: {config.eval}  "

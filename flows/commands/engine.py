@@ -32,34 +32,25 @@ def run_engine(args: argparse.Namespace) -> int:
     from engines.uci import serve
 
     program = load_program(args.engine)
-    resolve_learned_lmr(args)
     resolve_models(args, program.options)
     return serve(program.spec(config_from_args(program.options, args)))
 
 
 def resolve_models(args: argparse.Namespace, options: type) -> None:
-    """Options naming a registry model (``--model nnue@latest``) become the concrete version
-    and the kind's artifact option (``--nnue FILE``); the registry (and the warehouse) is
-    imported only when an option names one."""
-    named = [f.name for f in dataclasses.fields(options)
-             if "@" in str(getattr(args, f.name, "") or "")]
-    if not named:
+    """Options naming a registry model (``--model nnue@latest``, ``--lmr lmr@best``,
+    ``--volatility volatility@3``) become the engine options of the version
+    (:func:`pipelines.models.deploy.resolve_settings`: ``--model nnue@3 --nnue FILE``); the
+    registry (and the warehouse) is imported only when an option names one (``args.lake``
+    is then the command's warehouse)."""
+    from engines.identity import MODEL_VERSION  # light: a GUI's engine start stays quick
+
+    settings = {f.name: getattr(args, f.name) for f in dataclasses.fields(options)
+                if isinstance(getattr(args, f.name, None), str)}
+    if not any(MODEL_VERSION.match(value) for value in settings.values()):
         return
-    from pipelines.tournament.models import resolve_model_arguments
+    from pipelines.models.deploy import resolve_settings
 
-    for name in named:
-        argv = resolve_model_arguments([f"--{name}", getattr(args, name)], args.lake.home)
-        for option, value in zip(argv[::2], argv[1::2], strict=True):
-            setattr(args, option[2:].replace("-", "_"), value)
-
-
-def resolve_learned_lmr(args: argparse.Namespace) -> None:
-    """``--lmr lmr@N``: the model registry gives the engine its bench-normalised formula."""
-    from engines.identity import MODEL_VERSION  # light: a GUI's engine start stays fast
-
-    if MODEL_VERSION.match(str(getattr(args, "lmr", "") or "")) \
-            and not getattr(args, "lmr_formula", ""):
-        from pipelines.lmr.deploy import learned_formula
-
-        model, formula = learned_formula(args.lake, args.lmr)
-        args.lmr, args.lmr_formula = model, str(formula)
+    resolved = resolve_settings(args.lake, args.engine, settings,
+                                [f.name for f in dataclasses.fields(options)])
+    for name, value in resolved.items():
+        setattr(args, name, value)

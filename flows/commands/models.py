@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_models(args: argparse.Namespace) -> int:
-    from pipelines.train.registry import list_models, resolve_model
+    from pipelines.models.registry import list_models, resolve_model
     from warehouse.render import render
 
     lake = args.lake

@@ -26,10 +26,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_tournament_command(args: argparse.Namespace) -> int:
-    from pipelines.lmr.deploy import resolve_learned_specs
-
-    engines = resolve_learned_specs(args.lake, tuple(args.engines))   # alphabeta:lmr=lmr@N
-    config = config_from_args(TournamentConfig, args, engines=engines)
+    config = config_from_args(TournamentConfig, args, engines=tuple(args.engines))
     if not args.verbose:   # xboard engines chat a lot; python-chess warns on every line
         logging.getLogger("chess.engine").setLevel(logging.ERROR)
     from flows.evaluate import evaluate

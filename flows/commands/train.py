@@ -1,50 +1,42 @@
 """``chesslab train KIND [--preset tiny|small|full] [--option value ...]``: train a model (or
-resume the unfinished run of the same options), export it and register it."""
+resume the unfinished run of the same options), export it and register it.
+
+The kinds are the ones declared in ``pipelines/kinds/<kind>/kind.py``
+(:func:`pipelines.models.kinds.all_kinds`), so a new kind needs no change here: each one's
+options are its config's fields, its presets its own, its help its config's docstring."""
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from typing import Any
 
 from flows.options import add_config_arguments
 from flows.parser import summary
 from flows.runtime import add_runner_arguments, make_runner
-from pipelines.train.config import PRESETS, NnueConfig, TrainConfig, preset
-from pipelines.train.volatility_config import VolatilityConfig
+from pipelines.models.kinds import ModelKind, all_kinds, load_kind
 
-CONFIGS: dict[str, type[TrainConfig]] = {"nnue": NnueConfig, "volatility": VolatilityConfig}
 UNSET = object()  # an option not given: the preset's value (or the field's default) applies
 
 
 def register(subparsers: Any) -> None:
+    declared = [kind for kind in all_kinds() if kind.command]
     train = subparsers.add_parser(
-        "train", help="train a model (nnue, volatility, lmr), export it and register it",
+        "train", help=f"train a model ({', '.join(k.name for k in declared)}), export it and "
+                      f"register it",
         description="Rerunning the same command after a kill resumes the unfinished version "
                     "from its last checkpoint.")
     kinds = train.add_subparsers(dest="kind", metavar="KIND", required=True)
-    for kind, config_cls in CONFIGS.items():
-        parser = kinds.add_parser(kind, help=summary(config_cls.__doc__),
-                                  description=config_cls.__doc__)
-        parser.add_argument("--preset", default="full", choices=tuple(PRESETS),
+    for kind in declared:
+        parser = kinds.add_parser(kind.name, help=summary(kind.config.__doc__),
+                                  description=kind.config.__doc__)
+        parser.add_argument("--preset", default="full", choices=kind.presets,
                             help="starting values; options given override them (default: full)")
-        add_config_arguments(parser, config_cls)
-        only_given(parser, config_cls)
-        add_runner_arguments(parser, cluster=False)
-        parser.set_defaults(run=run_train, config_cls=config_cls)
-    register_lmr(kinds)
-
-
-def register_lmr(kinds: Any) -> None:
-    """``chesslab train lmr``: a scikit-learn fit, run in this process (seconds, no Prefect)."""
-    from pipelines.lmr.config import LmrConfig
-
-    parser = kinds.add_parser("lmr", help=summary(LmrConfig.__doc__),
-                              description=LmrConfig.__doc__)
-    parser.add_argument("--preset", default="full", choices=("tiny", "full"),
-                        help="tiny: a shallow six-position bench (default: full)")
-    add_config_arguments(parser, LmrConfig)
-    only_given(parser, LmrConfig)
-    parser.set_defaults(run=run_train_lmr)
+        add_config_arguments(parser, kind.config)
+        only_given(parser, kind.config)
+        if not kind.in_process:
+            add_runner_arguments(parser, cluster=False)
+        parser.set_defaults(run=run_train)
 
 
 def only_given(parser: argparse.ArgumentParser, config_cls: type) -> None:
@@ -52,39 +44,34 @@ def only_given(parser: argparse.ArgumentParser, config_cls: type) -> None:
     parser.set_defaults(**{f.name: UNSET for f in dataclasses.fields(config_cls)})
 
 
-def run_train_lmr(args: argparse.Namespace) -> int:
-    import sys
-
-    from pipelines.lmr.config import LmrConfig
-    from pipelines.train.lmr import train_lmr
-
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(LmrConfig)
+def run_train(args: argparse.Namespace) -> int:
+    kind = load_kind(args.kind)
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(kind.config)
              if getattr(args, f.name, UNSET) is not UNSET}
-    config = LmrConfig.tiny(**given) if args.preset == "tiny" else LmrConfig(**given)
-    lake = args.lake
-    model, fits = train_lmr(lake, config, progress=lambda line: print(line, file=sys.stderr))
+    config = kind.make_config(args.preset, given)
+    model = train_in_process(args, kind, config) if kind.in_process else \
+        train_on_runner(args, kind, config)
     print(f"{model.model_id} ({model.name}): {model.artifact_path} sha256 {model.artifact_sha256}")
-    deployed = next(f for f in fits if f.formula == config.deploy)
-    figures = trained_figures(lake, model.model_id)
-    print(f"{model.model_id}: R² of the deployed formula {deployed.formula}: "
-          f"{deployed.r2:.4f}; train loss {figures['train_loss']:.4f} (1 - R² of the best "
-          f"formula), no validation loss (the fit is in-sample)")
+    describe = kind.describe or (lambda lake, m: describe_figures(
+        m.model_id, trained_figures(lake, m.model_id)))
+    print(describe(args.lake, model))
     return 0
 
 
-def run_train(args: argparse.Namespace) -> int:
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(args.config_cls)
-             if getattr(args, f.name, UNSET) is not UNSET}
-    config = preset(args.config_cls, args.preset, **{"name": f"{args.kind}-{args.preset}",
-                                                     **given})
+def train_in_process(args: argparse.Namespace, kind: ModelKind, config: Any) -> Any:
+    """A kind fitted in seconds (``lmr``): in this process, no runner; its report on stderr."""
+    from pipelines.train import train
+
+    return train(args.lake, kind.name, config,
+                 progress=lambda line: print(line, file=sys.stderr))
+
+
+def train_on_runner(args: argparse.Namespace, kind: ModelKind, config: Any) -> Any:
+    """The ``train`` step on the runner the options ask for."""
     from flows.train import TRAIN, TrainJob
 
     with make_runner(args) as runner:
-        model = runner.run(TRAIN, TrainJob(args.kind, config), args.lake)
-    print(f"{model.model_id} ({model.name}): {model.artifact_path} sha256 {model.artifact_sha256}")
-
-    print(describe_figures(model.model_id, trained_figures(args.lake, model.model_id)))
-    return 0
+        return runner.run(TRAIN, TrainJob(kind.name, config), args.lake)
 
 
 def trained_figures(lake: Any, model_id: str) -> dict[str, Any]:

@@ -94,7 +94,7 @@ def select(lake: Lake, config: ExportConfig) -> Selection:
 
 def model_snapshot(lake: Lake, name: str, batch_rows: int) -> Selection:
     """The snapshot a model version was trained on (checked against model_datasets)."""
-    from pipelines.train.registry import resolve_model
+    from pipelines.models.registry import resolve_model
 
     model = resolve_model(lake, name)
     if model.kind != "nnue":

@@ -1,5 +1,7 @@
 """The model registry over the warehouse: versions per kind, events, and the one resolver of
-model names (``nnue@3``, ``nnue@latest``, ``nnue@best`` = the latest promoted).
+model names (``nnue@3``, ``nnue@latest``, ``nnue@best`` = the latest promoted) to versions.
+It imports nothing from the training code (``pipelines/train``): every room that turns a name
+into a version stands on it, not on the trainers.
 
 Artifacts are recorded relative to the home (``models/nnue/3/nnue.npz``), so a copied home
 plays its own files and a moved one keeps its models; rows written before, with absolute
@@ -15,50 +17,28 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from pipelines.models.names import (
+    EVENTS,
+    NAME,
+    ModelArtifactError,
+    ModelError,
+    ModelNotFoundError,
+    ModelVersion,
+    model_id,
+)
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 
-EVENTS = ("started", "trained", "exported", "deployed", "evaluated", "promoted", "retired")
-NAME = re.compile(r"^(?P<kind>[a-z][a-z0-9_]*)@(?P<version>[1-9][0-9]*|latest|best)$")
-
-
-class ModelNotFoundError(LookupError):
-    """A model name does not resolve: quotes the name."""
-
-    def __str__(self) -> str:  # KeyError-style quoting is not wanted for a one-line message
-        return str(self.args[0])
-
-
-class ModelArtifactError(ValueError):
-    """A model's artifact is missing or is not the file the registry recorded: names the model,
-    the file and both hashes."""
-
-
-@dataclass(frozen=True)
-class ModelVersion:
-    """One finished model version of the registry."""
-
-    model_id: str            # KIND@VERSION
-    kind: str
-    name: str
-    version: int
-    config: dict[str, Any]
-    artifact_path: Path
-    artifact_sha256: str
-    created_at: dt.datetime
-    status: str | None
-
-
-def model_id(kind: str, version: int) -> str:
-    return f"{kind}@{version}"
-
+__all__ = ["EVENTS", "NAME", "ModelArtifactError", "ModelError", "ModelNotFoundError",
+           "ModelVersion", "allocate_version", "claim_version", "list_models", "model_id",
+           "record_event", "record_model", "registered_versions", "resolve_model",
+           "resolve_verified", "verified_artifact"]
 
 def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
@@ -173,7 +153,7 @@ def resolve_verified(lake: Lake, name: str) -> ModelVersion:
 def record_event(lake: Lake, model: str, event: str, payload: dict[str, Any]) -> None:
     """Append one event of a model's life (the latest one is its status)."""
     if event not in EVENTS:
-        raise ValueError(f"model {model}: unknown event {event!r} (one of {', '.join(EVENTS)})")
+        raise ModelError(f"model {model}: unknown event {event!r} (one of {', '.join(EVENTS)})")
     lake.write("model_events", [{
         "event_id": uuid.uuid4().hex, "model_id": model, "event": event,
         "payload": json.dumps(payload, sort_keys=True), "recorded_at": now()}])

@@ -41,14 +41,21 @@ from typing import Any
 
 from pipelines.evaluate.config import EvaluateConfig
 from pipelines.label.config import LabelConfig
+from pipelines.models.kinds import all_kinds, kind_names
 
-RETRAIN_KINDS = ("nnue", "volatility")
 LIMITS = ("tc", "nodes", "depth")
 DEFAULT_LIMIT = {"nodes": 20_000}     # evaluation games, unless the file gives a limit
-#: Per model kind, the limit of its evaluation games unless the file gives one: a PUCT
-#: simulation costs a network call, a thousand times an alpha-beta node.
-DEFAULT_KIND_LIMITS = {"policy_value": {"nodes": 128}}
-MODEL_KINDS = ("nnue", "volatility", "policy_value")
+
+
+def retrain_kinds() -> list[str]:
+    """The kinds whose declaration says they are retrained on schedule."""
+    return [kind.name for kind in all_kinds() if kind.retrain]
+
+
+def default_kind_limits() -> dict[str, dict[str, int]]:
+    """Per model kind, the limit of its evaluation games unless the file gives one (its
+    declaration's: a PUCT simulation costs a network call, a thousand alpha-beta nodes)."""
+    return {kind.name: dict(kind.limits) for kind in all_kinds() if kind.limits}
 
 
 def kind_options(options: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -60,7 +67,7 @@ def kind_options(options: dict[str, Any], kind: str) -> dict[str, Any]:
     >>> kind_options({"nodes": 20000, "policy_value": {"nodes": 64}}, "nnue")
     {'nodes': 20000}
     """
-    common = {k: v for k, v in options.items() if k not in MODEL_KINDS}
+    common = {k: v for k, v in options.items() if k not in kind_names()}
     return {**common, **options.get(kind, {})}
 
 
@@ -259,10 +266,11 @@ class RetrainSchedule:
     def __post_init__(self) -> None:
         check_types(RetrainSchedule, vars(self), "retrain")
         check_cron(self.cron, "retrain")
-        bad = [k for k in self.kinds if k not in RETRAIN_KINDS]
+        retrained = retrain_kinds()
+        bad = [k for k in self.kinds if k not in retrained]
         if bad:
             raise OpsConfigError(f"retrain.kinds: unknown kind {bad[0]!r} "
-                                 f"(one of {', '.join(RETRAIN_KINDS)})")
+                                 f"(the kinds retrained on schedule: {', '.join(retrained)})")
         if self.min_new_labels < 1:
             raise OpsConfigError(f"retrain.min_new_labels: must be at least 1, got "
                                  f"{self.min_new_labels!r}")
@@ -275,7 +283,7 @@ class EvaluateSchedule:
 
     interval_s: float = 600.0                         # registry polled every 10 minutes
     options: dict[str, Any] = field(default_factory=lambda: {**DEFAULT_LIMIT,
-                                                             **DEFAULT_KIND_LIMITS})
+                                                             **default_kind_limits()})
     enabled: bool = True
 
     def __post_init__(self) -> None:
@@ -283,7 +291,7 @@ class EvaluateSchedule:
         if self.interval_s < 1:
             raise OpsConfigError(f"evaluate.interval_s: must be at least 1, got "
                                  f"{self.interval_s!r}")
-        for kind in MODEL_KINDS:
+        for kind in kind_names():
             if not isinstance(self.options.get(kind, {}), dict):
                 raise OpsConfigError(f"evaluate.{kind}: want a table, got "
                                      f"{toml_value(self.options[kind])}")
@@ -351,7 +359,7 @@ def parse_schedules(data: dict[str, Any], base: Path) -> Schedules:
                                                                        "enabled"})
         if not any(limit in options for limit in LIMITS):
             options = {**DEFAULT_LIMIT, **options}
-            for kind, limit in DEFAULT_KIND_LIMITS.items():
+            for kind, limit in default_kind_limits().items():
                 table = options.get(kind, {})
                 if isinstance(table, dict) and not any(k in table for k in LIMITS):
                     options[kind] = {**limit, **table}

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipelines.evaluate.config import EvaluateError
-from pipelines.evaluate.models import SELF_BASELINES, model_engine_spec
-from pipelines.train.registry import ModelNotFoundError, resolve_model
+from pipelines.evaluate.models import model_engine_spec
+from pipelines.models.kinds import load_kind
+from pipelines.models.registry import ModelNotFoundError, resolve_model
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 
@@ -69,7 +70,7 @@ def baseline_for(lake: Lake, model_id: str, default: str | None) -> str | None:
     default). A kind whose default baseline is the version itself unsearched
     (``policy_value``) always gets ``default``: each version's search against its bare net."""
     kind = model_id.split("@", 1)[0]
-    if kind in SELF_BASELINES:
+    if load_kind(kind).plays_itself:
         return default
     try:
         best = resolve_model(lake, f"{kind}@best")

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines.stamps import utc_now
+from pipelines.models.registry import ModelVersion
 from pipelines.processes import forkserver_pool
 from pipelines.puct.config import SelfplayTrainConfig
 from pipelines.puct.selfplay import RANDOM_MODEL, GameRecord, play_game
 from pipelines.train.policy_value_config import PolicyValueConfig
-from pipelines.train.registry import ModelVersion
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 
@@ -52,14 +52,15 @@ def run_models(lake: Lake, run_id: str) -> dict[int, dict[str, Any]]:
 
 
 def playing_model(lake: Lake, run_id: str, round_: int) -> RoundModel:
-    """The previous round's version, its file checked against the registry's hash."""
-    from pipelines.train.registry import resolve_verified
+    """The previous round's version and the net it deploys (its file checked against the
+    registry's hash)."""
+    from pipelines.models.deploy import engine_options
 
     previous = run_models(lake, run_id).get(round_ - 1)
     if previous is None:
         return RoundModel(RANDOM_MODEL, None)
-    model = resolve_verified(lake, previous["model_id"])
-    return RoundModel(model.model_id, str(model.artifact_path))
+    options = engine_options(lake, previous["model_id"])
+    return RoundModel(options["model"], options["net"])
 
 
 def stored_games(lake: Lake, run_id: str, round_: int) -> list[dict[str, Any]]:
@@ -94,7 +95,8 @@ def train_config(config: SelfplayTrainConfig, round_: int,
 
 def train_round(lake: Lake, config: SelfplayTrainConfig, round_: int) -> ModelVersion:
     """The round's version (trained now unless registered already)."""
-    from pipelines.train import resolve_model, train
+    from pipelines.models.registry import resolve_model
+    from pipelines.train import train
 
     done = run_models(lake, config.run_id).get(round_)
     if done is not None:

@@ -57,11 +57,12 @@ def runs_in_process(spec: EngineSpec) -> bool:
     return spec.kind == "own" and spec.command[3:4] == ("alphabeta",)
 
 
-def open_mover(text: str, nodes: int | None, depth: int | None,
+def open_mover(engine: EngineSpec | str, nodes: int | None, depth: int | None,
                in_process: bool = True) -> Mover:
-    """The mover for an engine spec: in-process for chesslab's alpha-beta (unless
-    ``in_process`` is False, as the benchmark compares), a UCI/xboard process otherwise."""
-    spec = resolve_engine(text)
+    """The mover for a player (or a spec string, models not resolved): in-process for
+    chesslab's alpha-beta (unless ``in_process`` is False, as the benchmark compares), a
+    UCI/xboard process otherwise."""
+    spec = resolve_engine(engine) if isinstance(engine, str) else engine
     if in_process and runs_in_process(spec):
         return InProcessMover(spec, nodes, depth)
     return ProcessMover(spec, nodes, depth)

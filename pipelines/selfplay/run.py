@@ -33,8 +33,10 @@ from pathlib import Path
 import pyarrow.compute as pc
 
 from engines.stamps import content_id
+from engines.registry import EngineSpec
 from pipelines.ingest import IngestConfig, IngestSummary, ingest_file
 from pipelines.ingest.sources import sha256_of, source_for
+from pipelines.models.deploy import resolve_player
 from pipelines.processes import forkserver_pool
 from pipelines.selfplay.config import SelfplayConfig, SelfplayError
 from pipelines.selfplay.game import play_game, to_pgn
@@ -75,6 +77,7 @@ class SelfplayPlan:
     batches: tuple[Batch, ...]
     to_ingest: tuple[str, ...]
     games_done: int
+    engine: EngineSpec             # the player, its models resolved to what it loads
 
     def tags(self, batch: Batch) -> dict[str, str]:
         """The PGN tags that say how a batch's games were made (kept in ``games.tags``)."""
@@ -131,10 +134,12 @@ class SelfplaySummary:
 # Plan
 # --------------------------------------------------------------------------------------------
 
-def run_id(config: SelfplayConfig) -> str:
-    """A hash of what makes the run's games what they are (not the number of games)."""
+def run_id(config: SelfplayConfig, engine: EngineSpec) -> str:
+    """A hash of what makes the run's games what they are (not the number of games): the
+    player as it plays (``engine``: its models resolved, so ``model=nnue@latest`` pins the
+    version), the limits, the starts."""
     c = config
-    parts = [resolve_engine(c.engine).setup_hash, c.nodes, c.depth, c.random_plies,
+    parts = [engine.setup_hash, c.nodes, c.depth, c.random_plies,
              file_digest(c.openings), c.opening_plies, c.max_plies, c.batch_games, c.seed]
     return content_id(parts, n=12)   # 12 digits: the run ids already stored
 
@@ -175,23 +180,24 @@ def ingested_sources(lake: Lake) -> set[str]:
 def plan_selfplay(lake: Lake, config: SelfplayConfig) -> SelfplayPlan:
     """The missing batches and the batch files not ingested yet; the run's folder is created,
     with a ``run.json`` describing the run. SelfplayError on a bad engine spec, an engine that
-    cannot start (tried once when games are missing) or a bad opening file."""
-    spec = resolve_engine(config.engine)
-    rid = run_id(config)
+    cannot start (tried once when games are missing) or a bad opening file; a ModelError
+    naming the engine when a model it names does not resolve."""
+    spec = resolve_player(lake, resolve_engine(config.engine))
+    rid = run_id(config, spec)
     folder = lake.home / "selfplay" / rid
     existing = batch_files(folder)
     done = {game for batch in existing for game in batch.games}
     batches = tuple(missing_batches(config.games, config.batch_games, done))
     openings = tuple(load_openings(config))
     if batches:
-        open_mover(config.engine, config.nodes, config.depth).close()
+        open_mover(spec, config.nodes, config.depth).close()
     folder.mkdir(parents=True, exist_ok=True)
     write_atomically(folder / "run.json", json.dumps(
         {"run_id": rid, "config": asdict(config), "engine": spec.describe()}, indent=2) + "\n")
     ingested = ingested_sources(lake)
     to_ingest = tuple(str(p) for p in existing.values() if sha256_of(p) not in ingested)
     return SelfplayPlan(config, rid, str(folder), spec.name, openings, batches, to_ingest,
-                        len(done))
+                        len(done), spec)
 
 
 def load_openings(config: SelfplayConfig) -> list[Opening]:
@@ -212,7 +218,7 @@ def play_batch(plan: SelfplayPlan, batch: Batch) -> BatchResult:
     config = plan.config
     started = time.perf_counter()
     result = BatchResult(str(Path(plan.folder) / batch.file_name))
-    mover = open_mover(config.engine, config.nodes, config.depth)
+    mover = open_mover(plan.engine, config.nodes, config.depth)
     texts = []
     ends: Counter[str] = Counter()
     try:

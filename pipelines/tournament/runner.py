@@ -24,13 +24,13 @@ from engines.registry import (
     load_engines_file,
     parse_engine,
 )
+from pipelines.models.deploy import resolve_player
 from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
 from pipelines.sprt.store import record_sprt
 from pipelines.tournament import standings, store
 from pipelines.tournament.adjudication import Adjudicator
 from pipelines.tournament.config import TournamentConfig, TournamentError
 from pipelines.tournament.game import EngineFailure, GamePlayer, GameRecord, Seat, to_pgn
-from pipelines.tournament.models import resolve_spec_models
 from pipelines.tournament.openings import Opening, file_digest, load_openings
 from pipelines.tournament.schedule import Slot, schedule, tournament_id
 from warehouse import Lake
@@ -64,14 +64,15 @@ class TournamentSummary:
 
 def resolve_players(config: TournamentConfig, lake: Lake | None = None) -> list[EngineSpec]:
     """The players of the specs, every own engine's settings and options checked; with
-    ``lake``, registry models in own engines' options (``model=nnue@latest``) are resolved to
-    their version and exported file (its hash checked) and every file is loaded: all before
-    the first game."""
+    ``lake``, registry models in own engines' settings (``model=nnue@latest``,
+    ``lmr=lmr@best``, ``volatility=volatility@3``) are resolved to their version's engine
+    options (:func:`pipelines.models.deploy.resolve_player`: its file's hash checked) and
+    every file is loaded: all before the first game."""
     named = load_engines_file(config.engines_file) if config.engines_file else {}
     players = [parse_engine(spec, named) for text in config.engines
                for spec in expand_ladder(text)]
     if lake is not None:
-        players = [resolve_spec_models(p, lake.home) for p in players]
+        players = [resolve_player(lake, p) for p in players]
     for player in players:
         check_player(player, load=lake is not None)
     names = [p.name for p in players]

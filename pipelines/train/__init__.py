@@ -1,41 +1,38 @@
-"""Model training: a generic Lightning trainer, a model registry in the warehouse and the
-model kinds that plug into them (NNUE first; the volatility classifier, LMR regression and
-policy-value net follow the same :class:`~pipelines.train.trainer.ModelKind` interface).
+"""Model training: a generic Lightning trainer (:mod:`pipelines.train.trainer`) and the
+training code of the model kinds declared in ``pipelines/kinds`` (NNUE, the volatility
+classifier, the policy-value net with Lightning; the LMR regression with scikit-learn). The
+registry the trained versions go to is :mod:`pipelines.models.registry`.
 
 Nothing here imports Prefect; ``flows/train.py`` orchestrates.
 """
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from pipelines.models.kinds import load_kind
+from pipelines.models.names import ModelNotFoundError, ModelVersion
 from pipelines.train.config import PRESETS, NnueConfig, TrainConfig, TrainConfigError, preset
 from pipelines.train.policy_value_config import PolicyValueConfig
-from pipelines.train.registry import ModelNotFoundError, ModelVersion, resolve_model
 from pipelines.train.volatility_config import VolatilityConfig
 
-
-def model_kinds() -> dict[str, Any]:
-    """Every trainable kind by name (imported on demand: torch is slow to import)."""
-    from pipelines.train.nnue import NnueKind
-    from pipelines.train.policy_value import PolicyValueKind
-    from pipelines.train.volatility import VolatilityKind
-
-    return {"nnue": NnueKind(), "volatility": VolatilityKind(),
-            "policy_value": PolicyValueKind()}
+log = logging.getLogger(__name__)
 
 
-def train(lake: Any, kind: str, config: TrainConfig, callbacks: Any = ()) -> ModelVersion:
-    """Train (or resume) a model of ``kind``; see :func:`pipelines.train.trainer.train_model`."""
-    from pipelines.train.trainer import train_model
+def train(lake: Any, kind: str, config: Any, callbacks: Sequence[Any] = (),
+          progress: Callable[[str], None] | None = None) -> ModelVersion:
+    """Train (or resume) a model of the declared ``kind``, export and register it: with the
+    Lightning trainer (:func:`pipelines.train.trainer.train_model`, ``callbacks`` added to
+    its own) or the kind's own fit (``progress`` gets its report lines)."""
+    declared = load_kind(kind)
+    if declared.lightning is not None:
+        from pipelines.train.trainer import train_model
 
-    kinds = model_kinds()
-    if kind not in kinds:
-        raise ValueError(f"unknown model kind {kind!r} (one of {', '.join(kinds)})")
-    return train_model(lake, kinds[kind], config, callbacks)
+        return train_model(lake, declared.lightning(), config, callbacks)
+    assert declared.fit is not None
+    return declared.fit(lake, config, progress or log.info)
 
 
-CONFIGS: dict[str, type[TrainConfig]] = {"nnue": NnueConfig, "volatility": VolatilityConfig,
-                                         "policy_value": PolicyValueConfig}
-
-__all__ = ["CONFIGS", "PRESETS", "ModelNotFoundError", "ModelVersion", "NnueConfig", "PolicyValueConfig",
-           "TrainConfig", "TrainConfigError", "VolatilityConfig", "model_kinds", "preset", "resolve_model", "train"]
+__all__ = ["PRESETS", "ModelNotFoundError", "ModelVersion", "NnueConfig", "PolicyValueConfig",
+           "TrainConfig", "TrainConfigError", "VolatilityConfig", "preset", "train"]

@@ -35,7 +35,13 @@ from pipelines.lmr.config import (
     LmrTrainError,
     formula_name,
 )
-from pipelines.train.registry import ModelVersion, now, record_event, record_model, resolve_model
+from pipelines.models.registry import (
+    ModelVersion,
+    now,
+    record_event,
+    record_model,
+    resolve_model,
+)
 from pipelines.train.trainer import Run, open_run, sha256
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
@@ -43,7 +49,7 @@ from warehouse.catalog import named_query, query
 log = logging.getLogger(__name__)
 
 KIND = "lmr"
-ARTIFACT = "lmr.json"   # its "formula" is what pipelines.lmr.deploy reads
+ARTIFACT = "lmr.json"   # its "formula" is what the lmr kind deploys (pipelines/kinds/lmr)
 
 __all__ = ["INTERCEPTS", "PAPER_SCALE", "PAPER_TABLE_6_1", "SWEEP", "Fit", "LmrConfig",
            "LmrTrainError", "Normalisation", "fit_table", "format_table", "normalise", "train_lmr"]
@@ -267,7 +273,8 @@ def metrics_row(model: str, fits: Sequence[Fit], rows: int, seconds: float) -> d
 
 
 def engine_spec(model: str, formula: LmrFormula, config: LmrConfig) -> str:
-    """The spec that plays the model (``lmr=`` last: a ``,`` after ``@N`` reads as a ladder)."""
+    """The spec that plays the model (``lmr=`` last: a ``,`` after ``@N`` reads as a ladder),
+    with the formula it deploys (which the resolver gives again from the artifact)."""
     return f"alphabeta:eval={config.eval},lmr_formula={formula},lmr={model}"
 
 
@@ -334,3 +341,17 @@ def register(lake: Lake, run: Run, config: LmrConfig, fits: Sequence[Fit],
         "intercepts": [list(p) for p in normal.intercepts],
         "paper_scale": PAPER_SCALE})
     return resolve_model(lake, run.model_id)
+
+
+def describe_fit(lake: Lake, model: ModelVersion) -> str:
+    """What ``chesslab train lmr`` prints about the version: the R^2 of the deployed formula
+    and the train loss (1 - R^2 of the best formula)."""
+    con = connect(lake)
+    deployed = model.config["deploy"]
+    fits = {row["formula"]: row["r2"] for row in query(
+        con, named_query("dashboard_lmr_fits"), {"model": model.model_id}).to_pylist()}
+    loss = query(con, named_query("train_summary"), {"model": model.model_id}
+                 ).to_pylist()[0]["train_loss"]
+    return (f"{model.model_id}: R² of the deployed formula {deployed}: {fits[deployed]:.4f}; "
+            f"train loss {loss:.4f} (1 - R² of the best formula), no validation loss (the fit "
+            f"is in-sample)")

@@ -23,8 +23,7 @@ from typing import Any, Protocol
 import lightning as L
 import torch
 
-from pipelines.train.config import TrainConfig
-from pipelines.train.registry import (
+from pipelines.models.registry import (
     ModelVersion,
     VersionLock,
     allocate_version,
@@ -37,6 +36,7 @@ from pipelines.train.registry import (
     registered_versions,
     resolve_model,
 )
+from pipelines.train.config import TrainConfig
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
@@ -75,8 +75,10 @@ class Export:
     payload: dict[str, Any]
 
 
-class ModelKind(Protocol):
-    """What a model kind (nnue, volatility, lmr, policy_value) gives the trainer."""
+class LightningKind(Protocol):
+    """What a model kind trained with Lightning (``nnue``, ``volatility``, ``policy_value``)
+    gives the trainer; its declaration's ``lightning`` makes one
+    (:class:`pipelines.models.kinds.ModelKind`)."""
 
     name: str
 
@@ -229,7 +231,7 @@ def models_dir(lake: Lake, kind: str) -> Path:
 
 def open_run(lake: Lake, kind: str, config: TrainConfig) -> Run:
     """The unfinished version trained with the same config by no live trainer (to resume),
-    else a new one (:func:`pipelines.train.registry.allocate_version`)."""
+    else a new one (:func:`pipelines.models.registry.allocate_version`)."""
     folder = models_dir(lake, kind)
     identity = config.run_identity()
 
@@ -267,7 +269,7 @@ def tensorboard_logger(run: Run) -> L.pytorch.loggers.TensorBoardLogger:
         save_dir=run.folder, name=TENSORBOARD_DIR, version="", default_hp_metric=False)
 
 
-def train_model(lake: Lake, kind: ModelKind, config: TrainConfig,
+def train_model(lake: Lake, kind: LightningKind, config: TrainConfig,
                 callbacks: Sequence[L.Callback] = ()) -> ModelVersion:
     """Train (or resume) a model of ``kind``, export it and register it; returns the version."""
     L.seed_everything(config.seed, workers=True, verbose=False)
@@ -278,7 +280,7 @@ def train_model(lake: Lake, kind: ModelKind, config: TrainConfig,
         run.release()
 
 
-def run_training(lake: Lake, kind: ModelKind, config: TrainConfig, run: Run,
+def run_training(lake: Lake, kind: LightningKind, config: TrainConfig, run: Run,
                  callbacks: Sequence[L.Callback]) -> ModelVersion:
     try:
         data = kind.data(lake, config, run.folder)
@@ -300,7 +302,7 @@ def run_training(lake: Lake, kind: ModelKind, config: TrainConfig, run: Run,
     return finish(lake, kind, config, run, module, data)
 
 
-def finish(lake: Lake, kind: ModelKind, config: TrainConfig, run: Run, module: Any,
+def finish(lake: Lake, kind: LightningKind, config: TrainConfig, run: Run, module: Any,
            data: KindData) -> ModelVersion:
     """Export and register: the models row marks the version finished (until then a rerun
     resumes it), the exported event records the artifact's hash and cross-check."""

@@ -26,6 +26,7 @@ from torch import nn
 
 from engines.volatility.features import BOARD_INPUTS, INPUT_SETS, centipawn_columns, features
 from engines.volatility.model import ARTIFACT, FORMAT, VolatilityModel, load_model
+from pipelines.models.registry import now
 from pipelines.train.dataset import (
     NO_LIMIT,
     DatasetError,
@@ -35,7 +36,6 @@ from pipelines.train.dataset import (
     table_versions,
 )
 from pipelines.train.nnue import save_npz
-from pipelines.train.registry import now
 from pipelines.train.trainer import Export, KindData, KindModule
 from pipelines.train.volatility_config import VolatilityConfig
 from pipelines.train.volatility_metrics import (

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pipelines.models.registry import record_event, resolve_model
 from pipelines.ratings.bayeselo import pair_counts
 from pipelines.ratings.pair import pair_elo
 from pipelines.ratings.sources import tournament_games
 from pipelines.tournament import TournamentConfig, run_tournament
-from pipelines.train.registry import record_event, resolve_model
 from warehouse import Lake, connect
 
 BASELINE, NET, RANDOM = "fixed-depth", "net-chooser", "random-chooser"

@@ -99,15 +99,26 @@ def test_numpy_model_is_the_torch_model(arch: str, input_set: str, tmp_path: Pat
             model.predict(features(fens, deltas, changed))
 
 
-def test_model_names_resolve_without_the_warehouse(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CHESSLAB_HOME", str(tmp_path))
-    with pytest.raises(VolatilityModelError, match="'volatility@3'.*volatility/3"):
-        artifact_path("volatility@3")
+def test_engines_take_the_file_of_a_model_name(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Engines never look for ``volatility@N`` under a home (issue 34): a version comes with
+    its file (``--volatility-file``, which chesslab resolves through the registry), a file
+    that is not there or not a net is named."""
+    from engines.uci import UciError
+    from engines.volatility.options import check_volatility
+
+    monkeypatch.setenv("CHESSLAB_HOME", str(tmp_path))      # read by no engine
     folder = tmp_path / "models" / "volatility" / "3"
     folder.mkdir(parents=True)
-    write_net(DenseNet(4, INPUTS), "dense", folder / "volatility.npz")
-    assert artifact_path("volatility@3") == folder / "volatility.npz"
+    net = write_net(DenseNet(4, INPUTS), "dense", folder / "volatility.npz")
+    with pytest.raises(UciError, match="'volatility@3' names a model: give its file with "
+                                       "--volatility-file"):
+        check_volatility("volatility@3")
+    assert check_volatility("volatility@3", str(net)) == "volatility@3"
+    with pytest.raises(VolatilityModelError, match="'volatility@3'.*volatility/4"):
+        artifact_path(folder.parent / "4" / "volatility.npz", "volatility@3")
+    assert artifact_path(net) == net
+    assert load_model(net, "volatility@3").arch == "dense"
     (tmp_path / "bad.npz").write_bytes(b"not a net")
     with pytest.raises(VolatilityModelError, match="bad.npz"):
         load_model(str(tmp_path / "bad.npz"))
@@ -252,18 +263,27 @@ def test_volatility_is_part_of_the_identity(always: dict[str, str]) -> None:
 
 def test_missing_model_is_a_one_line_start_error(tmp_path: Path) -> None:
     """A model that is not there stops the program at start (exit 2), never a silent plain
-    search."""
+    search: a version without its file, a file that is not there."""
     import os
     import subprocess
 
-    done = subprocess.run([sys.executable, "-m", "engines.uci", "alphabeta", "--volatility",
-                           "volatility@9"], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "CHESSLAB_HOME": str(tmp_path)})
+    def start(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "engines.uci", "alphabeta", *options],
+                              capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "CHESSLAB_HOME": str(tmp_path)})
+
+    done = start("--volatility", "volatility@9")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        f"engines.uci: error: volatility model 'volatility@9': no artifact "
-        f"'{tmp_path}/models/volatility/9/volatility.npz' (train it with chesslab train "
-        f"volatility, or set CHESSLAB_HOME)"]
+        "engines.uci: error: Volatility 'volatility@9' names a model: give its file with "
+        "--volatility-file (VolatilityFile; chesslab engine, tournament and evaluate resolve "
+        "the model to it)"]
+    missing = tmp_path / "models" / "volatility" / "9" / "volatility.npz"
+    done = start("--volatility", "volatility@9", "--volatility-file", str(missing))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"engines.uci: error: volatility model 'volatility@9': no volatility net file "
+        f"'{missing}'"]
 
 
 def test_a_damaged_model_stops_the_program_at_start(always: dict[str, str],

@@ -14,7 +14,7 @@ import pytest
 
 from flows.cli import main
 from flows.commands.demo import DEMO_NODES, SAMPLE
-from pipelines.train import resolve_model
+from pipelines.models.registry import resolve_model
 from warehouse import Lake, connect
 
 

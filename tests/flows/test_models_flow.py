@@ -26,9 +26,10 @@ from flows.train import TRAIN, TrainJob
 from pipelines.evaluate import EvaluateConfig
 from pipelines.ingest import IngestConfig, ingest_paths
 from pipelines.label import LabelConfig, label_positions
+from pipelines.models.deploy import resolve_settings
+from pipelines.models.registry import resolve_model
 from pipelines.selfplay import SelfplayConfig
-from pipelines.tournament.models import resolve_model_arguments
-from pipelines.train import NnueConfig, preset, resolve_model
+from pipelines.train import NnueConfig, preset
 from tests.flows.conftest import progress_lines
 from warehouse import Lake, connect
 
@@ -110,12 +111,11 @@ def test_evaluate_on_both_runners(home: Path, runner: Any, stockfish_path: str) 
 
 def test_model_names_resolve_to_the_version_and_its_file(trained: Lake) -> None:
     model = resolve_model(trained, "nnue@1")
-    argv = ["--eval", "nnue", "--model", "nnue@latest", "--hash", "4"]
-    assert resolve_model_arguments(argv, trained.home) == [
-        "--eval", "nnue", "--model", "nnue@1", "--nnue", str(model.artifact_path),
-        "--hash", "4"]
+    settings = {"eval": "nnue", "model": "nnue@latest", "hash": "4"}
+    assert resolve_settings(trained, "alphabeta", settings) == {
+        "eval": "nnue", "model": "nnue@1", "nnue": str(model.artifact_path), "hash": "4"}
     with pytest.raises(LookupError, match="no model 'nnue@9'"):
-        resolve_model_arguments(["--model", "nnue@9"], trained.home)
+        resolve_settings(trained, "alphabeta", {"model": "nnue@9"})
 
 
 def test_an_evaluation_without_a_ladder_has_a_lineage(

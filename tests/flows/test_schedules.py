@@ -56,8 +56,8 @@ def test_retrain_when_due_then_the_scheduled_evaluation(
     from flows.train import TRAIN, TrainJob
     from pipelines.ingest import IngestConfig, ingest_paths
     from pipelines.label import LabelConfig, label_positions
-    from pipelines.train import NnueConfig, preset, resolve_model
-    from pipelines.train.registry import record_event
+    from pipelines.models.registry import record_event, resolve_model
+    from pipelines.train import NnueConfig, preset
 
     lake = Lake(home)
     label = LabelConfig.tiny(depths=(2,), limit=None, batch_size=400, workers=1)

@@ -343,7 +343,8 @@ def test_a_served_retrain_trains_a_new_version_which_gets_evaluated(
     from flows.train import TRAIN, TrainJob
     from pipelines.ingest import IngestConfig, ingest_paths
     from pipelines.label import LabelConfig, label_positions
-    from pipelines.train import NnueConfig, preset, resolve_model
+    from pipelines.models.registry import resolve_model
+    from pipelines.train import NnueConfig, preset
 
     lake = Lake(home)
     label = LabelConfig.tiny(depths=(4,), limit=None, batch_size=200, workers=2)

@@ -129,7 +129,7 @@ def test_a_larger_games_cap_continues_the_same_sprt_match(home: Path,
 def register(lake: Lake, version: int, engine_spec: str) -> None:
     """A registry row as training writes it, whose deploy spec is an engine that plays today
     (the model's own artifact is not needed to play it)."""
-    from pipelines.train.registry import record_model
+    from pipelines.models.registry import record_model
 
     artifact = lake.home / f"nnue-{version}.npz"
     artifact.parent.mkdir(parents=True, exist_ok=True)
@@ -144,7 +144,7 @@ def test_a_model_that_passes_is_promoted_and_becomes_best(home: Path, stockfish_
     """`chesslab evaluate nnue@1`: its evaluated event holds the Elo, interval, ladder rating
     and SPRT verdict; it passes and is promoted, so nnue@best is nnue@1. nnue@2 (nnue@latest)
     fails its SPRT: evaluated, not promoted, and nnue@best stays nnue@1."""
-    from pipelines.train.registry import resolve_model
+    from pipelines.models.registry import resolve_model
 
     lake = Lake(home)
     register(lake, 1, "stockfish?Threads=1&Hash=16")
@@ -235,7 +235,7 @@ def test_players_and_models_are_checked_before_any_game(home: Path,
     import hashlib
 
     from engines.nnue.netfile import random_arrays, save_arrays
-    from pipelines.train.registry import record_model
+    from pipelines.models.registry import record_model
 
     lake = Lake(home)
     net = home / "models" / "nnue" / "1" / "nnue.npz"

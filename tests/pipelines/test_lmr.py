@@ -24,9 +24,9 @@ from flows.lmr_data import lmr_data
 from flows.step import LocalRunner
 from pipelines.evaluate import EvaluateConfig
 from pipelines.lmr import LmrDataConfig, LmrDataError, largest_safe_reduction
-from pipelines.lmr.deploy import learned_formula, resolve_learned_specs
 from pipelines.lmr.label import in_paper_range
 from pipelines.lmr.run import example, research_scores
+from pipelines.models.deploy import engine_options, resolve_player
 from pipelines.train.lmr import (
     INTERCEPTS,
     PAPER_TABLE_6_1,
@@ -214,7 +214,7 @@ def test_train_lmr_registers_fits_and_a_normalised_formula(lmr_home: Path, train
     at_max = sum(label == full - 1 for label, full in labels) / len(labels)
     assert events["trained"]["at_max_share"] == pytest.approx(at_max) and 0 < at_max <= 1
     deployed = events["deployed"]
-    _, formula = learned_formula(Lake(lmr_home), "lmr@latest")
+    formula = LmrFormula.parse(engine_options(Lake(lmr_home), "lmr@latest")["lmr_formula"])
     assert str(formula) == deployed["formula"]
     bench = LmrConfig.tiny().bench_config()
     default, learned = run_bench(bench).nodes, run_bench(bench, formula).nodes
@@ -311,17 +311,22 @@ def test_engine_option_lmr_model_needs_its_formula() -> None:
 
 
 def test_learned_specs_resolve_through_the_registry(lmr_home: Path, trained: Any) -> None:
-    """``alphabeta:lmr=lmr@latest`` becomes the normalised formula pinned to lmr@1; the
-    identity records both; the engine plays it over UCI."""
+    """``alphabeta:lmr=lmr@latest`` becomes the normalised formula pinned to lmr@1 (the
+    engine the model's recorded spec starts); the identity records both; the engine plays it
+    over UCI."""
+    from pipelines.models.deploy import settings_of
+
     model, _ = trained
-    (spec,) = resolve_learned_specs(Lake(lmr_home), ("alphabeta:hash=1,lmr=lmr@latest",))
-    assert spec == model.config["engine_spec"].replace("eval=hce,", "hash=1,")
-    identity = own_identity(parse_engine(spec))
+    player = resolve_player(Lake(lmr_home), parse_engine("alphabeta:hash=1,lmr=lmr@latest"))
+    recorded = parse_engine(model.config["engine_spec"].replace("eval=hce,", "hash=1,"))
+    assert settings_of(player.command[4:]) == settings_of(recorded.command[4:])
+    identity = own_identity(player)
     assert identity.options["LMR"] == "lmr@1" and "LMRFormula" not in identity.options
-    assert f"lmr_formula={learned_formula(Lake(lmr_home), 'lmr@1')[1]}," in spec
+    formula = engine_options(Lake(lmr_home), "lmr@1")["lmr_formula"]
+    assert settings_of(player.command[4:])["lmr_formula"] == formula
     import chess.engine
 
-    engine = chess.engine.SimpleEngine.popen_uci(list(parse_engine(spec).command))
+    engine = chess.engine.SimpleEngine.popen_uci(list(player.command))
     try:
         result = engine.play(chess.Board(), chess.engine.Limit(nodes=500))
         assert result.move in chess.Board().legal_moves

@@ -16,6 +16,7 @@ from flows.refresh import refresh
 from flows.step import LocalRunner
 from pipelines.ingest import IngestConfig
 from pipelines.label import LabelConfig
+from pipelines.models.registry import record_event
 from pipelines.ops import (
     OpsConfigError,
     baseline_for,
@@ -24,7 +25,6 @@ from pipelines.ops import (
     retrain_decision,
     unevaluated_models,
 )
-from pipelines.train.registry import record_event
 from warehouse import Lake, connect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,10 +186,11 @@ def test_two_refreshes_at_once_store_each_fact_once(home: Path, tmp_path: Path,
 def test_a_retrained_version_gets_the_recorded_config_back(kind: str) -> None:
     """The retrain job rebuilds the training config from the models row's JSON (lists back to
     tuples): the same run identity, so the trainer treats it as the same config."""
+    from pipelines.models.kinds import load_kind
     from pipelines.ops.config import step_config
-    from pipelines.train import CONFIGS, preset
+    from pipelines.train import preset
 
-    config = preset(CONFIGS[kind], "tiny", name=f"{kind}-tiny")
-    again = step_config(CONFIGS[kind], {**json.loads(config.to_json()), "progress": False},
+    config = preset(load_kind(kind).config, "tiny", name=f"{kind}-tiny")
+    again = step_config(load_kind(kind).config, {**json.loads(config.to_json()), "progress": False},
                         "retrain")
     assert again.run_identity() == config.run_identity()

@@ -15,9 +15,9 @@ from engines.registry import own_identity, parse_engine
 from flows.cli import main as cli_main
 from flows.selfplay_train import selfplay_train
 from flows.step import LocalRunner
+from pipelines.models.deploy import resolve_player
 from pipelines.puct.config import SelfplayTrainError, preset_config
 from pipelines.puct.selfplay import material_target
-from pipelines.tournament.models import resolve_spec_models
 from warehouse import Lake, connect
 
 
@@ -73,8 +73,7 @@ def test_rerun_replays_nothing_and_adds_a_round(trained: tuple[Lake, str],
 
 def test_versions_play_through_the_registry(trained: tuple[Lake, str]) -> None:
     lake, _ = trained
-    spec = resolve_spec_models(parse_engine("puct:simulations=0,model=policy_value@latest"),
-                               lake.home)
+    spec = resolve_player(lake, parse_engine("puct:simulations=0,model=policy_value@latest"))
     identity = own_identity(spec)
     assert identity.model and identity.model.startswith("policy_value@")
     assert str(identity.options["Simulations"]) == "0"

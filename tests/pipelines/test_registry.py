@@ -16,7 +16,7 @@ import pytest
 
 import pipelines.train.registry
 from flows.cli import main as cli_main
-from pipelines.train.registry import (
+from pipelines.models.registry import (
     ModelArtifactError,
     ModelNotFoundError,
     list_models,

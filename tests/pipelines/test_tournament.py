@@ -398,7 +398,7 @@ def register_model(lake: Lake, kind: str, version: int, artifact: Path) -> None:
     """A finished model as training records it: its file's real sha256."""
     import hashlib
 
-    from pipelines.train.registry import record_model
+    from pipelines.models.registry import record_model
 
     digest = hashlib.sha256(artifact.read_bytes()).hexdigest()
     record_model(lake, kind, version, f"{kind}-test", "{}", artifact, digest)

@@ -28,7 +28,8 @@ from engines.nnue.reference import evaluate_quantised, halfkp_reference
 from flows.cli import main as cli_main
 from pipelines.ingest import IngestConfig, ingest_paths
 from pipelines.label import LabelConfig, label_positions
-from pipelines.train import NnueConfig, TrainConfigError, preset, resolve_model, train
+from pipelines.models.registry import ModelNotFoundError, resolve_model
+from pipelines.train import NnueConfig, TrainConfigError, preset, train
 from pipelines.train.config import KING_BUCKET_COUNTS
 from pipelines.train.dataset import DatasetError, prefetched, stream_batches
 from pipelines.train.nnue import (
@@ -44,7 +45,6 @@ from pipelines.train.nnue import (
     quantise,
     reference_check,
 )
-from pipelines.train.registry import ModelNotFoundError
 from warehouse import Lake, connect
 
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -18,11 +18,13 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from engines.volatility.model import artifact_path, load_model
+from engines.volatility.model import load_model
 from flows.cli import main as cli_main
 from pipelines.ingest import IngestConfig, ingest_paths
 from pipelines.label import LabelConfig, label_positions
-from pipelines.train import TrainConfigError, VolatilityConfig, preset, resolve_model, train
+from pipelines.models.deploy import engine_options
+from pipelines.models.registry import resolve_model
+from pipelines.train import TrainConfigError, VolatilityConfig, preset, train
 from pipelines.train.dataset import DatasetError
 from pipelines.train.volatility_metrics import PAPER_TABLE_4_1
 from warehouse import Lake, connect
@@ -168,8 +170,9 @@ def test_train_dense_end_to_end(lake: Lake, capsys: pytest.CaptureFixture[str],
     assert gains[20] == pytest.approx(stable[top].sum() / positives)
 
     model = resolve_model(lake, "volatility@1")
-    assert model.artifact_path == artifact_path("volatility@1")  # the engines' resolution
-    net = load_model("volatility@1")
+    deployed = engine_options(lake, "volatility@latest")        # what the engines are given
+    assert deployed == {"volatility": "volatility@1", "volatility_file": str(model.artifact_path)}
+    net = load_model(deployed["volatility_file"], "volatility@1")
     assert net.threshold == evaluation["threshold"] and net.arch == "dense"
     payload = json.loads(con.sql("select payload from model_events where event = 'exported'"
                                  ).fetchall()[0][0])
@@ -222,14 +225,12 @@ def test_paper_match_and_clock_sprt_are_recorded_against_the_model(
         lake: Lake, monkeypatch: pytest.MonkeyPatch) -> None:
     """The paper's match at a tiny depth (fixed depth vs net chooser vs random chooser with
     the net's validation stop rate) and the clock variant's SPRT against the plain time
-    manager, both as ``evaluated`` events of the model. The engines resolve volatility@N
-    under $CHESSLAB_HOME, as ``chesslab --home`` sets it."""
+    manager, both as ``evaluated`` events of the model. The tournaments resolve volatility@N
+    through the registry to its file (no environment: engines take files)."""
     from flows.evaluate_model import evaluate_model
     from flows.step import LocalRunner
     from pipelines.evaluate import EvaluateConfig
     from pipelines.train.volatility_match import MatchConfig, paper_match
-
-    monkeypatch.setenv("CHESSLAB_HOME", str(lake.home))
 
     model = train(lake, "volatility", preset(VolatilityConfig, "tiny", epochs=1))
     openings = str(ROOT / "tests" / "fixtures" / "openings" / "two_positions.epd")
