@@ -5,10 +5,10 @@ The baseline is what a person would write by hand: K threads, each owning one St
 (Threads=1, same Hash, UCI_ShowWDL), sending ``ucinewgame``, ``isready``, ``position fen`` and
 ``go depth D`` per position and reading until ``bestmove``, with no parsing and no storage.
 Ours is the ``label`` step (parse every depth, write Parquet parts) on a fresh home holding the
-same positions: ``prefect`` (the default runner, chesslab's temporary Prefect server), ``local``
-(``--no-prefect``) and ``pipeline`` (``label_positions``, no runner). All are timed wall-clock,
-engine start-up included, side by side in one run; the server is started before timing and
-warmed up by one small run.
+same positions: ``prefect`` (the default runner, chesslab's temporary Prefect server) and
+``local`` (``--no-prefect``), both through ``run_step``, the one way a step runs. All are timed
+wall-clock, engine start-up included, side by side in one run; the server is started before
+timing and warmed up by one small run.
 
     .venv/bin/python benchmarks/label.py --positions 6000 --workers 1,2
 
@@ -138,17 +138,12 @@ def fresh_home(template: Path) -> Path:
 
 
 def run_ours(template: Path, config: LabelConfig, runner: Any) -> tuple[float, float, int]:
-    """(wall seconds, seconds the summary reports, labels written) of one run on ``runner``
-    (None: the plain pipeline)."""
+    """(wall seconds, seconds the summary reports, labels written) of one run on
+    ``runner``."""
     home = fresh_home(template)
     try:
         started = time.perf_counter()
-        if runner is None:
-            from pipelines.label import label_positions
-
-            summary = label_positions(Lake(home), config)
-        else:
-            summary = run_step(LABEL, config, Lake(home), runner)
+        summary = run_step(LABEL, config, Lake(home), runner)
         return time.perf_counter() - started, summary.seconds, summary.labels
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -162,8 +157,8 @@ def main() -> int:
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts")
     parser.add_argument("--rounds", type=int, default=1, help="repeat and report medians")
     parser.add_argument("--engine", default=LabelConfig.engine)
-    parser.add_argument("--contenders", default="prefect,local,pipeline",
-                        help="comma-separated: prefect, local, pipeline")
+    parser.add_argument("--contenders", default="prefect,local",
+                        help="comma-separated: prefect, local")
     args = parser.parse_args()
 
     paths = args.pgn or sorted(SAMPLE_DIR.glob("*.pgn*")) or [FIXTURE_PGN]
@@ -178,8 +173,7 @@ def main() -> int:
     warm = Path(tempfile.mkdtemp(prefix="label-bench-warm-"))
     Lake(warm).write("positions", rows[:4])
     with PrefectRunner(warm, show_progress=False) as prefect:
-        runners = {"prefect": prefect, "local": LocalRunner(show_progress=False),
-                   "pipeline": None}
+        runners = {"prefect": prefect, "local": LocalRunner(show_progress=False)}
         run_ours(warm, LabelConfig(depths=depths, workers=1, engine=args.engine), prefect)
         table: dict[tuple[str, int], list[float]] = {}
         for round_index in range(args.rounds):
@@ -224,7 +218,7 @@ def report(table: dict[tuple[str, int], list[float]]) -> None:
         print(f"{name:<13}{workers:>8}{value:>12.1f}{ratio:>13.3f}{paired:>11.3f}   {runs}")
     print("prefect: wall clock of the whole run_step call; prefect-body: the same run timed "
           "inside the flow (without Prefect's flow-run start-up and shut-down)")
-    for name in ("baseline", "prefect", "local", "pipeline"):
+    for name in ("baseline", "prefect", "local"):
         if (name, 1) in rate and (name, 2) in rate:
             paired = paired_ratio(table[(name, 2)], table[(name, 1)])
             print(f"scaling 1->2 workers, {name}: {rate[(name, 2)] / rate[(name, 1)]:.2f}x "

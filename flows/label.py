@@ -1,11 +1,11 @@
 """The ``label`` step: one unit per batch of pending positions, each worked by one engine of
-the step's engine pool and written as its own Parquet parts (no single writer, so the same
-units run on threads or on a Dask cluster's workers). A retried batch first drops what the
-failed attempt already wrote."""
+the step's engine pool (opened and closed with the step; a unit on a Dask worker starts its
+own engine) and written as its own Parquet parts (no single writer, so the same units run on
+threads or on a Dask cluster's workers). A retried batch first drops what the failed attempt
+already wrote."""
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -15,9 +15,9 @@ from pipelines.label import LabelConfig
 from pipelines.label.pending import PendingPosition, still_pending
 from pipelines.label.run import (
     BatchResult,
+    EnginePool,
     LabelPlan,
     LabelSummary,
-    close_engines,
     label_batch,
     plan_labels,
     summarize,
@@ -39,15 +39,6 @@ class LabelStepPlan:
     config: LabelConfig
 
 
-@contextlib.contextmanager
-def engine_pool() -> Iterator[None]:
-    """The engines kept warm between batches live as long as the step."""
-    try:
-        yield None
-    finally:
-        close_engines()
-
-
 class LabelStep:
     name = "label"
     retries = 2
@@ -56,7 +47,7 @@ class LabelStep:
         return config.workers
 
     def open_pool(self, config: LabelConfig) -> AbstractContextManager[Any]:
-        return engine_pool()
+        return EnginePool()     # the engines kept warm between batches live as long as the step
 
     def plan(self, config: LabelConfig, lake: Lake) -> LabelStepPlan:
         return LabelStepPlan(plan_labels(lake, config), config)
@@ -75,7 +66,7 @@ class LabelStep:
         batch = unit.batch
         if context.attempt > 1:
             batch = still_pending(lake, unit.config, unit.engine_id, batch)
-        return label_batch(lake, unit.config, unit.engine_id, batch, unit.run_id)
+        return label_batch(lake, unit.config, unit.engine_id, batch, unit.run_id, context.pool)
 
     def progress(self, plan: LabelStepPlan, results: Sequence[BatchResult],
                  seconds: float) -> str:

@@ -97,8 +97,9 @@ def no_progress(line: str) -> None:
 def run_step(step: Step[Any, Any, Any, Any, SummaryT], config: Any, lake: Lake,
              runner: Runner | None = None) -> SummaryT:
     """Run ``step`` with ``config`` on the warehouse ``lake``, on ``runner`` (default: a local
-    runner)."""
-    return (runner or LocalRunner()).run(step, config, lake)
+    runner without progress lines): the one way a step runs, from the command line, a
+    composition, a test or a benchmark."""
+    return (runner or LocalRunner(show_progress=False)).run(step, config, lake)
 
 
 class Work(Generic[PlanT, UnitT, ResultT]):

@@ -1,7 +1,7 @@
 """Labelling positions with Stockfish: several depths from one search per position.
 
->>> from pipelines.label import LabelConfig, label_positions
->>> summary = label_positions(Lake(home), LabelConfig(depths=(5, 6, 7)))  # doctest: +SKIP
+The ``label`` step (``flows/label.py``) runs it as a plan and units, one batch each, with the
+engine pool it opens and closes: ``run_step(LABEL, LabelConfig(depths=(5, 6, 7)), lake)``.
 
 - One search per position after ``ucinewgame`` (``go depth max(depths)``, or ``go nodes N``);
   the last exact ``info depth k`` line of every completed iteration is depth k's label, the
@@ -36,8 +36,7 @@ _LAZY = {
     "PendingPosition": "pending", "WherePredicateError": "pending",
     "pending_positions": "pending", "still_pending": "pending",
     "BatchResult": "run", "LabelPlan": "run", "LabelSummary": "run", "engine_identity": "run",
-    "label_batch": "run", "label_positions": "run", "plan_labels": "run", "summarize": "run",
-    "close_engines": "run",
+    "label_batch": "run", "plan_labels": "run", "summarize": "run", "EnginePool": "run",
     "EngineCrashed": "uci", "EngineError": "uci", "EngineTimeout": "uci", "UciClient": "uci",
 }
 

@@ -1,21 +1,21 @@
-"""Labelling: a pool of engine processes searches pending positions and writes label parts.
+"""Labelling: engine processes search pending positions and write label parts.
 
 Each position gets one search after ``ucinewgame``; every completed iteration becomes the
 label of its depth. A batch is worked by one engine process (a thread drives it: the work is
 in the subprocess) and written as its own Parquet parts, at least every ``flush_seconds``, so
 a killed run loses only unflushed positions and the next run labels exactly those again.
+The engines are kept warm between batches by an :class:`EnginePool`, which the ``label`` step
+opens and closes (``flows/label.py``); a batch run without one starts its own engine.
 """
 from __future__ import annotations
 
-import atexit
 import logging
 import math
 import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -35,7 +35,8 @@ LOOKAHEAD = 2   # searches queued per engine: the running one and the next
 
 
 class EnginePool:
-    """Idle engine processes kept between batches of one process, by path and options.
+    """Idle engine processes kept between the batches of one step, by path and options; a
+    context manager that quits them when the step ends.
 
     Starting Stockfish (loading its network) takes 0.1-0.3 s here, as long as 50 searches
     to depth 5, so batches borrow a warm process instead of starting their own.
@@ -72,13 +73,16 @@ class EnginePool:
         for engine in engines:
             engine.quit()
 
+    def __enter__(self) -> EnginePool:
+        return self
 
-POOL = EnginePool()
-atexit.register(POOL.close)
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class EngineSlot:
-    """The one engine a batch uses: taken from the pool lazily, replaced after a failure.
+    """The one engine a batch uses: taken from the pool lazily (started, without one),
+    replaced after a failure.
 
     ``start`` queues a search and returns at once, ``finish`` collects the oldest, so a batch
     keeps ``LOOKAHEAD`` searches in flight: the engine never waits for Python (parsing,
@@ -86,8 +90,9 @@ class EngineSlot:
     in flight; ``finish`` raises it once, then the caller re-sends.
     """
 
-    def __init__(self, config: LabelConfig) -> None:
+    def __init__(self, config: LabelConfig, pool: EnginePool | None = None) -> None:
         self.config = config
+        self.pool = pool
         self._engine: UciClient | None = None
         self._failure: EngineError | None = None
         self.in_flight = 0
@@ -99,7 +104,9 @@ class EngineSlot:
             return
         try:
             if self._engine is None:
-                self._engine = POOL.take(self.config.engine, self.config.uci_options)
+                self._engine = self.pool.take(self.config.engine, self.config.uci_options) \
+                    if self.pool is not None else UciClient(self.config.engine,
+                                                            self.config.uci_options)
             self._engine.start_search(fen, go)
             self.in_flight += 1
         except EngineError as exc:
@@ -128,24 +135,27 @@ class EngineSlot:
             self.restarts += 1
 
     def release(self) -> None:
-        """Give the engine back to the pool; one still searching (the batch was abandoned)
-        is killed, so its output can never be read as another position's."""
+        """Give the engine back to the pool (quit it, without one); one still searching (the
+        batch was abandoned) is killed, so its output can never be read as another
+        position's."""
         if self._engine is not None:
             if self.in_flight:
                 self._engine.kill()
+            elif self.pool is not None:
+                self.pool.give(self._engine)
             else:
-                POOL.give(self._engine)
+                self._engine.quit()
             self._engine = None
             self.in_flight = 0
 
 
 def engine_identity(config: LabelConfig) -> EngineIdentity:
-    """Start (or borrow) the configured engine and read its ``id name``."""
-    engine = POOL.take(config.engine, config.uci_options)
+    """Start the configured engine, read its ``id name``, quit it."""
+    engine = UciClient(config.engine, config.uci_options)
     try:
         return EngineIdentity.from_id_name(engine.name, config.uci_options)
     finally:
-        POOL.give(engine)
+        engine.quit()
 
 
 def label_rows(position: PendingPosition, output: SearchOutput, go: str,
@@ -231,13 +241,15 @@ class LabelWriter:
 
 
 def label_batch(lake: Lake, config: LabelConfig, engine_id: str,
-                batch: Sequence[PendingPosition], run_id: str) -> BatchResult:
-    """Label ``batch`` with one engine process and write its parts (one task's work).
+                batch: Sequence[PendingPosition], run_id: str,
+                pool: EnginePool | None = None) -> BatchResult:
+    """Label ``batch`` with one engine process (borrowed from ``pool``, else its own) and
+    write its parts (one unit's work).
 
     A crashed or hung engine is killed and restarted and the position retried up to
     ``config.retries`` times; then the position becomes a ``label_errors`` row.
     """
-    slot = EngineSlot(config)
+    slot = EngineSlot(config, pool)
     writer = LabelWriter(lake, config.flush_seconds)
     result = BatchResult()
     try:
@@ -394,29 +406,3 @@ def summarize(plan: LabelPlan, results: Sequence[BatchResult], seconds: float) -
     total = sum(results, BatchResult())
     return LabelSummary(plan.identity.engine_id, plan.run_id, plan.positions, total.positions,
                         total.labels, total.errors, total.restarts, seconds, total.bounds)
-
-
-def label_positions(lake: Lake, config: LabelConfig,
-                    on_batch: Callable[[BatchResult], None] | None = None) -> LabelSummary:
-    """Label every pending position with ``config.workers`` engines in parallel."""
-    started = time.monotonic()
-    plan = plan_labels(lake, config)
-
-    def work(batch: list[PendingPosition]) -> BatchResult:
-        result = label_batch(lake, config, plan.identity.engine_id, batch, plan.run_id)
-        if on_batch:
-            on_batch(result)
-        return result
-
-    try:
-        with ThreadPoolExecutor(max_workers=config.workers,
-                                thread_name_prefix="label") as executor:
-            results = list(executor.map(work, plan.batches))
-    finally:
-        POOL.close()
-    return summarize(plan, results, time.monotonic() - started)
-
-
-def close_engines() -> None:
-    """Quit the idle engines this process keeps (the end of a flow)."""
-    POOL.close()

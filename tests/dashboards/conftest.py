@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from flows.cli import main
+from flows.label import LABEL
+from flows.step import run_step
 from pipelines.ingest import IngestConfig, ingest_paths
-from pipelines.label import LabelConfig, label_positions
+from pipelines.label import LabelConfig
 from warehouse import Lake
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "label_engines"
@@ -32,7 +34,7 @@ RATINGS = {"alphabeta": 41.0, "sunfish": -41.0}
 def dashboard_home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Path:
     lake = Lake(tmp_path_factory.mktemp("dashboard") / "home")
     ingest_paths(lake, [FIXTURES / "opera.pgn"], IngestConfig.tiny())
-    label_positions(lake, LabelConfig.tiny(depths=(2,), limit=None, workers=1))
+    run_step(LABEL, LabelConfig.tiny(depths=(2,), limit=None, workers=1), lake)
     lake.write("model_metrics", [
         {"model_id": model, "epoch": epoch, "step": epoch, "train_loss": loss,
          "val_loss": loss + 0.01, "recorded_at": T0}

@@ -87,12 +87,12 @@ def test_retried_unit_does_not_label_twice(runner: object, lake: Lake,
     failures: list[int] = []
 
     def fail_halfway(lake_: Lake, config: LabelConfig, engine_id: str, batch: list,
-                     run_id: str):  # type: ignore[no-untyped-def]
+                     run_id: str, pool: object = None):  # type: ignore[no-untyped-def]
         if not failures:
             failures.append(len(batch))
-            real(lake_, config, engine_id, batch[:len(batch) // 2], run_id)
+            real(lake_, config, engine_id, batch[:len(batch) // 2], run_id, pool)
             raise RuntimeError("simulated worker failure after a flush")
-        return real(lake_, config, engine_id, batch, run_id)
+        return real(lake_, config, engine_id, batch, run_id, pool)
 
     monkeypatch.setattr(flows.label, "label_batch", fail_halfway)
     config = LabelConfig.tiny(depths=(2, 3), workers=1, batch_size=12, limit=None)
@@ -101,6 +101,47 @@ def test_retried_unit_does_not_label_twice(runner: object, lake: Lake,
     assert failures == [12]
     assert len(counts) == 48 and set(counts.values()) == {1}
     assert summary.positions == 24 - 6     # the retry only had the other half left
+
+
+def live_children() -> set[int]:
+    """The pids of this process's children that are still running (zombies left out)."""
+    found = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines()
+                          if ":\t" in line)
+        except OSError:
+            continue
+        if int(fields.get("PPid", "0")) == os.getpid() and not fields["State"].startswith("Z"):
+            found.add(int(status.parent.name))
+    return found
+
+
+def test_the_step_owns_its_engine_pool(lake: Lake, monkeypatch: pytest.MonkeyPatch,
+        selfplay_positions: list[dict[str, object]]) -> None:
+    """Issue 34: the engines kept warm between batches belong to the step's pool (the one
+    ``open_pool`` gives every unit), which quits them when the step ends; a batch run
+    without a pool (a unit on a Dask worker) quits the engine it started."""
+    from pipelines.label.run import EnginePool, label_batch, plan_labels
+
+    lake.write("positions", selfplay_positions[:24])
+    before = live_children()
+    real = flows.label.label_batch
+    pools: list[object] = []
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        pools.append(args[5])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(flows.label, "label_batch", spy)
+    config = LabelConfig.tiny(depths=(2,), workers=1, limit=12, batch_size=4)  # lanes: this thread
+    assert run_step(LABEL, config, lake).labels == 12
+    assert len(pools) == 3 and all(isinstance(p, EnginePool) for p in pools)
+    assert len({id(p) for p in pools}) == 1
+    assert live_children() - before == set()
+    plan = plan_labels(lake, LabelConfig.tiny(depths=(2,), batch_size=4))
+    result = label_batch(lake, config, plan.identity.engine_id, plan.batches[0], plan.run_id)
+    assert result.labels == 4 and live_children() - before == set()
 
 
 def test_flow_on_a_dask_local_cluster(prefect_harness: None, lake: Lake,

@@ -51,18 +51,19 @@ def artifacts_of(flow_run_id: Any) -> list[str]:
 
 def test_retrain_when_due_then_the_scheduled_evaluation(
         home: Path, stockfish_path: str, prefect_harness: None) -> None:
+    from flows.label import LABEL
     from flows.schedules import scheduled_evaluate, scheduled_retrain
-    from flows.step import LocalRunner
+    from flows.step import LocalRunner, run_step
     from flows.train import TRAIN, TrainJob
     from pipelines.ingest import IngestConfig, ingest_paths
-    from pipelines.label import LabelConfig, label_positions
+    from pipelines.label import LabelConfig
     from pipelines.models.registry import record_event, resolve_model
     from pipelines.train import NnueConfig, preset
 
     lake = Lake(home)
     label = LabelConfig.tiny(depths=(2,), limit=None, batch_size=400, workers=1)
     ingest_paths(lake, [FIXTURES / "label_engines" / "selfplay.pgn"], IngestConfig.tiny())
-    label_positions(lake, label)
+    run_step(LABEL, label, lake)
     LocalRunner(show_progress=False).run(
         TRAIN, TrainJob("nnue", preset(NnueConfig, "tiny", name="nnue-tiny", epochs=1,
                                        check_positions=20)), str(home))
@@ -75,7 +76,7 @@ def test_retrain_when_due_then_the_scheduled_evaluation(
     assert any("| due | False |" in a for a in artifacts_of(waiting.state_details.flow_run_id))
 
     ingest_paths(lake, [CAPABLANCA], IngestConfig.tiny())
-    new = label_positions(lake, label).positions
+    new = run_step(LABEL, label, lake).positions
     assert new == len(positions_of(CAPABLANCA, "latin-1")
                       - positions_of(FIXTURES / "label_engines" / "selfplay.pgn"))
     trained = scheduled_retrain(str(home), "nnue", new, return_state=True)

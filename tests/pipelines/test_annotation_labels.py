@@ -14,8 +14,10 @@ import chess.engine
 import pyarrow.parquet as pq
 import pytest
 
+from flows.label import LABEL
+from flows.step import run_step
 from pipelines.ingest import IngestConfig, ingest_paths
-from pipelines.label import LabelConfig, label_positions
+from pipelines.label import LabelConfig
 from pipelines.train import NnueConfig, preset
 from pipelines.train.dataset import DatasetError, write_snapshot
 from pipelines.train.nnue import choose_label_source, snapshot_parameters
@@ -89,7 +91,7 @@ def test_engine_labels_stay_the_default_source(tmp_path: Path, stockfish_path: s
     pgn.write_text(ANNOTATED)
     lake = Lake(tmp_path / "home")
     ingest_paths(lake, [pgn], IngestConfig.tiny())
-    summary = label_positions(lake, LabelConfig.tiny(depths=(2,), limit=2))
+    summary = run_step(LABEL, LabelConfig.tiny(depths=(2,), limit=2), lake)
     assert summary.labels == 2
     sources = query(connect(lake), named_query("nnue_label_sources")).to_pylist()
     assert [(s["engine_id"].startswith("pgn:"), s["positions"]) for s in sources] == \
@@ -106,7 +108,7 @@ def test_a_data_set_can_join_label_sources(tmp_path: Path, stockfish_path: str) 
     pgn.write_text(ANNOTATED)
     lake = Lake(tmp_path / "home")
     ingest_paths(lake, [pgn], IngestConfig.tiny())
-    label_positions(lake, LabelConfig.tiny(depths=(8,)))
+    run_step(LABEL, LabelConfig.tiny(depths=(8,)), lake)
     con = connect(lake)
     (stockfish,) = {e for e, in con.execute(
         "select distinct engine_id from labels").fetchall()}

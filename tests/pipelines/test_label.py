@@ -18,12 +18,13 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from flows.label import LABEL
+from flows.step import run_step
 from pipelines.label import (
     LabelConfig,
     LabelConfigError,
     UciClient,
     WherePredicateError,
-    label_positions,
     pending_positions,
 )
 from pipelines.label.info import completed_depths, parse_info
@@ -66,7 +67,7 @@ def test_every_depth_equals_a_fresh_search(lake: Lake, stockfish_path: str,
     after ucinewgame (score, best move, nodes, PV), and White's view flips with the side."""
     rows = selfplay_positions[10:40:3]
     lake.write("positions", rows)
-    summary = label_positions(lake, LabelConfig(depths=(5, 6, 7), workers=2, batch_size=4))
+    summary = run_step(LABEL, LabelConfig(depths=(5, 6, 7), workers=2, batch_size=4), lake)
     assert (summary.positions, summary.labels, summary.errors) == (10, 30, 0)
     labels = {(r["position_key"], r["depth"]): r for r in lake.read("labels").to_pylist()}
     engine = UciClient(stockfish_path, LabelConfig().uci_options)
@@ -98,7 +99,7 @@ def test_terminal_positions_are_labelled_at_every_depth(lake: Lake) -> None:
     positions = epd_positions()
     lake.write("positions", list(positions.values()))
     config = LabelConfig(depths=(3, 5), workers=1)
-    summary = label_positions(lake, config)
+    summary = run_step(LABEL, config, lake)
     assert (summary.positions, summary.labels) == (4, 8)
     by_key = {(r["position_key"], r["depth"]): r for r in lake.read("labels").to_pylist()}
     for depth in (3, 5):
@@ -120,9 +121,9 @@ def test_second_run_labels_nothing_and_engine_recorded_once(lake: Lake,
     """Issue 2: never label a (position, engine, depth) twice; the engine row is one row."""
     lake.write("positions", selfplay_positions[:25])
     config = LabelConfig.tiny(depths=(2, 4))
-    first = label_positions(lake, config)
+    first = run_step(LABEL, config, lake)
     parts = lake.parts("labels")
-    second = label_positions(lake, config)
+    second = run_step(LABEL, config, lake)
     assert (first.positions, first.labels) == (25, 50)
     assert (second.pending, second.labels) == (0, 0)
     assert lake.parts("labels") == parts
@@ -141,7 +142,7 @@ def test_where_and_limit_choose_positions_in_key_order(lake: Lake,
     rows = selfplay_positions[:60]
     lake.write("positions", rows)
     config = LabelConfig.tiny(depths=(2,), where="fen like '% b %'", limit=5)
-    summary = label_positions(lake, config)
+    summary = run_step(LABEL, config, lake)
     expected = sorted(r["position_key"] for r in rows if " b " in str(r["fen"]))[:5]
     assert sorted(lake.read("labels").column("position_key").to_pylist()) == expected
     assert summary.labels == 5
@@ -155,8 +156,8 @@ def test_resumed_position_gets_only_its_missing_depths(lake: Lake,
     """A run cut between the parts of one flush leaves some depths of a position: the next
     run searches to the deepest missing one and writes only the missing rows."""
     lake.write("positions", selfplay_positions[:12])
-    shallow = label_positions(lake, LabelConfig.tiny(depths=(3,)))
-    deeper = label_positions(lake, LabelConfig.tiny(depths=(3, 4, 5)))
+    shallow = run_step(LABEL, LabelConfig.tiny(depths=(3,)), lake)
+    deeper = run_step(LABEL, LabelConfig.tiny(depths=(3, 4, 5)), lake)
     assert (shallow.labels, deeper.labels) == (12, 24)
     counts = raw_label_counts(lake)
     assert len(counts) == 36 and {c for _, _, c in counts} == {1}
@@ -173,7 +174,7 @@ def test_nodes_limit_keeps_only_completed_iterations(lake: Lake, stockfish_path:
     rows = selfplay_positions[50:53]
     lake.write("positions", rows)
     config = LabelConfig.tiny(depths=tuple(range(1, 30)), nodes=3000)
-    summary = label_positions(lake, config)
+    summary = run_step(LABEL, config, lake)
     labels = lake.read("labels").to_pylist()
     assert summary.errors == 0 and {r["search_limit"] for r in labels} == {"nodes 3000"}
     engine = UciClient(stockfish_path, config.uci_options)
@@ -191,7 +192,7 @@ def test_nodes_limit_keeps_only_completed_iterations(lake: Lake, stockfish_path:
                                                                             fresh.best_move)
     finally:
         engine.quit()
-    assert label_positions(lake, config).pending == 0
+    assert run_step(LABEL, config, lake).pending == 0
 
 
 def proxy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fen: str, mode: str,
@@ -214,7 +215,7 @@ def test_crashing_engine_is_restarted_then_recorded(
     lake.write("positions", rows)
     bad = sorted(rows, key=lambda r: r["position_key"])[3]
     engine = proxy(monkeypatch, tmp_path, str(bad["fen"]), mode, stockfish_path)
-    summary = label_positions(lake, LabelConfig.tiny(depths=(2, 3), engine=engine))
+    summary = run_step(LABEL, LabelConfig.tiny(depths=(2, 3), engine=engine), lake)
     assert (summary.errors, summary.restarts) == (errors, restarts)
     assert summary.positions == 8 - errors and summary.labels == 2 * (8 - errors)
     error_rows = lake.read("label_errors").to_pylist()
@@ -235,7 +236,7 @@ def test_hanging_engine_times_out_and_the_run_goes_on(
     bad = sorted(rows, key=lambda r: r["position_key"])[1]
     engine = proxy(monkeypatch, tmp_path, str(bad["fen"]), "hang", stockfish_path)
     config = LabelConfig.tiny(depths=(2,), engine=engine, timeout=2.0, retries=1)
-    summary = label_positions(lake, config)
+    summary = run_step(LABEL, config, lake)
     assert (summary.positions, summary.errors, summary.restarts) == (4, 1, 2)
     error = lake.read("label_errors").to_pylist()[0]
     assert error["fen"] == bad["fen"] and "no answer in time" in error["message"]
@@ -245,7 +246,7 @@ def test_missing_engine_is_a_one_line_error(lake: Lake,
         selfplay_positions: list[dict[str, object]]) -> None:
     lake.write("positions", selfplay_positions[:3])
     with pytest.raises(RuntimeError, match="cannot start engine '/nonexistent/stockfish'"):
-        label_positions(lake, LabelConfig.tiny(engine="/nonexistent/stockfish"))
+        run_step(LABEL, LabelConfig.tiny(engine="/nonexistent/stockfish"), lake)
 
 
 def test_config_is_validated() -> None:
@@ -318,7 +319,7 @@ def test_bound_labels_are_stored_counted_and_not_searched_again(
     engine = proxy(monkeypatch, tmp_path, str(bad["fen"]), "bound", stockfish_path)
     monkeypatch.setenv("PROXY_ENGINE_DEPTH", "3")
     config = LabelConfig.tiny(depths=(2, 3), engine=engine)
-    summary = label_positions(lake, config)
+    summary = run_step(LABEL, config, lake)
     assert (summary.positions, summary.labels, summary.errors, summary.bounds) == (5, 10, 0, 1)
     assert "1 labelled from a bound line (labels.bound)" in str(summary)
     labels = {(r["position_key"], r["depth"]): r for r in lake.read("labels").to_pylist()}
@@ -333,7 +334,7 @@ def test_bound_labels_are_stored_counted_and_not_searched_again(
     assert (label["bound"], label["score_cp"], label["score_mate"]) == (
         "upper", fresh.score_cp, fresh.score_mate)
     assert lake.read("label_errors").num_rows == 0
-    again = label_positions(lake, config)
+    again = run_step(LABEL, config, lake)
     assert (again.pending, again.labels) == (0, 0)
 
 
@@ -355,7 +356,7 @@ def test_a_warehouse_from_before_the_bound_column_is_read_and_extended(
     write_deltalake(str(lake.table_dir("labels")), old, partition_by=["engine_id", "depth"])
     assert lake.read("labels").to_pylist()[0]["bound"] is None
     assert connect(lake).execute("select score_cp, bound from labels").fetchall() == [(12, None)]
-    summary = label_positions(lake, LabelConfig.tiny(depths=(2,)))
+    summary = run_step(LABEL, LabelConfig.tiny(depths=(2,)), lake)
     assert summary.labels == 3
     lake.compact("labels")
     stored = connect(lake).execute(
@@ -381,7 +382,7 @@ def test_mate_scores_from_whites_side(lake: Lake) -> None:
         rows.append({"position_key": chess.polyglot.zobrist_hash(board), "fen": board.epd(),
                      "source_id": "t"})
     lake.write("positions", rows)
-    label_positions(lake, LabelConfig(depths=(3,), workers=1))
+    run_step(LABEL, LabelConfig(depths=(3,), workers=1), lake)
     labels = {r["position_key"]: r for r in lake.read("labels").to_pylist()}
     black, white = (labels[row["position_key"]] for row in rows)
     assert (black["score_mate"], black["white_mate"]) == (1, -1)

@@ -341,11 +341,13 @@ def test_labels_and_tournament_players_share_one_engine_identity(
     and Stockfish playing a tournament with ``?Threads=1&Hash=16`` have one engine_id that
     joins one ``engines`` row and the labels; Hash=32 is another engine. (Before, labels
     hashed the id name and tournaments the command line, so the two never joined.)"""
-    from pipelines.label import LabelConfig, label_positions
+    from flows.label import LABEL
+    from flows.step import run_step
+    from pipelines.label import LabelConfig
 
     lake = Lake(home)
     lake.write("positions", selfplay_positions[:4])
-    labelled = label_positions(lake, LabelConfig.tiny(depths=(2,), hash_mb=16))
+    labelled = run_step(LABEL, LabelConfig.tiny(depths=(2,), hash_mb=16), lake)
     config = TournamentConfig.tiny(engines=(f"{SF}#sf_a", "stockfish?Threads=1&Hash=32#sf_b"),
                                    openings=str(OPENINGS / "two_positions.epd"))
     run_tournament(config, Lake(home))

@@ -26,8 +26,10 @@ import torch
 from engines.nnue.features import halfkp_batch
 from engines.nnue.reference import evaluate_quantised, halfkp_reference
 from flows.cli import main as cli_main
+from flows.label import LABEL
+from flows.step import run_step
 from pipelines.ingest import IngestConfig, ingest_paths
-from pipelines.label import LabelConfig, label_positions
+from pipelines.label import LabelConfig
 from pipelines.models.registry import ModelNotFoundError, resolve_model
 from pipelines.train import NnueConfig, TrainConfigError, preset, train
 from pipelines.train.config import KING_BUCKET_COUNTS
@@ -59,8 +61,8 @@ def labelled_lake(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str)
     """selfplay.pgn ingested and every position labelled by Stockfish at depth 4."""
     lake = Lake(tmp_path_factory.mktemp("nnue") / "home")
     ingest_paths(lake, [GAMES], IngestConfig.tiny())
-    summary = label_positions(lake, LabelConfig.tiny(depths=(DEPTH,), limit=None,
-                                                     batch_size=200, workers=2))
+    summary = run_step(LABEL, LabelConfig.tiny(depths=(DEPTH,), limit=None,
+                                                     batch_size=200, workers=2), lake)
     assert summary.errors == 0 and summary.labels > 800
     return lake
 

@@ -20,8 +20,10 @@ from sklearn.metrics import roc_auc_score
 
 from engines.volatility.model import load_model
 from flows.cli import main as cli_main
+from flows.label import LABEL
+from flows.step import run_step
 from pipelines.ingest import IngestConfig, ingest_paths
-from pipelines.label import LabelConfig, label_positions
+from pipelines.label import LabelConfig
 from pipelines.models.deploy import engine_options
 from pipelines.models.registry import resolve_model
 from pipelines.train import TrainConfigError, VolatilityConfig, preset, train
@@ -39,8 +41,8 @@ def labelled_lake(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str)
     """selfplay.pgn ingested and every position labelled by Stockfish at depths 5, 6, 7."""
     lake = Lake(tmp_path_factory.mktemp("volatility") / "home")
     ingest_paths(lake, [GAMES], IngestConfig.tiny())
-    summary = label_positions(lake, LabelConfig.tiny(depths=(5, 6, 7), limit=None,
-                                                     batch_size=200, workers=2))
+    summary = run_step(LABEL, LabelConfig.tiny(depths=(5, 6, 7), limit=None,
+                                                     batch_size=200, workers=2), lake)
     assert summary.errors == 0 and summary.labels > 2400
     return lake
 
