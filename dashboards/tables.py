@@ -121,8 +121,20 @@ def model_summary(data: Mapping[str, Rows], params: Params, links: Links) -> str
         "model_id", "name", "kind", "version", "status", "status_at", "epochs", "train_loss",
         "val_loss", "created_at", "artifact_path") if m.get(k) is not None]
     pairs.append(("artifact sha256", f"<code>{html.escape(m['artifact_sha256'] or '')}</code>"))
+    pairs.append(("plays as", html.escape(plays_as(m))))
     pairs.append(("compare", link(links.compare(m["kind"]), f"all {m['kind']} versions")))
     return key_values(pairs)
+
+
+def plays_as(model: Row) -> str:
+    """The engine spec that plays the version, as its kind declares it (or its config says)."""
+    from pipelines.models.kinds import playing_spec
+    from pipelines.models.names import ModelError
+
+    try:
+        return playing_spec(model["kind"], model["model_id"], json_object(model["config"]))
+    except ModelError as exc:
+        return str(exc)
 
 
 def model_config(data: Mapping[str, Rows], params: Params, links: Links) -> str:

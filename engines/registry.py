@@ -5,8 +5,9 @@ Spec strings:
 - ``alphabeta:eval=hce-simple`` -- one of the project's own engines (the programs
   :mod:`engines.uci` discovers: ``alphabeta``, ``mcts``, ``puct``, ``stockfish-volatility``),
   started as ``<python> -m engines.uci alphabeta --eval hce-simple``;
-  ``alphabeta:eval=nnue,model=nnue@3``
-  plays a model version (passed as the UCI option ``Model``);
+  ``alphabeta:eval=nnue,model=nnue@3`` plays a model version (passed as the UCI option
+  ``Model``; chesslab gives the program the version's file,
+  ``pipelines.models.deploy.resolve_player``);
 - ``stockfish`` -- Stockfish at full strength; ``stockfish@1350`` -- Stockfish limited by
   ``UCI_LimitStrength``/``UCI_Elo`` (the rating ladder; the number is the player's anchor);
   ``stockfish@1350-2350/250`` or ``stockfish@1350,1800`` name several rungs at once;

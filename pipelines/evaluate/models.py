@@ -7,31 +7,23 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines.evaluate.config import EvaluateError
-from pipelines.models.kinds import DEFAULT_BASELINE, load_kind
+from pipelines.models.kinds import DEFAULT_BASELINE, load_kind, playing_spec
 from pipelines.models.names import ModelError
 from warehouse import Lake
 
 
 def model_engine_spec(kind: str, model_id: str, config: dict[str, Any]) -> str:
-    """The engine spec that plays a model: its config's ``engine_spec`` when it names one,
-    else its kind's engine (``model=`` goes last: a ``,`` after ``@N`` would read as a
-    ladder of rungs).
+    """The engine spec that plays a model (:func:`pipelines.models.kinds.playing_spec`: its
+    config's ``engine_spec``, else its kind's engine, ``model=`` last: a ``,`` after ``@N``
+    would read as a ladder of rungs); EvaluateError when none plays it.
 
     >>> model_engine_spec("nnue", "nnue@3", {})
     'alphabeta:eval=nnue,model=nnue@3'
-    >>> model_engine_spec("nnue", "nnue@4", {"engine_spec": "alphabeta:eval=hce-simple"})
-    'alphabeta:eval=hce-simple'
     """
-    if config.get("engine_spec"):
-        return str(config["engine_spec"])
     try:
-        engine = load_kind(kind).engine
+        return playing_spec(kind, model_id, config)
     except ModelError as exc:
-        raise EvaluateError(f"model {model_id!r}: {exc}") from None
-    if engine is None:
-        raise EvaluateError(f"model {model_id!r}: no engine plays models of kind {kind!r} "
-                            f"(its kind declares none, nor does its config)")
-    return engine.format(model=model_id)
+        raise EvaluateError(str(exc)) from None
 
 
 def default_baseline(kind: str | None, model_id: str | None) -> str:

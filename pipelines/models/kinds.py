@@ -137,3 +137,22 @@ def all_kinds() -> list[ModelKind]:
 
 def is_kind(name: str) -> bool:
     return name in kind_names()
+
+
+def playing_spec(kind: str, model_id: str, config: Mapping[str, Any]) -> str:
+    """The engine spec that plays a version (an evaluation's candidate, the dashboard's "plays
+    as"): its config's ``engine_spec`` when it names one, else its kind's ``engine``.
+    ModelError when neither says.
+
+    >>> playing_spec("nnue", "nnue@3", {})
+    'alphabeta:eval=nnue,model=nnue@3'
+    >>> playing_spec("nnue", "nnue@4", {"engine_spec": "alphabeta:eval=hce-simple"})
+    'alphabeta:eval=hce-simple'
+    """
+    if config.get("engine_spec"):
+        return str(config["engine_spec"])
+    engine = load_kind(kind).engine
+    if engine is None:
+        raise ModelError(f"model {model_id!r}: no engine plays models of kind {kind!r} "
+                         f"(its kind declares none, nor does its config)")
+    return engine.format(model=model_id)

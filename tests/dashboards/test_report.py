@@ -127,12 +127,14 @@ def test_kind_panels_and_pages(dashboard_home: Path) -> None:
         names = {k: [b.name for s in pages.model_page(con, f"{k}@1").sections
                      for b in s.blocks] for k in ("volatility", "lmr", "policy_value", "nnue")}
         fits = pages.table_html(con, "lmr-fits", {"model": "lmr@1"}, Links())
+        summary = pages.table_html(con, "model-summary", {"model": "volatility@1"}, Links())
     finally:
         con.close()
     assert {"volatility-roc", "volatility-gains", "volatility-table"} <= set(names["volatility"])
     assert {"lmr-heatmap", "lmr-fits"} <= set(names["lmr"])
     assert "decisive-share" in names["policy_value"] and "lmr-fits" not in names["nnue"]
     assert "0.4375" in fits and "a + b*ln(d)*ln(m)" in fits
+    assert "alphabeta:volatility=volatility@1" in summary     # as its kind declares it
     shares = data_values(spec(dashboard_home, "decisive-share", model="policy_value@2"))
     assert {r["decisive_share"] for r in shares if "decisive_share" in r} == {0.125, 0.375}
 
