@@ -89,7 +89,7 @@ class LmrDataConfig:
         return cls(**values)  # type: ignore[arg-type]
 
 
-# --- chesslab train lmr (the fit is pipelines.train.lmr; its config stays light to import) -
+# --- chesslab train lmr (the fit is pipelines.kinds.lmr.fit; its config stays light to import) -
 
 #: Paper 003, Table 6.1 (p.36), every row: the terms, the fitted coefficients, R^2.
 PAPER_TABLE_6_1: tuple[tuple[tuple[str, ...], tuple[float, ...], float], ...] = (

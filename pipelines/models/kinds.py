@@ -27,8 +27,9 @@ from typing import Any
 
 from pipelines.models.names import ModelError, ModelVersion
 
-#: The module of ``pipelines/kinds/<name>/`` that defines the kind's ``KIND``.
-KIND_MODULE = "kind"
+#: The package whose folders are the kinds (found at run time: it stands on this module, not
+#: under it), and the module of each folder that defines the kind's ``KIND``.
+KINDS_PACKAGE, KIND_MODULE = "pipelines.kinds", "kind"
 #: The evaluation baseline of a kind that names none: the alpha-beta engine's HCE.
 DEFAULT_BASELINE = "alphabeta:eval=hce"
 
@@ -111,9 +112,8 @@ class ModelKind:
 
 def kind_names() -> list[str]:
     """The kinds with a ``kind.py``, found on disk without importing any of them."""
-    import pipelines.kinds
-
-    return sorted({path.parent.name for folder in pipelines.kinds.__path__
+    package = importlib.import_module(KINDS_PACKAGE)
+    return sorted({path.parent.name for folder in package.__path__
                    for path in Path(folder).glob(f"*/{KIND_MODULE}.py")})
 
 
@@ -122,7 +122,7 @@ def load_kind(name: str) -> ModelKind:
     names = kind_names()
     if name not in names:
         raise ModelError(f"unknown model kind {name!r} (kinds: {', '.join(names) or 'none'})")
-    module = importlib.import_module(f"pipelines.kinds.{name}.{KIND_MODULE}")
+    module = importlib.import_module(f"{KINDS_PACKAGE}.{name}.{KIND_MODULE}")
     kind = getattr(module, "KIND", None)
     if not isinstance(kind, ModelKind) or kind.name != name:
         raise ModelError(f"pipelines/kinds/{name}/{KIND_MODULE}.py defines no KIND named "

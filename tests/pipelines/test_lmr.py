@@ -23,11 +23,7 @@ from flows.evaluate_model import evaluate_model
 from flows.lmr_data import lmr_data
 from flows.step import LocalRunner
 from pipelines.evaluate import EvaluateConfig
-from pipelines.lmr import LmrDataConfig, LmrDataError, largest_safe_reduction
-from pipelines.lmr.label import in_paper_range
-from pipelines.lmr.run import example, research_scores
-from pipelines.models.deploy import engine_options, resolve_player
-from pipelines.train.lmr import (
+from pipelines.kinds.lmr.fit import (
     INTERCEPTS,
     PAPER_TABLE_6_1,
     SWEEP,
@@ -39,6 +35,10 @@ from pipelines.train.lmr import (
     term_columns,
     train_lmr,
 )
+from pipelines.lmr import LmrDataConfig, LmrDataError, largest_safe_reduction
+from pipelines.lmr.label import in_paper_range
+from pipelines.lmr.run import example, research_scores
+from pipelines.models.deploy import engine_options, resolve_player
 from warehouse import Lake, connect
 
 OPENINGS = str(Path(__file__).parents[1] / "fixtures" / "openings" / "two_positions.epd")

@@ -232,7 +232,7 @@ def test_paper_match_and_clock_sprt_are_recorded_against_the_model(
     from flows.evaluate_model import evaluate_model
     from flows.step import LocalRunner
     from pipelines.evaluate import EvaluateConfig
-    from pipelines.train.volatility_match import MatchConfig, paper_match
+    from pipelines.kinds.volatility.match import MatchConfig, paper_match
 
     model = train(lake, "volatility", preset(VolatilityConfig, "tiny", epochs=1))
     openings = str(ROOT / "tests" / "fixtures" / "openings" / "two_positions.epd")

@@ -1,5 +1,5 @@
 """``lmr``: paper 003's learned late-move-reduction formula, fitted to the ``lmr_examples``
-labels with scikit-learn (``pipelines.train.lmr``, in the command's own process: seconds)
+labels with scikit-learn (``pipelines.kinds.lmr.fit``, in the command's own process: seconds)
 and scaled to the default formula's bench node count; the alpha-beta engine plays it as
 ``--lmr lmr@N`` with the formula's coefficients (``--lmr-formula``). A version plays as its
 config's ``engine_spec`` says (the evaluation of the search it was fitted for)."""
@@ -22,7 +22,7 @@ def make_config(name: str, given: Mapping[str, Any]) -> LmrConfig:
 
 
 def fit(lake: Any, config: LmrConfig, progress: Progress) -> ModelVersion:
-    from pipelines.train.lmr import train_lmr
+    from pipelines.kinds.lmr.fit import train_lmr
 
     return train_lmr(lake, config, progress)[0]
 
@@ -42,7 +42,7 @@ def deploy(model: ModelVersion) -> EngineOptions:
 
 
 def describe(lake: Any, model: ModelVersion) -> str:
-    from pipelines.train.lmr import describe_fit
+    from pipelines.kinds.lmr.fit import describe_fit
 
     return describe_fit(lake, model)
 

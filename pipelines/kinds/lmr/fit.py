@@ -48,7 +48,7 @@ from warehouse.catalog import named_query, query
 
 log = logging.getLogger(__name__)
 
-KIND = "lmr"
+KIND = "lmr"   # the kind this fit trains (pipelines/kinds/lmr/kind.py)
 ARTIFACT = "lmr.json"   # its "formula" is what the lmr kind deploys (pipelines/kinds/lmr)
 
 __all__ = ["INTERCEPTS", "PAPER_SCALE", "PAPER_TABLE_6_1", "SWEEP", "Fit", "LmrConfig",

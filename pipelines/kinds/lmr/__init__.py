@@ -1,0 +1,1 @@
+"""The ``lmr`` model kind: ``kind.py`` declares it."""

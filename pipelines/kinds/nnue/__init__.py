@@ -1,0 +1,1 @@
+"""The ``nnue`` model kind: ``kind.py`` declares it."""

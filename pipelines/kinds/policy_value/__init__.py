@@ -1,0 +1,1 @@
+"""The ``policy_value`` model kind: ``kind.py`` declares it."""

@@ -1,0 +1,1 @@
+"""The ``volatility`` model kind: ``kind.py`` declares it."""
