@@ -66,7 +66,7 @@ def test_retrain_when_due_then_the_scheduled_evaluation(
     run_step(LABEL, label, lake)
     LocalRunner(show_progress=False).run(
         TRAIN, TrainJob("nnue", preset(NnueConfig, "tiny", name="nnue-tiny", epochs=1,
-                                       check_positions=20)), str(home))
+                                       check_positions=20)), Lake(home))
     record_event(lake, "nnue@1", "evaluated", {"elo": 0})   # evaluated before: not again
 
     waiting = scheduled_retrain(str(home), "nnue", 10_000, return_state=True)

@@ -352,7 +352,7 @@ def test_a_served_retrain_trains_a_new_version_which_gets_evaluated(
     ingest_paths(lake, [FIXTURES / "selfplay.pgn"], IngestConfig.tiny())
     run_step(LABEL, label, lake)
     LocalRunner(show_progress=False).run(
-        TRAIN, TrainJob("nnue", preset(NnueConfig, "tiny", name="nnue-tiny")), str(home))
+        TRAIN, TrainJob("nnue", preset(NnueConfig, "tiny", name="nnue-tiny")), Lake(home))
     ingest_paths(lake, [ROOT / "tests" / "fixtures" / "pgn" / "capablanca_latin1.pgn"],
                  IngestConfig.tiny())
     run_step(LABEL, label, lake)
