@@ -32,25 +32,24 @@ def run_engine(args: argparse.Namespace) -> int:
     from engines.uci import serve
 
     program = load_program(args.engine)
-    resolve_models(args, program.options)
-    return serve(program.spec(config_from_args(program.options, args)))
+    config: Any = config_from_args(program.options, args,
+                                   **resolved_models(args, program.options))
+    return serve(program.spec(config))
 
 
-def resolve_models(args: argparse.Namespace, options: type) -> None:
-    """Options naming a registry model (``--model nnue@latest``, ``--lmr lmr@best``,
-    ``--volatility volatility@3``) become the engine options of the version
+def resolved_models(args: argparse.Namespace, options: type) -> dict[str, str]:
+    """The options that deploy the registry models the options name (``--model nnue@latest``,
+    ``--lmr lmr@best``, ``--volatility volatility@3``), from the one resolver
     (:func:`pipelines.models.deploy.resolve_settings`: ``--model nnue@3 --nnue FILE``); the
     registry (and the warehouse) is imported only when an option names one (``args.lake``
     is then the command's warehouse)."""
     from engines.identity import MODEL_VERSION  # light: a GUI's engine start stays quick
 
-    settings = {f.name: getattr(args, f.name) for f in dataclasses.fields(options)
-                if isinstance(getattr(args, f.name, None), str)}
+    fields = [f.name for f in dataclasses.fields(options)]
+    settings = {name: value for name in fields
+                if isinstance(value := getattr(args, name, None), str)}
     if not any(MODEL_VERSION.match(value) for value in settings.values()):
-        return
+        return {}
     from pipelines.models.deploy import resolve_settings
 
-    resolved = resolve_settings(args.lake, args.engine, settings,
-                                [f.name for f in dataclasses.fields(options)])
-    for name, value in resolved.items():
-        setattr(args, name, value)
+    return resolve_settings(args.lake, args.engine, settings, fields)
