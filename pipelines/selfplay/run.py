@@ -32,8 +32,8 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 
-from engines.stamps import content_id
 from engines.registry import EngineSpec
+from engines.stamps import content_id
 from pipelines.ingest import IngestConfig, IngestSummary, ingest_file
 from pipelines.ingest.sources import sha256_of, source_for
 from pipelines.models.deploy import resolve_player
