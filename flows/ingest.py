@@ -12,6 +12,7 @@ from typing import Any
 from flows.step import UnitContext
 from pipelines.ingest import IngestConfig, IngestSummary, SourceFile, discover_sources, ingest_file
 from pipelines.ingest.run import worker_pool
+from pipelines.ingest.training_data import check_training_options
 from warehouse import Lake
 
 
@@ -46,9 +47,11 @@ class IngestStep:
         return worker_pool(job.config.workers)
 
     def plan(self, job: IngestJob, lake: Lake) -> IngestPlan:
-        return IngestPlan(str(lake.home), [
-            IngestUnit(source, job.config)
-            for source in discover_sources(job.paths, job.config.format)])
+        """The files, each checked before any work (a missing path or option is an
+        IngestError naming it)."""
+        sources = discover_sources(job.paths, job.config.format)
+        check_training_options(sources, job.config)
+        return IngestPlan(str(lake.home), [IngestUnit(source, job.config) for source in sources])
 
     def units(self, plan: IngestPlan) -> list[IngestUnit]:
         return plan.units
