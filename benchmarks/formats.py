@@ -25,8 +25,10 @@ import chess.polyglot
 from pipelines.formats.binpack import BinpackWriter
 
 from engines.core.position import CoreBoard
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
 from pipelines.export import ExportConfig, export_dataset
-from pipelines.ingest import IngestConfig, ingest_paths
+from pipelines.ingest import IngestConfig
 from warehouse import Lake
 
 OUT = Path(__file__).parent / "out" / "formats"
@@ -92,7 +94,7 @@ def timed_import(path: Path, fmt: str, home: Path) -> tuple[float, float, int, i
     shutil.rmtree(home, ignore_errors=True)
     config = IngestConfig(workers=1, engine_id="bench")
     began, cpu = time.perf_counter(), time.process_time()
-    [summary] = ingest_paths(Lake(home), [path], config)
+    [summary] = run_step(INGEST, IngestJob((path,), config), Lake(home))
     return (time.perf_counter() - began, time.process_time() - cpu, summary.records,
             summary.labels)
 

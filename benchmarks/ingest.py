@@ -41,7 +41,9 @@ import chess.pgn
 import zstandard
 
 from engines.core import CoreBoard
-from pipelines.ingest import IngestConfig, ingest_paths
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
+from pipelines.ingest import IngestConfig
 from warehouse import Lake
 
 OUT = Path(__file__).parent / "out"
@@ -113,12 +115,13 @@ def baseline(path: Path) -> Measure:
 
 
 def ours(path: Path, workers: int) -> Measure:
-    """``ingest_paths`` into a fresh warehouse, Delta writes included."""
+    """The ingest step into a fresh warehouse, Delta writes included."""
     home = Path(tempfile.mkdtemp(prefix="chesslab-bench-"))
     try:
         with TreeCpu() as cpu:
             began = time.perf_counter()
-            [summary] = ingest_paths(Lake(home), [path], IngestConfig(workers=workers))
+            [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=workers)),
+                                 Lake(home))
             seconds = time.perf_counter() - began
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -215,11 +218,13 @@ def child_rss(path: Path, workers: int) -> tuple[float, float, float, int]:
     0.1 s."""
     home = Path(tempfile.mkdtemp(prefix="chesslab-rss-home-", dir=path.parent))
     code = ("import time\n"
-            "from pipelines.ingest import IngestConfig, ingest_paths\n"
+            "from flows.ingest import INGEST, IngestJob\n"
+            "from flows.step import run_step\n"
+            "from pipelines.ingest import IngestConfig\n"
             "from warehouse import Lake\n"
             "began = time.monotonic()\n"
-            f"[s] = ingest_paths(Lake({str(home)!r}), [{str(path)!r}], "
-            f"IngestConfig(workers={workers}))\n"
+            f"[s] = run_step(INGEST, IngestJob(({str(path)!r},), "
+            f"IngestConfig(workers={workers})), Lake({str(home)!r}))\n"
             "print(time.monotonic() - began, s.games)\n")
     largest = together = 0.0
     try:

@@ -27,9 +27,10 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from flows.ingest import INGEST, IngestJob  # noqa: E402
 from flows.label import LABEL  # noqa: E402
 from flows.step import run_step  # noqa: E402
-from pipelines.ingest import IngestConfig, ingest_paths  # noqa: E402
+from pipelines.ingest import IngestConfig  # noqa: E402
 from pipelines.label import LabelConfig  # noqa: E402
 from pipelines.train import NnueConfig, train  # noqa: E402
 from pipelines.train.nnue import NnueNet, nnue_loss  # noqa: E402
@@ -41,7 +42,7 @@ SAMPLE = ROOT / "data" / "sample" / "games.pgn.zst"
 def labelled_lake(home: Path) -> Lake:
     lake = Lake(home)
     if not lake.parts("labels"):
-        ingest_paths(lake, [SAMPLE], IngestConfig())
+        run_step(INGEST, IngestJob((SAMPLE,), IngestConfig()), lake)
         run_step(LABEL, LabelConfig(depths=(1,), workers=2, batch_size=2000), lake)
     return lake
 

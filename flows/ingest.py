@@ -4,6 +4,7 @@ On a cluster each file is ingested in-process on its worker (no pool to share).
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from warehouse import Lake
 class IngestJob:
     """The files to ingest (files, folders, globs) and how."""
 
-    paths: tuple[str, ...]
+    paths: tuple[str | os.PathLike[str], ...]
     config: IngestConfig
 
 

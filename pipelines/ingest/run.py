@@ -17,10 +17,9 @@ games; its memory does not grow with the file.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -42,10 +41,9 @@ from pipelines.ingest.games import (
 )
 from pipelines.ingest.keys import Occurrences
 from pipelines.ingest.positions import PositionSink
-from pipelines.ingest.sources import SourceFile, discover_sources, read_lines, sha256_of
+from pipelines.ingest.sources import SourceFile, read_lines, sha256_of
 from pipelines.ingest.training_data import (
     TRAINING_FORMATS,
-    check_training_options,
     epd_labels,
     ingest_training_file,
 )
@@ -115,20 +113,6 @@ class FileRun:
         self.summary.new_positions = self.sink.new_positions
         self.summary.collisions = self.sink.collisions
         self.games_since_flush = 0
-
-
-def ingest_paths(lake: Lake, paths: Iterable[str | os.PathLike[str]],
-                 config: IngestConfig | None = None) -> list[IngestSummary]:
-    """Ingest every file named by ``paths`` (files, folders, globs); one summary per file.
-
-    Raises :class:`IngestError` naming the first path that is missing or unreadable, before
-    anything is written.
-    """
-    config = config or IngestConfig()
-    sources = discover_sources(paths, config.format)
-    check_training_options(sources, config)
-    with worker_pool(config.workers) as pool:
-        return [ingest_file(lake, source, config, pool) for source in sources]
 
 
 def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,

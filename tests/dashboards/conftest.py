@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from flows.cli import main
+from flows.ingest import INGEST, IngestJob
 from flows.label import LABEL
 from flows.step import run_step
-from pipelines.ingest import IngestConfig, ingest_paths
+from pipelines.ingest import IngestConfig
 from pipelines.label import LabelConfig
 from warehouse import Lake
 
@@ -33,7 +34,7 @@ RATINGS = {"alphabeta": 41.0, "sunfish": -41.0}
 @pytest.fixture(scope="session")
 def dashboard_home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Path:
     lake = Lake(tmp_path_factory.mktemp("dashboard") / "home")
-    ingest_paths(lake, [FIXTURES / "opera.pgn"], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((FIXTURES / "opera.pgn",), IngestConfig.tiny()), lake)
     run_step(LABEL, LabelConfig.tiny(depths=(2,), limit=None, workers=1), lake)
     lake.write("model_metrics", [
         {"model_id": model, "epoch": epoch, "step": epoch, "train_loss": loss,

@@ -20,12 +20,13 @@ import pytest
 
 from flows.cli import main
 from flows.evaluate_model import evaluate_model
+from flows.ingest import INGEST, IngestJob
 from flows.label import LABEL
 from flows.selfplay import SELFPLAY
 from flows.step import LocalRunner, run_step
 from flows.train import TRAIN, TrainJob
 from pipelines.evaluate import EvaluateConfig
-from pipelines.ingest import IngestConfig, ingest_paths
+from pipelines.ingest import IngestConfig
 from pipelines.label import LabelConfig
 from pipelines.models.deploy import resolve_settings
 from pipelines.models.registry import resolve_model
@@ -45,7 +46,7 @@ DEPTH = 4
 def labelled(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Lake:
     """selfplay.pgn ingested and every position labelled by Stockfish at depth 4."""
     lake = Lake(tmp_path_factory.mktemp("models") / "home")
-    ingest_paths(lake, [GAMES], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((GAMES,), IngestConfig.tiny()), lake)
     run_step(LABEL, LabelConfig.tiny(depths=(DEPTH,), limit=None, batch_size=200,
                                            workers=2), lake)
     return lake

@@ -51,18 +51,19 @@ def artifacts_of(flow_run_id: Any) -> list[str]:
 
 def test_retrain_when_due_then_the_scheduled_evaluation(
         home: Path, stockfish_path: str, prefect_harness: None) -> None:
+    from flows.ingest import INGEST, IngestJob
     from flows.label import LABEL
     from flows.schedules import scheduled_evaluate, scheduled_retrain
     from flows.step import LocalRunner, run_step
     from flows.train import TRAIN, TrainJob
-    from pipelines.ingest import IngestConfig, ingest_paths
+    from pipelines.ingest import IngestConfig
     from pipelines.label import LabelConfig
     from pipelines.models.registry import record_event, resolve_model
     from pipelines.train import NnueConfig, preset
 
     lake = Lake(home)
     label = LabelConfig.tiny(depths=(2,), limit=None, batch_size=400, workers=1)
-    ingest_paths(lake, [FIXTURES / "label_engines" / "selfplay.pgn"], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((FIXTURES / "label_engines" / "selfplay.pgn",), IngestConfig.tiny()), lake)
     run_step(LABEL, label, lake)
     LocalRunner(show_progress=False).run(
         TRAIN, TrainJob("nnue", preset(NnueConfig, "tiny", name="nnue-tiny", epochs=1,
@@ -75,7 +76,7 @@ def test_retrain_when_due_then_the_scheduled_evaluation(
     assert resolve_model(lake, "nnue@latest").model_id == "nnue@1"
     assert any("| due | False |" in a for a in artifacts_of(waiting.state_details.flow_run_id))
 
-    ingest_paths(lake, [CAPABLANCA], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((CAPABLANCA,), IngestConfig.tiny()), lake)
     new = run_step(LABEL, label, lake).positions
     assert new == len(positions_of(CAPABLANCA, "latin-1")
                       - positions_of(FIXTURES / "label_engines" / "selfplay.pgn"))

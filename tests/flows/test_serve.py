@@ -338,23 +338,23 @@ def test_a_served_retrain_trains_a_new_version_which_gets_evaluated(
     """nnue@1 trained on selfplay.pgn's depth-4 labels; new labels of the same engine and depth
     arrive (the Capablanca game); a triggered retrain trains nnue@2 from nnue@1's config and
     the new version is evaluated by the evaluate deployment without anyone asking."""
+    from flows.ingest import INGEST, IngestJob
     from flows.label import LABEL
     from flows.server import temporary_server
     from flows.step import LocalRunner, run_step
     from flows.train import TRAIN, TrainJob
-    from pipelines.ingest import IngestConfig, ingest_paths
+    from pipelines.ingest import IngestConfig
     from pipelines.label import LabelConfig
     from pipelines.models.registry import resolve_model
     from pipelines.train import NnueConfig, preset
 
     lake = Lake(home)
     label = LabelConfig.tiny(depths=(4,), limit=None, batch_size=200, workers=2)
-    ingest_paths(lake, [FIXTURES / "selfplay.pgn"], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((FIXTURES / "selfplay.pgn",), IngestConfig.tiny()), lake)
     run_step(LABEL, label, lake)
     LocalRunner(show_progress=False).run(
         TRAIN, TrainJob("nnue", preset(NnueConfig, "tiny", name="nnue-tiny")), Lake(home))
-    ingest_paths(lake, [ROOT / "tests" / "fixtures" / "pgn" / "capablanca_latin1.pgn"],
-                 IngestConfig.tiny())
+    run_step(INGEST, IngestJob((ROOT / "tests" / "fixtures" / "pgn" / "capablanca_latin1.pgn",), IngestConfig.tiny()), lake)
     run_step(LABEL, label, lake)
     config = tmp_path / "schedules.toml"
     config.write_text(EVALUATE_TINY.format(

@@ -14,9 +14,10 @@ import chess.engine
 import pyarrow.parquet as pq
 import pytest
 
+from flows.ingest import INGEST, IngestJob
 from flows.label import LABEL
 from flows.step import run_step
-from pipelines.ingest import IngestConfig, ingest_paths
+from pipelines.ingest import IngestConfig
 from pipelines.label import LabelConfig
 from pipelines.train import NnueConfig, preset
 from pipelines.train.dataset import DatasetError, write_snapshot
@@ -67,7 +68,7 @@ def test_annotations_label_the_positions_their_moves_reached(tmp_path: Path) -> 
     pgn = tmp_path / "annotated.pgn"
     pgn.write_text(ANNOTATED)
     lake = Lake(tmp_path / "home")
-    ingest_paths(lake, [pgn], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((pgn,), IngestConfig.tiny()), lake)
     assert examples(lake, "pgn:Stockfish 15.1 depth 8") == {
         fen_after("e4"): (8, -30, "e7e5", 0.0),
         fen_after("e4", "e5"): (8, 25, "g1f3", 1.0),
@@ -90,7 +91,7 @@ def test_engine_labels_stay_the_default_source(tmp_path: Path, stockfish_path: s
     pgn = tmp_path / "annotated.pgn"
     pgn.write_text(ANNOTATED)
     lake = Lake(tmp_path / "home")
-    ingest_paths(lake, [pgn], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((pgn,), IngestConfig.tiny()), lake)
     summary = run_step(LABEL, LabelConfig.tiny(depths=(2,), limit=2), lake)
     assert summary.labels == 2
     sources = query(connect(lake), named_query("nnue_label_sources")).to_pylist()
@@ -107,7 +108,7 @@ def test_a_data_set_can_join_label_sources(tmp_path: Path, stockfish_path: str) 
     pgn = tmp_path / "annotated.pgn"
     pgn.write_text(ANNOTATED)
     lake = Lake(tmp_path / "home")
-    ingest_paths(lake, [pgn], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((pgn,), IngestConfig.tiny()), lake)
     run_step(LABEL, LabelConfig.tiny(depths=(8,)), lake)
     con = connect(lake)
     (stockfish,) = {e for e, in con.execute(
@@ -152,7 +153,7 @@ def test_engine_games_are_annotated_stockfish_games(tmp_path: Path, stockfish_pa
     files = sorted(out.glob("sf-d4-s7-w00.pgn.gz"))
     assert len(files) == 1
     lake = Lake(tmp_path / "home")
-    (summary,) = ingest_paths(lake, files, IngestConfig.tiny())
+    (summary,) = run_step(INGEST, IngestJob(tuple(files), IngestConfig.tiny()), lake)
     assert summary.games == 3 and summary.errors == 0
     con = connect(lake)
     (engine,) = {e for e, in con.execute(

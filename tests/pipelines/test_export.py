@@ -11,8 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from flows.cli import main as cli_main
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
 from pipelines.export import ExportConfig, ExportError, export_dataset
-from pipelines.ingest import IngestConfig, ingest_paths
+from pipelines.ingest import IngestConfig
 from pipelines.train import NnueConfig, preset, train
 from warehouse import Lake, connect
 
@@ -49,7 +51,7 @@ def labelled(tmp_path: Path) -> Lake:
             out.write(f"{board.epd()} ce {own}; bm {board.san(chess.Move.from_uci(move))}; "
                       f"acd 7; c9 \"{white}\";\n")
     lake = Lake(tmp_path / "home")
-    ingest_paths(lake, [epd], IngestConfig(workers=1, engine_id="sf"))
+    run_step(INGEST, IngestJob((epd,), IngestConfig(workers=1, engine_id="sf")), lake)
     return lake
 
 
@@ -72,8 +74,8 @@ def test_export_then_import_gives_the_same_examples(labelled: Lake, tmp_path: Pa
                                                     depth=7))
     assert (summary.rows, summary.written, summary.refused) == (len(before),) * 2 + (0,)
     fresh = Lake(tmp_path / "fresh")
-    [imported] = ingest_paths(fresh, [out], IngestConfig(workers=1, engine_id="sf", depth=7,
-                                                         format=fmt))
+    [imported] = run_step(INGEST, IngestJob((out,), IngestConfig(workers=1, engine_id="sf", depth=7,
+                                                         format=fmt)), fresh)
     assert (imported.records, imported.labels, imported.errors) == (len(before), len(before), 0)
     after = examples(fresh)
     if fmt == "text":
@@ -88,7 +90,7 @@ def test_positions_without_a_result_are_skipped_or_drawn_and_counted(tmp_path: P
     --missing-result draw writes them as draws; EPD and Parquet need none."""
     lake = Lake(tmp_path / "home")
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "lichess_eval.jsonl"
-    ingest_paths(lake, [fixture], IngestConfig(workers=1))
+    run_step(INGEST, IngestJob((fixture,), IngestConfig(workers=1)), lake)
     skipped = export_dataset(lake, ExportConfig(format="text", out=str(tmp_path / "a.txt"),
                                                 engine_id="lichess-eval"))
     assert (skipped.rows, skipped.written, skipped.no_result) == (5, 0, 5)

@@ -19,8 +19,10 @@ from pipelines.formats.binpack import (
     unsigned_to_signed_py,
 )
 
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
 from pipelines.formats.binpack_file import centipawns
-from pipelines.ingest import IngestConfig, ingest_paths
+from pipelines.ingest import IngestConfig
 from tests.pipelines import binpack_reference as ref
 from warehouse import Lake, connect
 
@@ -177,7 +179,7 @@ def test_a_cut_chain_is_recorded_with_its_offset_and_the_rest_imported(tmp_path:
     cut_at = 8 + len(chains[0]) + 34 + 40
     path = write(tmp_path / "cut.binpack", whole[:cut_at])
     lake = Lake(tmp_path / "home")
-    [summary] = ingest_paths(lake, [path], IngestConfig.tiny())
+    [summary] = run_step(INGEST, IngestJob((path,), IngestConfig.tiny()), lake)
     con = connect(lake)
     errors = con.execute("select kind, byte_offset from ingest_errors order by kind").fetchall()
     assert errors == [("bad_chain", 8 + len(chains[0])), ("truncated", 0)]
@@ -198,7 +200,7 @@ def test_a_block_that_is_no_binpack_block_ends_the_file_with_an_error(tmp_path: 
     data = ref.block([ref.chain(games[0])])
     path = write(tmp_path / "junk.binpack", data + b"JUNK" + bytes(20))
     lake = Lake(tmp_path / "home")
-    [summary] = ingest_paths(lake, [path], IngestConfig(workers=1))
+    [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=1)), lake)
     assert summary.records == len(games[0])
     row = connect(lake).execute("select kind, byte_offset, message from ingest_errors").fetchone()
     assert row[:2] == ("bad_chunk", len(data)) and "24 bytes" in row[2]

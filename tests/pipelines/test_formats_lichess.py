@@ -13,7 +13,9 @@ import pytest
 import zstandard
 
 from flows.cli import main as cli_main
-from pipelines.ingest import IngestConfig, ingest_paths
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
+from pipelines.ingest import IngestConfig
 from warehouse import Lake, connect
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
@@ -51,7 +53,7 @@ def test_each_eval_is_a_label_at_its_depth(tmp_path: Path) -> None:
     """Five lines, eight evals (one a duplicate depth): seven labels, from the side to move's
     view and White's, mates as mates, the positions python-chess's keys and FENs."""
     lake = Lake(tmp_path / "home")
-    [summary] = ingest_paths(lake, [EVALS], IngestConfig(workers=1))
+    [summary] = run_step(INGEST, IngestJob((EVALS,), IngestConfig(workers=1)), lake)
     expected = expected_labels(EVALS)
     assert len(expected) == 7
     assert stored_labels(lake) == expected
@@ -69,7 +71,7 @@ def test_each_eval_is_a_label_at_its_depth(tmp_path: Path) -> None:
 def test_a_mate_for_black_is_negative_from_whites_view(tmp_path: Path) -> None:
     """``mate: -1`` with Black to move: Black mates in 1, +1 from the side to move's view."""
     lake = Lake(tmp_path / "home")
-    ingest_paths(lake, [EVALS], IngestConfig(workers=1))
+    run_step(INGEST, IngestJob((EVALS,), IngestConfig(workers=1)), lake)
     key = chess.polyglot.zobrist_hash(chess.Board("r5k1/8/8/8/8/8/5PPP/6K1 b - -"))
     row = connect(lake).execute("select score_mate, white_mate, best_move from labels "
                                 "where position_key = $k", {"k": key}).fetchone()
@@ -80,7 +82,7 @@ def test_bad_lines_are_recorded_with_their_line_and_the_rest_imported(tmp_path: 
     """Not JSON (line 2), no kings (3), a cp that is a string (4), a cut last line (7): four
     errors naming their lines; lines 1 and 6 imported; counts agree everywhere."""
     lake = Lake(tmp_path / "home")
-    [summary] = ingest_paths(lake, [ERRORS], IngestConfig(workers=1))
+    [summary] = run_step(INGEST, IngestJob((ERRORS,), IngestConfig(workers=1)), lake)
     con = connect(lake)
     errors = con.execute("select line, kind from ingest_errors order by line").fetchall()
     assert errors == [(2, "bad_json"), (3, "bad_fen"), (4, "bad_score"), (7, "bad_json")]
@@ -104,7 +106,7 @@ def test_a_cut_zst_archive_keeps_the_lines_before_the_cut(tmp_path: Path) -> Non
     whole.write_bytes(packed)
     cut.write_bytes(packed[:len(packed) * 2 // 3])
     lake = Lake(tmp_path / "home")
-    full, part = ingest_paths(lake, [whole, cut], IngestConfig(workers=1, block_bytes=4096))
+    full, part = run_step(INGEST, IngestJob((whole, cut), IngestConfig(workers=1, block_bytes=4096)), lake)
     assert (full.records, full.truncated) == (3000, False)
     assert 0 < part.records < 3000 and part.truncated
     row = connect(lake).execute("select line, kind from ingest_errors").fetchone()

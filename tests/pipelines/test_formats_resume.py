@@ -15,7 +15,9 @@ from pathlib import Path
 import pyarrow.dataset as ds
 
 from engines.core.position import CoreBoard
-from pipelines.ingest import IngestConfig, ingest_paths
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
+from pipelines.ingest import IngestConfig
 from warehouse import Lake, connect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +72,7 @@ def test_a_killed_import_resumes_after_its_last_commit(tmp_path: Path) -> None:
     assert rerun.returncode == 0, rerun.stderr
     assert "resuming after line" in rerun.stderr
     clean = Lake(tmp_path / "clean")
-    [expected] = ingest_paths(clean, [path], IngestConfig(workers=1))
+    [expected] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=1)), clean)
     assert (expected.records, expected.labels, expected.errors) == (12_000, 23_952, 24)
     con = connect(lake)
     source = con.execute("select records, labels, errors, new_positions, duplicates "

@@ -13,8 +13,10 @@ import pyarrow as pa
 import pytest
 
 from flows.cli import main as cli_main
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
 from pipelines.formats.fens import REASONS, fen_keys
-from pipelines.ingest import IngestConfig, IngestError, discover_sources, ingest_paths
+from pipelines.ingest import IngestConfig, IngestError, discover_sources
 from warehouse import Lake, connect
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
@@ -80,8 +82,8 @@ def test_text_lines_become_labels_from_the_side_to_moves_view(tmp_path: Path) ->
     White's), at --depth, under --engine-id, with nnue_examples giving the result."""
     path = FIXTURES / "bullet.txt"
     lake = Lake(tmp_path / "home")
-    [summary] = ingest_paths(lake, [path], IngestConfig(workers=1, engine_id="sf-d9", depth=9,
-                                                        format="text"))
+    [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=1, engine_id="sf-d9", depth=9,
+                                                        format="text")), lake)
     assert (summary.records, summary.labels, summary.errors) == (5, 5, 0)
     assert stored(lake, "sf-d9") == expected(path)
     rows = connect(lake).execute("select distinct depth, run_id from labels").fetchall()
@@ -94,8 +96,8 @@ def test_text_lines_become_labels_from_the_side_to_moves_view(tmp_path: Path) ->
 def test_the_bracketed_spelling_reads_the_same_labels(tmp_path: Path) -> None:
     """``FEN [result] score`` and ``FEN score [result]`` give the labels the pipe form gives."""
     lake = Lake(tmp_path / "home")
-    ingest_paths(lake, [FIXTURES / "bullet_brackets.txt"], IngestConfig(
-        workers=1, engine_id="b", format="text"))
+    run_step(INGEST, IngestJob((FIXTURES / "bullet_brackets.txt",), IngestConfig(
+        workers=1, engine_id="b", format="text")), lake)
     piped = expected(FIXTURES / "bullet.txt")
     got = stored(lake, "b")
     assert len(got) == 3 and all(got[key] == piped[key] for key in got)
@@ -105,8 +107,8 @@ def test_bad_text_lines_are_recorded_and_the_rest_imported(tmp_path: Path) -> No
     """A score that is not a number, an illegal FEN, a result of 2.0, a line of two fields:
     each an error at its line; the three good lines stored; the tables agree."""
     lake = Lake(tmp_path / "home")
-    [summary] = ingest_paths(lake, [FIXTURES / "bullet_errors.txt"], IngestConfig(
-        workers=1, engine_id="x", format="text", flush_records=2, block_bytes=100))
+    [summary] = run_step(INGEST, IngestJob((FIXTURES / "bullet_errors.txt",), IngestConfig(
+        workers=1, engine_id="x", format="text", flush_records=2, block_bytes=100)), lake)
     con = connect(lake)
     errors = con.execute("select line, kind from ingest_errors order by line").fetchall()
     assert errors == [(2, "bad_score"), (3, "bad_fen"), (6, "bad_result"), (7, "bad_record")]
@@ -123,7 +125,7 @@ def test_a_txt_file_of_training_data_is_told_from_a_fen_list(tmp_path: Path) -> 
     fens.write_text("4k3/8/8/8/8/8/8/4K3 w - - 0 1\n")
     assert [s.format for s in discover_sources([data, fens])] == ["text", "fen"]
     with pytest.raises(IngestError, match="data.txt.*--engine-id"):
-        ingest_paths(Lake(tmp_path / "home"), [data], IngestConfig(workers=1))
+        run_step(INGEST, IngestJob((data,), IngestConfig(workers=1)), Lake(tmp_path / "home"))
     assert not (tmp_path / "home" / "lake" / "sources").exists()
 
 
@@ -132,7 +134,7 @@ def test_epd_ce_lines_are_labels(tmp_path: Path) -> None:
     c9/c0 result (White's view) from the side to move's; a line without ce is no label; a ce
     that is not a number is an error at its line (its position is still stored)."""
     lake = Lake(tmp_path / "home")
-    [summary] = ingest_paths(lake, [FIXTURES / "labels.epd"], IngestConfig(workers=1))
+    [summary] = run_step(INGEST, IngestJob((FIXTURES / "labels.epd",), IngestConfig(workers=1)), lake)
     con = connect(lake)
     rows = con.execute("select score_cp, white_cp, depth, best_move, pv, nodes, result, engine_id "
                        "from labels order by depth").fetchall()

@@ -21,7 +21,9 @@ import pytest
 import zstandard
 
 from flows.cli import main as cli_main
-from pipelines.ingest import IngestConfig, IngestError, discover_sources, ingest_paths
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
+from pipelines.ingest import IngestConfig, IngestError, discover_sources
 from pipelines.ingest import games as games_module
 from pipelines.ingest.pgn import (
     ParsedGame,
@@ -101,7 +103,7 @@ def test_counts_match_python_chess(lake: Lake, name: str) -> None:
     variations, NAGs, `;` and `%` comments, a BOM, CRLF line ends and compressed streams.
     """
     expected = expected_counts(pgn_text(PGN / name))
-    [summary] = ingest_paths(lake, [PGN / name], IngestConfig.tiny())
+    [summary] = run_step(INGEST, IngestJob((PGN / name,), IngestConfig.tiny()), lake)
     assert (summary.games, summary.plies, summary.new_positions) == (
         expected["games"], expected["plies"], expected["positions"])
     con = connect(lake)
@@ -118,7 +120,7 @@ def test_counts_match_python_chess(lake: Lake, name: str) -> None:
 
 def test_chess960_castling(lake: Lake) -> None:
     """Chess960 games replay with 960 castling (king takes rook in UCI), not as errors."""
-    [summary] = ingest_paths(lake, [PGN / "chess960.pgn"], IngestConfig.tiny())
+    [summary] = run_step(INGEST, IngestJob((PGN / "chess960.pgn",), IngestConfig.tiny()), lake)
     assert (summary.plies, summary.errors) == (40, 0)
     con = connect(lake)
     assert con.execute("select ply, uci from moves where san = 'O-O'").fetchall() == \
@@ -128,7 +130,7 @@ def test_chess960_castling(lake: Lake) -> None:
 
 def test_tags_setup_and_annotations(lake: Lake) -> None:
     """Lichess tags, SetUp/FEN games and [%clk]/[%eval] (mate scores included) are recorded."""
-    ingest_paths(lake, [PGN / "quirks.pgn"], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((PGN / "quirks.pgn",), IngestConfig.tiny()), lake)
     con = connect(lake)
     games = {row[0]: row[1:] for row in con.execute(
         "select game_index, event, white_elo, black_elo, time_control, termination, eco, "
@@ -153,7 +155,7 @@ def test_tags_setup_and_annotations(lake: Lake) -> None:
 def test_malformed_games_are_recorded_and_the_rest_ingested(lake: Lake) -> None:
     """Broken tags, an illegal SAN, an unknown variant and a bad FEN each give an
     ingest_errors row with file, game index, line and reason; the games around them load."""
-    [summary] = ingest_paths(lake, [PGN / "malformed.pgn"], IngestConfig.tiny())
+    [summary] = run_step(INGEST, IngestJob((PGN / "malformed.pgn",), IngestConfig.tiny()), lake)
     con = connect(lake)
     errors = con.execute(
         "select game_index, line, kind, message, path from ingest_errors order by line").fetchall()
@@ -172,7 +174,7 @@ def test_malformed_games_are_recorded_and_the_rest_ingested(lake: Lake) -> None:
 
 def test_truncated_zst_keeps_the_games_before_the_cut(lake: Lake) -> None:
     """A .zst cut mid-frame keeps every game read before the cut and records the cut."""
-    [summary] = ingest_paths(lake, [PGN / "truncated.pgn.zst"], IngestConfig.tiny())
+    [summary] = run_step(INGEST, IngestJob((PGN / "truncated.pgn.zst",), IngestConfig.tiny()), lake)
     full = expected_counts(pgn_text(PGN / "quirks.pgn"))
     assert summary.truncated and summary.games == 3
     assert summary.plies == sum(len(m) for m in full["moves"][:3])
@@ -189,15 +191,15 @@ def test_file_that_is_not_the_archive_it_claims_is_unreadable(lake: Lake, tmp_pa
     fake = tmp_path / f"games{suffix}"
     fake.write_bytes((PGN / "quirks.pgn").read_bytes())
     with pytest.raises(IngestError, match=f"games{suffix}"):
-        ingest_paths(lake, [fake], IngestConfig.tiny())
+        run_step(INGEST, IngestJob((fake,), IngestConfig.tiny()), lake)
     assert row_counts(lake)["sources"] == 0
 
 
 def test_second_ingest_adds_nothing(lake: Lake) -> None:
     """Sources are keyed by SHA-256: the same files again add zero rows anywhere."""
-    first = ingest_paths(lake, [PGN, EPD], IngestConfig.tiny())
+    first = run_step(INGEST, IngestJob((PGN, EPD), IngestConfig.tiny()), lake)
     before = row_counts(lake)
-    second = ingest_paths(lake, [PGN, EPD], IngestConfig.tiny())
+    second = run_step(INGEST, IngestJob((PGN, EPD), IngestConfig.tiny()), lake)
     assert row_counts(lake) == before
     assert not any(s.skipped for s in first) and all(s.skipped for s in second)
     assert before["sources"] == len(first) == 16
@@ -209,9 +211,9 @@ def test_positions_are_deduped_against_the_warehouse(lake: Lake, tmp_path: Path)
     count as duplicates."""
     renamed = tmp_path / "renamed.pgn"
     renamed.write_text(pgn_text(PGN / "quirks.pgn").replace('[Event "', '[Event "Replay of '))
-    [plain] = ingest_paths(lake, [PGN / "quirks.pgn"], IngestConfig.tiny())
-    [other] = ingest_paths(lake, [renamed], IngestConfig.tiny())
-    [gz] = ingest_paths(lake, [PGN / "quirks.pgn.gz"], IngestConfig.tiny())
+    [plain] = run_step(INGEST, IngestJob((PGN / "quirks.pgn",), IngestConfig.tiny()), lake)
+    [other] = run_step(INGEST, IngestJob((renamed,), IngestConfig.tiny()), lake)
+    [gz] = run_step(INGEST, IngestJob((PGN / "quirks.pgn.gz",), IngestConfig.tiny()), lake)
     assert plain.new_positions > 0 and other.new_positions == 0
     assert (other.games, other.duplicates, other.plies) == (5, 1, plain.plies - 6)  # the untagged game
     assert (gz.games, gz.duplicates, gz.plies, gz.new_positions) == (5, 5, 0, 0)
@@ -245,7 +247,7 @@ def test_collisions_are_detected_and_counted(lake: Lake, monkeypatch: pytest.Mon
                     clashes[-1].add((key, fen))
                 if move:
                     board.push(move)
-    summaries = ingest_paths(lake, [PGN / name for name in names], IngestConfig.tiny())
+    summaries = run_step(INGEST, IngestJob(tuple(PGN / name for name in names), IngestConfig.tiny()), lake)
     assert [s.collisions for s in summaries] == [len(c) for c in clashes]
     assert min(len(c) for c in clashes) > 0
     assert sum(s.new_positions for s in summaries) == len(first) == 16
@@ -259,8 +261,7 @@ def test_collisions_are_detected_and_counted(lake: Lake, monkeypatch: pytest.Mon
 
 def test_epd_suite_keeps_opcodes(lake: Lake) -> None:
     """EPD opcodes survive: bm/am as SAN lists, id, dm, c0, and all of them in ops."""
-    summaries = ingest_paths(lake, [EPD / "bratko_kopec.epd", EPD / "opcodes.epd"],
-                             IngestConfig.tiny())
+    summaries = run_step(INGEST, IngestJob((EPD / "bratko_kopec.epd", EPD / "opcodes.epd"), IngestConfig.tiny()), lake)
     assert [(s.records, s.errors) for s in summaries] == [(24, 0), (5, 2)]
     con = connect(lake)
     bk = dict(con.execute("select id, bm from position_records where id like 'BK.%'").fetchall())
@@ -285,7 +286,7 @@ def test_epd_suite_keeps_opcodes(lake: Lake) -> None:
 
 def test_fen_list(lake: Lake) -> None:
     """FEN lists: comments and blank lines skipped, bad FENs recorded with their line."""
-    [summary] = ingest_paths(lake, [EPD / "positions.fen"], IngestConfig.tiny())
+    [summary] = run_step(INGEST, IngestJob((EPD / "positions.fen",), IngestConfig.tiny()), lake)
     assert (summary.records, summary.new_positions, summary.errors) == (4, 4, 2)
     con = connect(lake)
     assert [r[0] for r in con.execute(
@@ -303,7 +304,7 @@ def test_process_pool_gives_the_same_rows(home: Path, tmp_path: Path) -> None:
     for workers, folder in ((1, "one"), (2, "two")):
         lake = Lake(tmp_path / folder)
         config = IngestConfig(workers=workers, chunk_games=2, flush_games=2)
-        ingest_paths(lake, [PGN / "quirks.pgn", PGN / "malformed.pgn"], config)
+        run_step(INGEST, IngestJob((PGN / "quirks.pgn", PGN / "malformed.pgn"), config), lake)
         con = connect(lake)
         results.append([con.execute(f"select * exclude ({skip}) from {t} order by all").fetchall()
                         for t, skip in (("moves", "game_id"), ("positions", "first_seen"),
@@ -435,7 +436,7 @@ def test_bundled_sample_corpus(lake: Lake) -> None:
                                  (SAMPLE / "positions.fen").read_text().splitlines()
                                  if line.strip() and not line.startswith("#")]}
     assert all(board.epd() in game_positions for boards in records.values() for board in boards)
-    summaries = ingest_paths(lake, [SAMPLE], IngestConfig(workers=1))
+    summaries = run_step(INGEST, IngestJob((SAMPLE,), IngestConfig(workers=1)), lake)
     assert {Path(s.path).name: (s.games, s.records, s.plies, s.new_positions, s.errors)
             for s in summaries} == {
         "games.pgn.zst": (expected["games"], 0, expected["plies"], expected["positions"], 0),

@@ -8,7 +8,9 @@ from pathlib import Path
 import chess
 import pytest
 
-from pipelines.ingest import IngestConfig, ingest_paths
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
+from pipelines.ingest import IngestConfig
 from pipelines.ingest.config import MESSAGE_CHARS, QUOTE_CHARS
 from warehouse import Lake, connect
 
@@ -27,7 +29,7 @@ def test_illegal_san_game_is_named_on_the_console(home: Path,
     with pytest.raises(chess.IllegalMoveError):
         board.parse_san("Ke3")
     with caplog.at_level(logging.WARNING, logger="pipelines.ingest"):
-        ingest_paths(Lake(home), [PGN / "malformed.pgn"], IngestConfig.tiny())
+        run_step(INGEST, IngestJob((PGN / "malformed.pgn",), IngestConfig.tiny()), Lake(home))
     named = [r.getMessage() for r in caplog.records if "'Ke3'" in r.getMessage()]
     assert len(named) == 1
     assert f"{PGN / 'malformed.pgn'}:15: game 2: ply 4: illegal san 'Ke3' in " in named[0]
@@ -46,7 +48,7 @@ def test_a_huge_junk_line_is_stored_capped_and_once(home: Path, tmp_path: Path) 
     junk = tmp_path / "junk.pgn"
     junk.write_text(good + "\n[" + "x" * JUNK + "\n\n1. e4 e5 1-0\n\n"
                     + '[SetUp "1"]\n[FEN "' + "8/" * (JUNK // 2) + '"]\n\n1. e4 1-0\n\n')
-    ingest_paths(Lake(home), [junk], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((junk,), IngestConfig.tiny()), Lake(home))
     con = connect(Lake(home))
     rows = con.execute("select kind, message from ingest_errors order by line").fetchall()
     assert [kind for kind, _ in rows] == ["bad_tag", "bad_fen"]

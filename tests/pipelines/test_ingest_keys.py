@@ -15,7 +15,9 @@ import chess.pgn
 import pytest
 
 from flows.cli import main as cli_main
-from pipelines.ingest import IngestConfig, ingest_paths
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
+from pipelines.ingest import IngestConfig
 from warehouse import Lake, connect
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "repeats"
@@ -65,7 +67,7 @@ def test_identical_records_are_each_a_game(home: Path, path: Path, config: Inges
     distinct = {(json.dumps(tags, sort_keys=True), tuple(sans)) for tags, sans in records}
     assert len(distinct) < len(records)  # the fixture does repeat records
     lake = Lake(home)
-    [summary] = ingest_paths(lake, [path], config)
+    [summary] = run_step(INGEST, IngestJob((path,), config), lake)
     assert (summary.games, summary.duplicates, summary.errors) == (len(records), 0, 0)
     assert summary.repeats == len(records) - len(distinct)
     assert summary.plies == sum(len(sans) for _, sans in records)
@@ -89,7 +91,7 @@ def test_first_occurrence_keeps_the_old_key_and_reingest_gives_the_same_keys(
     for number, config in enumerate((IngestConfig.tiny(), IngestConfig(workers=2, chunk_games=4,
                                                                       flush_games=4))):
         lake = Lake(tmp_path / f"home{number}")
-        ingest_paths(lake, [REPEATS], config)
+        run_step(INGEST, IngestJob((REPEATS,), config), lake)
         keys.append(dict(connect(lake).execute("select game_index, game_id from games")
                          .fetchall()))
     assert keys[0] == keys[1]
@@ -121,7 +123,7 @@ def test_tags_in_another_order_are_the_same_game(home: Path, tmp_path: Path) -> 
     other = write_game(tmp_path / "other.pgn", [*MORPHY[:3], ("White", "Morphy, P."),
                                                 *MORPHY[4:]], OPERA)
     lake = Lake(home)
-    summaries = ingest_paths(lake, [first, permuted, other], IngestConfig.tiny())
+    summaries = run_step(INGEST, IngestJob((first, permuted, other), IngestConfig.tiny()), lake)
     assert [(s.games, s.duplicates) for s in summaries] == [(1, 0), (1, 1), (1, 0)]
     assert counts(lake) == (3, 1, 2)
 
@@ -133,7 +135,7 @@ def test_same_game_in_two_files_merges_by_occurrence(home: Path, tmp_path: Path)
     twice = tmp_path / "twice.pgn"
     twice.write_text(once.read_text() * 2)
     lake = Lake(home)
-    summaries = ingest_paths(lake, [once, twice], IngestConfig.tiny())
+    summaries = run_step(INGEST, IngestJob((once, twice), IngestConfig.tiny()), lake)
     assert [(s.games, s.duplicates, s.repeats) for s in summaries] == [(1, 0, 0), (2, 1, 1)]
     assert counts(lake) == (3, 1, 2)
     assert connect(lake).execute("select count(*) from moves").fetchone() == (2 * 33,)

@@ -11,7 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from flows.cli import main as cli_main
-from pipelines.ingest import IngestConfig, ingest_paths
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
+from pipelines.ingest import IngestConfig
 from pipelines.ingest.pgn import split_games
 from warehouse import Lake, connect
 
@@ -34,7 +36,7 @@ def test_unclosed_comment_and_variation_break_only_their_own_game(lake: Lake) ->
     to cut its game short silently. Each is now an ingest_errors row with the game's index and
     the line where it opened; the four other games, one of them after a missing blank line,
     are read whole."""
-    [summary] = ingest_paths(lake, [BROKEN], IngestConfig.tiny())
+    [summary] = run_step(INGEST, IngestJob((BROKEN,), IngestConfig.tiny()), lake)
     assert (summary.games, summary.plies, summary.errors) == (6, 21 + 19 + 47 + 8 + 33 + 7, 2)
     con = connect(lake)
     errors = con.execute("select game_index, line, kind, message from ingest_errors "
@@ -81,10 +83,10 @@ def test_same_game_in_two_files_is_stored_once(lake: Lake) -> None:
     The second file counts them as duplicates and writes no games, moves or positions rows for
     them (counted in the Parquet files, not through the deduplicating views)."""
     config = IngestConfig.tiny()
-    [cut] = ingest_paths(lake, [PGN / "truncated.pgn.zst"], config)
+    [cut] = run_step(INGEST, IngestJob((PGN / "truncated.pgn.zst",), config), lake)
     before = {t: parquet_rows(lake, t) for t in ("games", "moves", "positions")}
-    [full] = ingest_paths(lake, [PGN / "quirks_complete.pgn.zst"], config)
-    [plain] = ingest_paths(Lake(lake.home.parent / "plain"), [PGN / "quirks.pgn"], config)
+    [full] = run_step(INGEST, IngestJob((PGN / "quirks_complete.pgn.zst",), config), lake)
+    [plain] = run_step(INGEST, IngestJob((PGN / "quirks.pgn",), config), Lake(lake.home.parent / "plain"))
     assert (cut.games, cut.duplicates, full.games, full.duplicates) == (3, 0, 5, 3)
     assert cut.plies + full.plies == plain.plies
     after = {t: parquet_rows(lake, t) for t in ("games", "moves", "positions")}
@@ -105,10 +107,10 @@ def test_games_of_an_uncommitted_source_are_written_again(lake: Lake) -> None:
     nothing. (The kill is simulated by deleting the sources and positions rows in Delta
     commits: the games stay, committed, as a killed run leaves them.)"""
     config = IngestConfig.tiny()
-    ingest_paths(lake, [PGN / "quirks.pgn"], config)
+    run_step(INGEST, IngestJob((PGN / "quirks.pgn",), config), lake)
     for name in ("sources", "positions"):
         lake.delta(name).delete()  # type: ignore[union-attr]
-    [again] = ingest_paths(lake, [PGN / "quirks.pgn"], config)
+    [again] = run_step(INGEST, IngestJob((PGN / "quirks.pgn",), config), lake)
     assert (again.games, again.duplicates) == (5, 0)
     assert again.new_positions == parquet_rows(lake, "positions") > 0
 

@@ -13,7 +13,9 @@ import pytest
 import zstandard
 
 from flows.cli import main as cli_main
-from pipelines.ingest import IngestConfig, IngestError, discover_sources, ingest_paths
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
+from pipelines.ingest import IngestConfig, IngestError, discover_sources
 from pipelines.ingest import sources as sources_module
 from pipelines.ingest.sources import SourceFile, TextDecoder, TextLines
 from warehouse import Lake, connect
@@ -39,7 +41,7 @@ def test_latin1_pgn_keeps_its_accents(lake: Lake, name: str) -> None:
     """Latin-1 files (what the PGN standard specifies) used to lose their accents for good
     (`Jos\ufffd Ra\ufffdl`): plain, gzip and zstd, names are stored right and the encoding is
     recorded in sources."""
-    [summary] = ingest_paths(lake, [PGN / name], IngestConfig.tiny())
+    [summary] = run_step(INGEST, IngestJob((PGN / name,), IngestConfig.tiny()), lake)
     assert (summary.games, summary.plies, summary.errors, summary.encoding) == (
         2, 68, 0, "latin-1")
     con = connect(lake)
@@ -52,7 +54,7 @@ def test_latin1_pgn_keeps_its_accents(lake: Lake, name: str) -> None:
 def test_cp1252_pgn_reads_its_typographic_characters(lake: Lake) -> None:
     """A file with bytes 0x80-0x9F that cp1252 prints (an en dash in a tag, curly quotes and an
     ellipsis in a comment) is read as cp1252, not as Latin-1's invisible C1 controls."""
-    [summary] = ingest_paths(lake, [PGN / "lasker_cp1252.pgn"], IngestConfig.tiny())
+    [summary] = run_step(INGEST, IngestJob((PGN / "lasker_cp1252.pgn",), IngestConfig.tiny()), lake)
     assert (summary.games, summary.plies, summary.encoding) == (3, 21 + 35 + 47, "cp1252")
     con = connect(lake)
     assert con.execute("select event, white from games order by game_index").fetchall() == [
@@ -110,7 +112,7 @@ def test_binary_files_named_pgn_are_refused(lake: Lake, tmp_path: Path) -> None:
     for path, reason in ((archive, "NUL bytes"), (noise, "11 control characters"),
                          (zipped, "NUL bytes")):
         with pytest.raises(IngestError, match=f"{path.name}.*binary data \\({reason}"):
-            ingest_paths(lake, [path], IngestConfig.tiny())
+            run_step(INGEST, IngestJob((path,), IngestConfig.tiny()), lake)
     assert not lake.parts("sources") and not lake.parts("games")
 
 

@@ -26,9 +26,10 @@ import torch
 from engines.nnue.features import halfkp_batch
 from engines.nnue.reference import evaluate_quantised, halfkp_reference
 from flows.cli import main as cli_main
+from flows.ingest import INGEST, IngestJob
 from flows.label import LABEL
 from flows.step import run_step
-from pipelines.ingest import IngestConfig, ingest_paths
+from pipelines.ingest import IngestConfig
 from pipelines.label import LabelConfig
 from pipelines.models.registry import ModelNotFoundError, resolve_model
 from pipelines.train import NnueConfig, TrainConfigError, preset, train
@@ -60,7 +61,7 @@ OPERA = "Paul Morphy"  # White in the Opera game, 1-0
 def labelled_lake(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Lake:
     """selfplay.pgn ingested and every position labelled by Stockfish at depth 4."""
     lake = Lake(tmp_path_factory.mktemp("nnue") / "home")
-    ingest_paths(lake, [GAMES], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((GAMES,), IngestConfig.tiny()), lake)
     summary = run_step(LABEL, LabelConfig.tiny(depths=(DEPTH,), limit=None,
                                                      batch_size=200, workers=2), lake)
     assert summary.errors == 0 and summary.labels > 800

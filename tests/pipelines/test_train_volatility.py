@@ -20,9 +20,10 @@ from sklearn.metrics import roc_auc_score
 
 from engines.volatility.model import load_model
 from flows.cli import main as cli_main
+from flows.ingest import INGEST, IngestJob
 from flows.label import LABEL
 from flows.step import run_step
-from pipelines.ingest import IngestConfig, ingest_paths
+from pipelines.ingest import IngestConfig
 from pipelines.label import LabelConfig
 from pipelines.models.deploy import engine_options
 from pipelines.models.registry import resolve_model
@@ -40,7 +41,7 @@ TINY_PERMILLE = 200
 def labelled_lake(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Lake:
     """selfplay.pgn ingested and every position labelled by Stockfish at depths 5, 6, 7."""
     lake = Lake(tmp_path_factory.mktemp("volatility") / "home")
-    ingest_paths(lake, [GAMES], IngestConfig.tiny())
+    run_step(INGEST, IngestJob((GAMES,), IngestConfig.tiny()), lake)
     summary = run_step(LABEL, LabelConfig.tiny(depths=(5, 6, 7), limit=None,
                                                      batch_size=200, workers=2), lake)
     assert summary.errors == 0 and summary.labels > 2400
