@@ -103,3 +103,25 @@ def test_uses_are_needs_creates_or_none() -> None:
     for use in WAREHOUSE_USE.values():
         value = use(namespace) if callable(use) else use
         assert value in (NEEDS, CREATES, None)
+
+
+def test_only_the_command_line_reads_the_home_from_the_environment(
+        home: Path, tmp_path: Path, selfplay_positions: list[dict[str, object]]) -> None:
+    """Issue 34 §2: ``--home`` (default ``$CHESSLAB_HOME``) is resolved once, in the CLI, into
+    the Lake handed down; no module below ``flows/`` reads the variable, and a Lake needs its
+    home: a step given another lake writes there, whatever the environment says."""
+    root = Path(__file__).resolve().parents[2]
+    readers = [str(path.relative_to(root)) for package in ("engines", "pipelines", "warehouse",
+                                                            "dashboards")
+               for pattern in ("*.py", "*.pyx") for path in (root / package).rglob(pattern)
+               if "CHESSLAB_HOME" in path.read_text()]
+    assert readers == []
+    with pytest.raises(TypeError):
+        Lake()  # type: ignore[call-arg]
+    from flows.ingest import INGEST, IngestJob
+    from flows.step import run_step
+    from pipelines.ingest import IngestConfig
+
+    other = Lake(tmp_path / "other")
+    run_step(INGEST, IngestJob((FIXTURES / "perft.epd",), IngestConfig.tiny()), other)
+    assert other.parts("positions") and not home.exists()   # $CHESSLAB_HOME is the fixture's
