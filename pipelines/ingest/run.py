@@ -17,6 +17,7 @@ games; its memory does not grow with the file.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Iterator

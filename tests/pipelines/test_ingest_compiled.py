@@ -29,7 +29,9 @@ import pytest
 import zstandard
 
 from engines.core import replay_san
-from pipelines.ingest import IngestConfig, ingest_paths
+from flows.ingest import INGEST, IngestJob
+from flows.step import run_step
+from pipelines.ingest import IngestConfig
 from pipelines.ingest import chunks as chunks_module
 from pipelines.ingest import games as games_module
 from pipelines.ingest import keys as keys_module
@@ -268,8 +270,8 @@ def test_generated_games_read_like_python_chess(home: Path, tmp_path: Path, seed
     path.write_bytes(text.replace("\n", "\r\n").encode("latin-1") if seed == 2
                      else text.encode("utf-8"))
     expected = python_chess_rows(text)
-    [summary] = ingest_paths(Lake(home), [path], IngestConfig(workers=1, chunk_games=7,
-                                                              flush_games=7))
+    [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=1, chunk_games=7,
+                                                              flush_games=7)), Lake(home))
     con = connect(Lake(home))
     games = con.execute("select game_index, error is not null, plies from games "
                         "order by game_index").fetchall()
@@ -303,8 +305,8 @@ def test_two_workers_store_what_they_count(home: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy.pgn"
     copy.write_text(path.read_text() + "\n")
     lake = Lake(home)
-    first, second = ingest_paths(lake, [path, copy], IngestConfig(workers=2, chunk_games=5,
-                                                                  flush_games=10))
+    first, second = run_step(INGEST, IngestJob((path, copy), IngestConfig(workers=2, chunk_games=5,
+                                                                  flush_games=10)), lake)
     con = connect(lake)
     assert (first.games, first.plies, first.new_positions) == (
         con.execute("select count(*) from games").fetchone()[0],
@@ -327,7 +329,7 @@ def test_the_python_reader_writes_the_same_rows(tmp_path: Path,
             monkeypatch.setattr(chunks_module, "_pgn", None)
             monkeypatch.setattr(games_module, "_pgn", None)
         lake = Lake(tmp_path / str(compiled))
-        summaries = ingest_paths(lake, files, IngestConfig.tiny())
+        summaries = run_step(INGEST, IngestJob(tuple(files), IngestConfig.tiny()), lake)
         con = connect(lake)
         tables.append(([(s.games, s.plies, s.new_positions, s.errors, s.encoding)
                         for s in summaries], *[
@@ -347,7 +349,7 @@ def test_a_game_longer_than_a_batch_is_written_in_parts(tmp_path: Path,
     for limit in (games_module.ROW_LIMIT, 16):
         monkeypatch.setattr(games_module, "ROW_LIMIT", limit)
         lake = Lake(tmp_path / str(limit))
-        ingest_paths(lake, files, IngestConfig.tiny())
+        run_step(INGEST, IngestJob(tuple(files), IngestConfig.tiny()), lake)
         con = connect(lake)
         results.append([con.execute("select * from moves order by all").fetchall(),
                         con.execute("select * exclude (first_seen) from positions "
@@ -410,7 +412,7 @@ def test_a_file_read_with_tiny_runs_gets_the_same_keys(tmp_path: Path,
     for run_keys in (keys_module.RUN_KEYS, 1):
         monkeypatch.setattr(keys_module, "RUN_KEYS", run_keys)
         lake = Lake(tmp_path / str(run_keys))
-        [summary] = ingest_paths(lake, [path], IngestConfig.tiny())
+        [summary] = run_step(INGEST, IngestJob((path,), IngestConfig.tiny()), lake)
         ids.append(sorted(connect(lake).execute("select game_id from games").fetchall()))
         assert summary.repeats > 0
     assert ids[0] == ids[1] and len(ids[0]) == len(set(ids[0]))
@@ -441,10 +443,12 @@ def test_a_50_mb_line_stays_far_from_2_gb(tmp_path: Path) -> None:
         path = tmp_path / f"{name}.pgn"
         path.write_text(text)
         code = ("import resource, sys\n"
-                "from pipelines.ingest import IngestConfig, ingest_paths\n"
+                "from flows.ingest import INGEST, IngestJob\n"
+                "from flows.step import run_step\n"
+                "from pipelines.ingest import IngestConfig\n"
                 "from warehouse import Lake\n"
-                f"ingest_paths(Lake({str(tmp_path / name)!r}), [{str(path)!r}], "
-                "IngestConfig(workers=1))\n"
+                f"run_step(INGEST, IngestJob(({str(path)!r},), IngestConfig(workers=1)), "
+                f"Lake({str(tmp_path / name)!r}))\n"
                 "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True)
