@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import pipelines.train.registry
+import pipelines.models.registry
 from flows.cli import main as cli_main
 from pipelines.models.registry import (
     ModelArtifactError,
@@ -48,7 +48,7 @@ def in_sequence(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     resolution and however fast the writes follow each other."""
     ticks = itertools.count()
     start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-    monkeypatch.setattr(pipelines.train.registry, "now",
+    monkeypatch.setattr(pipelines.models.registry, "now",
                         lambda: start + dt.timedelta(milliseconds=next(ticks)))
     yield
 
