@@ -1,0 +1,417 @@
+"""The warehouse at scale (issue 35 §3): a home of N positions and 3N labels, measured.
+
+Builds a home from generated data (``benchmarks/scale_data.py``: random legal games played by
+the compiled core, cached under ``$CHESSLAB_SCALE_DATA``, default /tmp/chesslab_scale_data):
+
+1. imports ``labels.txt`` (bullet text, one label per position under ``sf-text`` depth 9: the
+   positions are new) and ``evals.jsonl`` (Lichess evaluation JSONL, two labels per position
+   under ``lichess-eval`` at depths 20 and 12: the positions are already stored), then the
+   games as PGN; reports positions/s and, per commit, the time of each table's write against
+   the rows the table held (how the key checks grow with the warehouse);
+2. ``compact`` (Delta optimize + vacuum of every table): time, files before and after;
+3. five typical queries (named queries in ``warehouse/sql/queries``), each run twice on a
+   fresh connection (the first includes reading the Parquet footers): labels per engine and
+   depth, labels joined with positions, best-move disagreement between two depths, games per
+   player, the ``nnue_examples`` view at one depth; and ``connect`` itself;
+4. the NNUE training snapshot of one engine and depth (``nnue_snapshot``: N rows), written in
+   a child process: seconds and the child's peak RSS;
+5. training throughput on that snapshot: the loader alone (``NnueStream``: the epoch's query,
+   HalfKP encoding), the trainer alone (Lightning steps on batches already in memory), and
+   the trainer consuming the loader; the ratio of the loader's rate to the trainer's;
+6. planning a ``label --limit 500`` run (a child process: seconds and peak RSS);
+
+then extrapolates each figure to 100M and 1B positions. Not a test: the numbers depend on the
+machine and on its load, which is printed (and CPU seconds where the machine is shared).
+
+    python benchmarks/scale.py --positions 1000000 --home /work/scale_tmp/home1m
+    python benchmarks/scale.py --positions 10000000 --home /work/scale_tmp/home10m --keep
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale_data import DataSet, generate  # noqa: E402
+
+from warehouse import Lake, connect  # noqa: E402
+from warehouse.catalog import named_query, query  # noqa: E402
+
+OUT = Path(__file__).parent / "out" / "scale"
+TEXT_ENGINE, TEXT_DEPTH = "sf-text", 9
+JSONL_ENGINE, DEEP, SHALLOW = "lichess-eval", 20, 12
+TARGET_IMPORT = 200_000        # positions/s at 10M (issue 35)
+TARGET_QUERY_S = 5.0
+TARGET_SNAPSHOT_BYTES = 4 << 30
+SCALES = (100_000_000, 1_000_000_000)
+
+
+@dataclass
+class Commit:
+    """One ``Lake.write``: the table, the rows given and stored, the rows the table held
+    before it, and its seconds (key checks and the Delta commit)."""
+
+    table: str
+    given: int
+    stored: int
+    held: int
+    seconds: float
+
+
+class TimedLake(Lake):
+    """A Lake that records each write (for the growth of the key checks with the table)."""
+
+    def __init__(self, home: str | os.PathLike[str]) -> None:
+        super().__init__(home)
+        self.commits: list[Commit] = []
+        self.rows: dict[str, int] = {}
+
+    def write(self, name: str, rows: Any) -> int:
+        given = rows.num_rows if isinstance(rows, pa.Table) else len(rows)
+        began = time.perf_counter()
+        stored = super().write(name, rows)
+        held = self.rows.get(name, 0)
+        self.commits.append(Commit(name, given, stored, held, time.perf_counter() - began))
+        self.rows[name] = held + stored
+        return stored
+
+
+@dataclass
+class Report:
+    """Every figure of a run, printed as it is measured and saved as JSON."""
+
+    positions: int
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, name: str, value: Any, line: str) -> None:
+        self.figures[name] = value
+        print(line, flush=True)
+
+
+def load() -> str:
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process's threads so far (the machine may be shared)."""
+    return time.process_time()
+
+
+def import_file(lake: TimedLake, path: Path, fmt: str, engine_id: str | None,
+                depth: int) -> dict[str, Any]:
+    from pipelines.ingest import IngestConfig, ingest_paths
+
+    config = IngestConfig(workers=1, format=fmt, engine_id=engine_id, depth=depth)
+    first = len(lake.commits)
+    began, cpu = time.perf_counter(), cpu_seconds()
+    [summary] = ingest_paths(lake, [path], config)
+    seconds, cpu = time.perf_counter() - began, cpu_seconds() - cpu
+    commits = lake.commits[first:]
+    return {"records": summary.records, "new_positions": summary.new_positions,
+            "labels": summary.labels, "games": summary.games, "errors": summary.errors,
+            "seconds": seconds, "cpu_seconds": cpu,
+            "write_seconds": {t: sum(c.seconds for c in commits if c.table == t)
+                              for t in ("positions", "labels", "games", "moves")},
+            "growth": growth(commits)}
+
+
+def growth(commits: Sequence[Commit]) -> dict[str, dict[str, float]]:
+    """Per table, a least-squares line of a write's seconds per 1M rows given against the
+    rows the table held: ``base`` (s per 1M rows on an empty table) and ``per_held`` (more
+    s per 1M rows given, per 1M rows held): the key checks' growth."""
+    fits = {}
+    for name in ("positions", "labels", "moves"):
+        points = [(c.held / 1e6, c.seconds / (c.given / 1e6)) for c in commits
+                  if c.table == name and c.given >= 50_000]
+        if len(points) < 3:
+            continue
+        n = len(points)
+        mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+        sxx = sum((x - mx) ** 2 for x, _ in points)
+        slope = sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else 0.0
+        fits[name] = {"base": my - slope * mx, "per_held": slope, "commits": n,
+                      "last": points[-1][1], "held_last": points[-1][0]}
+    return fits
+
+
+def build(data: DataSet, home: Path, report: Report) -> TimedLake:
+    """Import the text labels, the JSONL evaluations and the games into a fresh home."""
+    shutil.rmtree(home, ignore_errors=True)
+    lake = TimedLake(home)
+    steps = (("text", data.path("labels.txt"), "text", TEXT_ENGINE, TEXT_DEPTH),
+             ("jsonl", data.path("evals.jsonl"), "lichess-eval", None, 0),
+             ("pgn", data.path("games.pgn"), "pgn", None, 0))
+    for name, path, fmt, engine_id, depth in steps:
+        print(f"importing {path.name} ({load()})", flush=True)
+        got = import_file(lake, path, fmt, engine_id, depth)
+        records = got["records"] or got["games"]
+        rate = (got["records"] / got["seconds"]) if got["records"] else 0.0
+        what = (f"{got['records']:,} records ({got['new_positions']:,} new positions, "
+                f"{got['labels']:,} labels)" if got["records"] else
+                f"{got['games']:,} games ({got['new_positions']:,} new positions)")
+        target = ""
+        if name in ("text", "jsonl"):
+            target = f"; target {TARGET_IMPORT:,}/s: {rate / TARGET_IMPORT:.2f}x"
+        report.add(f"import_{name}", got,
+                   f"  {name}: {what} in {got['seconds']:.1f} s ({got['cpu_seconds']:.1f} s CPU)"
+                   + (f": {rate:,.0f} positions/s ({records / got['cpu_seconds']:,.0f} per CPU "
+                      f"second){target}" if got["records"] else
+                      f": {got['games'] / got['seconds']:,.0f} games/s"))
+        for table, fit in got["growth"].items():
+            print(f"    {table} writes: {fit['base']:.2f} s per 1M rows into an empty table, "
+                  f"+{fit['per_held']:.3f} s per 1M rows per 1M rows held "
+                  f"({fit['commits']} commits; the last {fit['last']:.2f} s/1M at "
+                  f"{fit['held_last']:.1f}M held)")
+    return lake
+
+
+def measure_compact(lake: Lake, report: Report) -> None:
+    from warehouse.tables import REGISTRY
+
+    began, files = time.perf_counter(), {}
+    for name in sorted(REGISTRY):
+        files[name] = lake.compact(name)
+    seconds = time.perf_counter() - began
+    big = {n: f for n, f in files.items() if f[0] > 1}
+    report.add("compact", {"seconds": seconds, "files": files},
+               f"compact: {seconds:.1f} s; files before -> after: "
+               + ", ".join(f"{n} {a} -> {b}" for n, (a, b) in big.items()))
+
+
+QUERIES: tuple[tuple[str, str, Mapping[str, Any]], ...] = (
+    ("labels per engine and depth", "label_coverage", {}),
+    ("labels joined with positions", "label_scores_by_side",
+     {"engine_id": JSONL_ENGINE, "depth": DEEP}),
+    ("best-move disagreement between depths", "best_move_disagreement",
+     {"engine_id": JSONL_ENGINE, "shallow": SHALLOW, "deep": DEEP}),
+    ("games per player", "games_per_player", {"limit": 20}),
+    ("nnue_examples at one depth", "nnue_examples_depth",
+     {"engine_id": JSONL_ENGINE, "depth": DEEP}),
+)
+
+
+def measure_queries(lake: Lake, report: Report) -> None:
+    began = time.perf_counter()
+    connect(lake).close()
+    report.add("connect_seconds", time.perf_counter() - began,
+               f"connect (views over every table): {time.perf_counter() - began:.2f} s")
+    for title, name, params in QUERIES:
+        times, rows = [], 0
+        for _ in range(2):
+            con = connect(lake)
+            began = time.perf_counter()
+            rows = query(con, named_query(name), dict(params)).num_rows
+            times.append(time.perf_counter() - began)
+            con.close()
+        verdict = "under" if max(times) < TARGET_QUERY_S else "OVER"
+        report.add(f"query_{name}", {"seconds": times, "rows": rows},
+                   f"query {title} ({name}): {times[0]:.2f} s, again {times[1]:.2f} s, "
+                   f"{rows} rows ({verdict} the {TARGET_QUERY_S:.0f} s target)")
+
+
+def child(mode: str, home: str, out: str) -> dict[str, Any]:
+    """Run a measured step in a child process: its seconds and peak RSS (getrusage)."""
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, __file__, "--child", mode, "--home", home,
+                           "--out", out], capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"child {mode} failed:\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["wall_seconds"] = time.perf_counter() - began
+    return result
+
+
+def run_child(mode: str, home: str, out: str) -> None:
+    """The child side of :func:`child`: prints one JSON line."""
+    from pipelines.label.config import LabelConfig
+    from pipelines.label.pending import pending_positions
+    from pipelines.train.dataset import write_snapshot
+    from pipelines.train.nnue import keep_examples
+
+    lake = Lake(home)
+    result: dict[str, Any] = {"rss_before_bytes": rss_now()}
+    began = time.perf_counter()
+    if mode == "snapshot":
+        path = write_snapshot(lake, "nnue_snapshot",
+                              {"engine_ids": [JSONL_ENGINE], "depth": DEEP,
+                               "validation_permille": 100},
+                              Path(out), keep_examples(True), 65536)
+        import pyarrow.parquet as pq
+
+        result["rows"] = pq.ParquetFile(path).metadata.num_rows
+        result["bytes"] = path.stat().st_size
+    elif mode == "plan-label":
+        pending = pending_positions(lake, LabelConfig(depths=(7,), limit=500), "scale-engine")
+        result["rows"] = len(pending)
+    result["seconds"] = time.perf_counter() - began
+    result["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps(result))
+
+
+def rss_now() -> int:
+    """This process's resident set now, bytes (Linux)."""
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def measure_snapshot(lake: Lake, folder: Path, report: Report) -> Path:
+    path = folder / "dataset.parquet"
+    got = child("snapshot", str(lake.home), str(path))
+    verdict = "under" if got["peak_rss_bytes"] < TARGET_SNAPSHOT_BYTES else "OVER"
+    report.add("snapshot", got,
+               f"snapshot of {got['rows']:,} rows ({got['bytes'] / 1e6:.0f} MB): "
+               f"{got['seconds']:.1f} s, peak RSS {got['peak_rss_bytes'] / 2**30:.2f} GiB "
+               f"({got['rss_before_bytes'] / 2**30:.2f} GiB after imports; {verdict} the "
+               f"4 GiB target)")
+    return path
+
+
+def measure_training(lake: Lake, snapshot: Path, report: Report, batches: int) -> None:
+    """Positions/s of the loader alone, the trainer alone and the trainer with the loader."""
+    import lightning as L
+    import torch
+
+    from pipelines.train.config import NnueConfig
+    from pipelines.train.dataset import NO_LIMIT, SplitQuery
+    from pipelines.train.nnue import NnueModule, NnueStream
+
+    config = NnueConfig()
+    split = SplitQuery(str(lake.home), "nnue_dataset",
+                       {"snapshot": str(snapshot), "max_positions": NO_LIMIT}, False)
+
+    def stream() -> NnueStream:
+        return NnueStream(split, config.batch_size, config.read_batch)
+
+    began, first, rows, kept = time.perf_counter(), None, 0, []
+    for batch in stream():
+        first = first or time.perf_counter() - began
+        rows += len(batch)
+        if len(kept) < 8:
+            kept.append(batch)
+        if rows >= batches * config.batch_size:
+            break
+    loader = rows / (time.perf_counter() - began)
+    torch.manual_seed(0)
+
+    def fit(data: Any, steps: int) -> float:
+        trainer = L.Trainer(max_steps=steps, logger=False, enable_checkpointing=False,
+                            enable_progress_bar=False, enable_model_summary=False,
+                            num_sanity_val_steps=0, limit_val_batches=0, accelerator="cpu")
+        began = time.perf_counter()
+        trainer.fit(NnueModule(config), train_dataloaders=data)
+        return steps * config.batch_size / (time.perf_counter() - began)
+
+    class Cycle(torch.utils.data.IterableDataset):
+        """The same few batches, ``steps`` times: the trainer without a loader."""
+
+        def __iter__(self) -> Any:
+            return (kept[i % len(kept)] for i in range(steps))
+
+    steps = min(batches, 40)
+    alone = fit(torch.utils.data.DataLoader(Cycle(), batch_size=None), steps)
+    both = fit(torch.utils.data.DataLoader(stream(), batch_size=None), steps)
+    report.add("training", {"loader": loader, "first_batch_s": first, "trainer": alone,
+                            "trainer_with_loader": both, "batch_size": config.batch_size},
+               f"training (batch {config.batch_size}): loader alone {loader:,.0f} positions/s "
+               f"(first batch after {first:.1f} s: the epoch's query), trainer alone "
+               f"{alone:,.0f}/s, trainer with the loader {both:,.0f}/s; loader / trainer = "
+               f"{loader / alone:.2f}x ({'keeps up' if loader >= alone else 'too SLOW'})")
+
+
+def measure_planning(lake: Lake, report: Report) -> None:
+    got = child("plan-label", str(lake.home), "")
+    report.add("plan_label", got,
+               f"planning label --limit 500: {got['seconds']:.1f} s, peak RSS "
+               f"{got['peak_rss_bytes'] / 2**20:.0f} MiB ({got['rss_before_bytes'] / 2**20:.0f} MiB "
+               f"after imports; {got['rows']} positions)")
+
+
+def extrapolate(report: Report) -> None:
+    """Each figure at 100M and 1B positions, from how it grows (printed with its model)."""
+    f, n = report.figures, report.positions
+    rows = []
+
+    def line(name: str, at: Callable[[int], float], unit: str, limit: float | None,
+             model: str) -> None:
+        values = [at(scale) for scale in SCALES]
+        rows.append({"figure": name, "model": model, "values": values, "unit": unit,
+                     "limit": limit})
+    for step in ("text", "jsonl"):
+        got = f[f"import_{step}"]
+        fits = got["growth"]
+        base_s = got["seconds"] / got["records"] * 1e6      # s per 1M records at this size
+
+        def import_rate(scale: int, got: Any = got, fits: Any = fits,
+                        base_s: float = base_s) -> float:
+            # the key checks' extra seconds per 1M rows grow with the rows held: integrate
+            # the fitted line over the import from 0 to ``scale`` rows held
+            extra = 0.0
+            for table, fit in fits.items():
+                share = 1 if table == "positions" else 2 if step == "jsonl" else 1
+                mean_held = {"positions": scale / 2e6, "labels": share * scale / 2e6}[table] \
+                    if table in ("positions", "labels") else 0
+                extra += share * fit["per_held"] * (mean_held - n / 2e6)
+            return 1e6 / (base_s + max(extra, 0.0))
+        line(f"import {step} (positions/s)", import_rate, "/s", TARGET_IMPORT,
+             "fitted write seconds per row, growing with the rows held")
+    report.add("extrapolation", rows, "extrapolated:")
+    for row in rows:
+        print(f"  {row['figure']}: " + ", ".join(
+            f"{scale / 1e6:,.0f}M: {value:,.0f}{row['unit']}"
+            for scale, value in zip(SCALES, row["values"], strict=True)) + f"  ({row['model']})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--positions", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--home", default="/work/scale_tmp/scale_home")
+    parser.add_argument("--keep", action="store_true", help="keep the home afterwards")
+    parser.add_argument("--reuse", action="store_true",
+                        help="measure an existing home (built by an earlier run) again")
+    parser.add_argument("--train-batches", type=int, default=60)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        run_child(args.child, args.home, args.out)
+        return
+    report = Report(args.positions)
+    print(f"chesslab scale benchmark: {args.positions:,} positions, {os.cpu_count()} cores, "
+          f"{load()}", flush=True)
+    began = time.perf_counter()
+    data = generate(args.positions, args.seed)
+    report.add("data", {"folder": str(data.folder), "games": data.games},
+               f"data: {data.folder} ({data.games:,} games; {time.perf_counter() - began:.0f} s)")
+    home = Path(args.home)
+    lake = TimedLake(home) if args.reuse else build(data, home, report)
+    measure_compact(lake, report)
+    measure_queries(lake, report)
+    work = home / "bench"
+    work.mkdir(parents=True, exist_ok=True)
+    snapshot = measure_snapshot(lake, work, report)
+    measure_training(lake, snapshot, report, args.train_batches)
+    measure_planning(lake, report)
+    extrapolate(report)
+    report.figures["load_after"] = load()
+    OUT.mkdir(parents=True, exist_ok=True)
+    out = OUT / f"{args.positions}.json"
+    out.write_text(json.dumps(report.figures, indent=1, default=str))
+    print(f"{load()}; figures in {out}")
+    if not args.keep:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
