@@ -56,6 +56,7 @@ TARGET_IMPORT = 200_000        # positions/s at 10M (issue 35)
 TARGET_QUERY_S = 5.0
 TARGET_SNAPSHOT_BYTES = 4 << 30
 SCALES = (100_000_000, 1_000_000_000)
+STEPS = ("compact", "queries", "snapshot", "training", "planning")
 
 
 @dataclass
@@ -381,6 +382,8 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true",
                         help="measure an existing home (built by an earlier run) again")
     parser.add_argument("--train-batches", type=int, default=60)
+    parser.add_argument("--steps", default=",".join(STEPS),
+                        help=f"the measurements after the build (default: all of {STEPS})")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -396,14 +399,21 @@ def main() -> None:
                f"data: {data.folder} ({data.games:,} games; {time.perf_counter() - began:.0f} s)")
     home = Path(args.home)
     lake = TimedLake(home) if args.reuse else build(data, home, report)
-    measure_compact(lake, report)
-    measure_queries(lake, report)
+    steps = args.steps.split(",")
+    if "compact" in steps:
+        measure_compact(lake, report)
+    if "queries" in steps:
+        measure_queries(lake, report)
     work = home / "bench"
     work.mkdir(parents=True, exist_ok=True)
-    snapshot = measure_snapshot(lake, work, report)
-    measure_training(lake, snapshot, report, args.train_batches)
-    measure_planning(lake, report)
-    extrapolate(report)
+    if "snapshot" in steps:
+        measure_snapshot(lake, work, report)
+    if "training" in steps:
+        measure_training(lake, work / "dataset.parquet", report, args.train_batches)
+    if "planning" in steps:
+        measure_planning(lake, report)
+    if not args.reuse:
+        extrapolate(report)
     report.figures["load_after"] = load()
     OUT.mkdir(parents=True, exist_ok=True)
     out = OUT / f"{args.positions}.json"

@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from warehouse.lake import Lake, WarehouseError, first_line
+from warehouse.lake import Lake, WarehouseError, duckdb_connection, first_line
 from warehouse.tables import REGISTRY, Table
 
 log = logging.getLogger(__name__)
@@ -100,7 +100,7 @@ def connect(home: str | os.PathLike[str] | Lake,
     locked to reading the tables' current files (and the ``readable`` files: a training
     run's snapshot)."""
     lake = home if isinstance(home, Lake) else Lake(home)
-    con = duckdb.connect(":memory:")
+    con = duckdb_connection()
     files = [path for spec in REGISTRY.values() for path in create_table_view(con, lake, spec)]
     files += [Path(path) for path in readable]
     for name, sql in named_views():
@@ -113,7 +113,7 @@ def connect_files(readable: Sequence[str | os.PathLike[str]]) -> duckdb.DuckDBPy
     """An in-memory DuckDB connection without the warehouse's views, locked to reading the
     ``readable`` files: for a query that reads only them (a training run's snapshot, once per
     epoch), without :func:`connect`'s cost of a view per table and named view."""
-    con = duckdb.connect(":memory:")
+    con = duckdb_connection()
     lock_down(con, [Path(path) for path in readable])
     return con
 

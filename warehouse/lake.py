@@ -34,6 +34,7 @@ import logging
 import os
 import random
 import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -53,6 +54,10 @@ from warehouse.tables import REGISTRY, Table, table
 
 log = logging.getLogger(__name__)
 
+# DuckDB's memory per connection: a query that needs more (a join, sort or aggregate over a
+# big warehouse) spills to the temporary folder instead of growing with the warehouse.
+MEMORY_ENV, DEFAULT_MEMORY = "CHESSLAB_DUCKDB_MEMORY", "2GB"
+SPILL_ENV = "CHESSLAB_DUCKDB_TEMP"
 DELTA_LOG = "_delta_log"
 # The keyed-write lock file: a leading underscore, so Delta readers and vacuum leave it alone.
 WRITE_LOCK = "_chesslab_write.lock"
@@ -292,6 +297,16 @@ def has_commits(folder: Path) -> bool:
         entry.name.endswith((".json", ".checkpoint.parquet")) for entry in log_dir.iterdir())
 
 
+def duckdb_connection() -> duckdb.DuckDBPyConnection:
+    """A new in-memory DuckDB database with chesslab's bounds: at most ``$CHESSLAB_DUCKDB_MEMORY``
+    (default 2GB) of memory, spilling beyond it into ``$CHESSLAB_DUCKDB_TEMP`` (default
+    ``<tmp>/chesslab-duckdb``), so a query's memory does not grow with the warehouse."""
+    spill = os.environ.get(SPILL_ENV) or os.path.join(tempfile.gettempdir(), "chesslab-duckdb")
+    return duckdb.connect(":memory:", config={
+        "memory_limit": os.environ.get(MEMORY_ENV) or DEFAULT_MEMORY,
+        "temp_directory": spill})
+
+
 def refuse_old_layout(folder: Path) -> None:
     """The part-file layout of chesslab before Delta Lake cannot be read: say so."""
     if folder.is_dir() and next(folder.rglob("*.parquet"), None) is not None:
@@ -474,7 +489,7 @@ def key_scanner() -> duckdb.DuckDBPyConnection:
     forked child inherits stays referenced: closing it there could hang)."""
     connections = _SCANNER.__dict__.setdefault("by_pid", {})
     if os.getpid() not in connections:
-        con = duckdb.connect()
+        con = duckdb_connection()
         con.execute("set parquet_metadata_cache = true")
         connections[os.getpid()] = con
     return connections[os.getpid()]

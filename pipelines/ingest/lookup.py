@@ -22,6 +22,7 @@ import duckdb
 import pyarrow as pa
 
 from warehouse.catalog import named_query, query
+from warehouse.lake import duckdb_connection
 
 _CONNECTIONS: dict[tuple[int, int], duckdb.DuckDBPyConnection] = {}
 _OPENING = threading.Lock()
@@ -44,7 +45,7 @@ def connection() -> duckdb.DuckDBPyConnection:
     if con is None:
         with _OPENING:
             close_ended_threads()
-            con = _CONNECTIONS[owner] = duckdb.connect(":memory:")
+            con = _CONNECTIONS[owner] = duckdb_connection()
     return con
 
 

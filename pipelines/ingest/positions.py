@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.formats.fens import UNREAD, board_flags
 from pipelines.ingest.lookup import stored_lookup
 from warehouse import Lake
 
@@ -75,10 +76,12 @@ class PositionSink:
         """Write positions (new ones: a key another writer stored meanwhile is not stored
         again, nor counted)."""
         now = datetime.now(UTC)
+        in_check, _ = board_flags(new["fen"])
         self.new_positions += self.lake.write("positions", unique=True, rows=pa.table({
             "position_key": new["position_key"], "fen": new["fen"],
             "source_id": pa.repeat(pa.scalar(self.source_id), new.num_rows),
             "first_seen": pa.repeat(pa.scalar(now, pa.timestamp("us", tz="UTC")), new.num_rows),
+            "in_check": pa.array(in_check == 1, mask=in_check == UNREAD),
         }))
 
     def collision_row(self, row: dict[str, Any]) -> dict[str, Any]:

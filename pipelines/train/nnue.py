@@ -29,6 +29,7 @@ from engines.nnue.reference import (
     WEIGHT_SCALE,
     evaluate_quantised,
 )
+from pipelines.formats.fens import UNREAD, board_flags
 from pipelines.train.config import NnueConfig
 from pipelines.train.dataset import (
     NO_LIMIT,
@@ -264,44 +265,30 @@ class NnueStream(torch.utils.data.IterableDataset):
 def keep_examples(quiet_only: bool) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
     """The snapshot's row filter: positions in check among those whose check status the view
     could not tell go; with ``quiet_only``, so do positions whose label's best move is a
-    capture or a promotion (the engine evaluates quiet positions, after quiescence)."""
+    capture or a promotion (the engine evaluates quiet positions, after quiescence). Both are
+    read from the boards in compiled code, a record batch at a time (python-chess reads the
+    rare FEN the core cannot: a Chess960 castling field)."""
     def keep(record_batch: pa.RecordBatch) -> pa.RecordBatch:
-        fens = record_batch.column("fen").to_pylist()
-        unknown = record_batch.column("in_check").is_null().to_pylist()
-        best = record_batch.column("best_move").to_pylist() if quiet_only \
-            else [None] * len(fens)
-        mask = [not (u and chess.Board(f).is_check()) and not (b and noisy(f, b))
-                for f, u, b in zip(fens, unknown, best, strict=True)]
-        return record_batch if all(mask) else record_batch.filter(pa.array(mask))
+        fens = record_batch.column("fen")
+        moves = record_batch.column("best_move") if quiet_only else None
+        in_check, captures = board_flags(fens, moves)
+        for row in np.flatnonzero(in_check == UNREAD).tolist():
+            board = chess.Board(fens[row].as_py())
+            move = moves[row].as_py() if moves is not None else None
+            in_check[row] = board.is_check()
+            captures[row] = bool(move) and (len(move) == 5 or board.is_capture(
+                chess.Move.from_uci(move)))
+        unknown = record_batch.column("in_check").is_null().to_numpy(zero_copy_only=False)
+        drop = (unknown & in_check.astype(bool)) | captures.astype(bool)
+        return record_batch.filter(pa.array(~drop)) if drop.any() else record_batch
     return keep
 
 
 def noisy(fen: str, uci: str) -> bool:
-    """Whether UCI move ``uci`` captures (en passant included) or promotes in ``fen``, read
-    from the FEN's board field (a million positions a snapshot: no Board per row)."""
-    if len(uci) == 5:
-        return True
-    placement = fen.split(" ", 1)[0].split("/")
-    frm_file, frm_rank = ord(uci[0]) - 97, int(uci[1])
-    to_file, to_rank = ord(uci[2]) - 97, int(uci[3])
-    target = _piece_at(placement[8 - to_rank], to_file)
-    if target != ".":
-        return True
-    return frm_file != to_file and _piece_at(placement[8 - frm_rank], frm_file) in "pP"
-
-
-def _piece_at(rank: str, file: int) -> str:
-    column = 0
-    for char in rank:
-        if char.isdigit():
-            column += int(char)
-            if column > file:
-                return "."
-        else:
-            if column == file:
-                return char
-            column += 1
-    return "."
+    """Whether UCI move ``uci`` captures (en passant included) or promotes in ``fen`` (one
+    position; :func:`keep_examples` reads a whole batch with ``board_flags``)."""
+    _, flags = board_flags(pa.array([fen]), pa.array([uci]))
+    return bool(flags[0])
 
 
 def concat(first: NnueBatch, second: NnueBatch) -> NnueBatch:

@@ -100,8 +100,9 @@ def test_splits_are_by_game_and_cover_the_view(lake: Lake) -> None:
              if not chess.Board(fen).is_check() and not (best and is_noisy(fen, best))}
     assert {r["position_key"] for r in train_rows + val_rows} == quiet
     assert len(train_rows) + len(val_rows) == len(quiet)
-    assert any(check is None for _, _, check, _ in view)   # game ends: checked on the board
-    assert sum(bool(check) for _, _, check, _ in view) > 10  # in check from the move's SAN
+    # positions.in_check, read from the board at ingest, is python-chess's for every position
+    assert all(check == chess.Board(fen).is_check() for _, fen, check, _ in view)
+    assert sum(bool(check) for _, _, check, _ in view) > 10
     reshuffled = split_rows(lake, False, epoch=1)
     assert [r["position_key"] for r in reshuffled] != [r["position_key"] for r in train_rows]
     assert sorted(r["position_key"] for r in reshuffled) == sorted(

@@ -65,7 +65,7 @@ def test_describe_types_are_the_warehouse_views_types(
     assert main(["sql", "--describe", "positions"]) == 0
     printed = capsys.readouterr().out.splitlines()[3:]
     types = connect(home).execute("describe positions").fetchall()
-    assert len(printed) == len(types) == 4
+    assert len(printed) == len(types) == 5
     for line, (column, sql_type, *_) in zip(printed, types, strict=True):
         assert re.match(rf"{column} +{re.escape(sql_type)} {{2,}}\S", line), (line, sql_type)
 

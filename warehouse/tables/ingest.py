@@ -88,6 +88,7 @@ POSITIONS = Table(
         ("fen", pa.string(), "normalised: board, side, castling, legal ep square"),
         ("source_id", pa.string(), "sources.source_id of the first file the position was seen in"),
         ("first_seen", NOW, "when the position was first stored"),
+        ("in_check", pa.bool_(), "the side to move is in check; null in older parts"),
     ],
     key=("position_key",),
     required=("fen",),

@@ -4,8 +4,8 @@
 -- game the position was played in (null for EPD/FEN-only positions): the split unit. result
 -- is that game's result from the side to move's view (1, 0.5, 0; null when unknown), or the
 -- result imported training data carries with its label (labels.result), which comes first.
--- in_check comes from the SAN of the move that reached the position ('+' or '#'); null when
--- no recorded move reached it (a game's start or end, EPD), where the reader checks the board.
+-- in_check is the positions table's (read from the board when the position was stored); null
+-- for positions stored before that column existed, where the reader checks the board.
 -- best_move is the label's (UCI; null when the engine gave none): the trainer can keep quiet
 -- positions only, those whose best move is no capture or promotion.
 -- column position_key: positions.position_key
@@ -17,22 +17,18 @@
 -- column result: 1, 0.5 or 0 for the side to move: the label's imported result, else the game's
 -- column game_id: the lowest game the position was played in; null for EPD/FEN-only positions
 -- column split_key: game_id, or 'position:<key>' without one: the unit of the train/validation split
--- column in_check: the move that reached the position gives check ('+' or '#'); null when unknown
+-- column in_check: the side to move is in check; null when unknown (stored before positions.in_check)
 -- column best_move: the label's best move, UCI; null when the engine gave none
-with positions as (select * from positions),
-labels as (select * from labels),
-moves as (select * from moves),
-games as (select * from games),
+-- (the tables are named up front not materialized: materialized, each CTE read twice would be
+-- copied whole into memory first, a million positions' FENs taking longer than the query)
+with positions as not materialized (select * from positions),
+labels as not materialized (select * from labels),
+moves as not materialized (select * from moves),
+games as not materialized (select * from games),
 first_game as (
     select position_key, min(game_id) as game_id
     from moves
     group by position_key
-),
-checks as (
-    select after.position_key, bool_or(m.san like '%+' or m.san like '%#') as in_check
-    from moves m
-    join moves after on after.game_id = m.game_id and after.ply = m.ply + 1
-    group by after.position_key
 ),
 annotations as (
     select
@@ -50,15 +46,15 @@ annotations as (
                                order by m.game_id) = 1
 ),
 scores as (
-    select position_key, engine_id, depth, score_cp, best_move, result as label_result
+    -- labels carry the side to move's score; annotations White's, turned round below where
+    -- the position (and so the side to move) is joined anyway
+    select position_key, engine_id, depth, score_cp, null::integer as white_cp, best_move,
+        result as label_result
     from labels
     where score_cp is not null and score_mate is null
     union all
-    select a.position_key, a.engine_id, a.depth,
-        case when split_part(p.fen, ' ', 2) = 'w' then a.white_cp else -a.white_cp end,
-        a.best_move, null
-    from annotations a
-    join positions p using (position_key)
+    select position_key, engine_id, depth, null, white_cp, best_move, null
+    from annotations
 ),
 examples as (
     select
@@ -67,17 +63,18 @@ examples as (
         split_part(p.fen, ' ', 2) as side_to_move,
         l.engine_id,
         l.depth,
-        l.score_cp,
+        case when l.white_cp is null then l.score_cp
+            when split_part(p.fen, ' ', 2) = 'w' then l.white_cp
+            else -l.white_cp end as score_cp,
         l.best_move,
         l.label_result,
         f.game_id,
         g.result as game_result,
-        c.in_check
+        p.in_check
     from scores l
     join positions p using (position_key)
     left join first_game f using (position_key)
     left join games g using (game_id)
-    left join checks c using (position_key)
 )
 select
     position_key,
