@@ -48,16 +48,21 @@ def pending_positions(lake: Lake, config: LabelConfig, engine_id: str,
                       only: Sequence[PendingPosition] | None = None) -> list[PendingPosition]:
     """Positions (all matching ``config.where``, or just ``only``) missing a requested depth.
 
-    Ordered by position_key and capped at ``config.limit``.
+    Ordered by position_key and capped at ``config.limit``: DuckDB streams the candidates
+    through anti-joins into a top-N, so planning a batch takes memory for the batch, not for
+    every position stored.
     """
     con = connect(lake)
     try:
         if only is None:
             create_candidates(con, config.where)
         else:
+            first: dict[int, str] = {}
+            for position in only:                          # each key once
+                first.setdefault(position.position_key, position.fen)
             con.register(CANDIDATES, pa.table({
-                "position_key": pa.array([p.position_key for p in only], pa.uint64()),
-                "fen": pa.array([p.fen for p in only], pa.string())}))
+                "position_key": pa.array(list(first), pa.uint64()),
+                "fen": pa.array(list(first.values()), pa.string())}))
         params = {"engine_id": engine_id, "depths": list(config.depths),
                   "searched_limit": config.search_limit if config.nodes else None,
                   "limit": config.limit}
