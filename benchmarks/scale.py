@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -242,7 +241,9 @@ def run_child(mode: str, home: str, out: str) -> None:
     from pipelines.train.nnue import keep_examples
 
     lake = Lake(home)
-    result: dict[str, Any] = {"rss_before_bytes": rss_now()}
+    connect(lake).close()
+    Path("/proc/self/clear_refs").write_text("5")     # the peak (VmHWM) starts again here
+    result: dict[str, Any] = {"rss_before_bytes": proc_status("VmRSS")}
     began = time.perf_counter()
     if mode == "snapshot":
         path = write_snapshot(lake, "nnue_snapshot",
@@ -257,13 +258,17 @@ def run_child(mode: str, home: str, out: str) -> None:
         pending = pending_positions(lake, LabelConfig(depths=(7,), limit=500), "scale-engine")
         result["rows"] = len(pending)
     result["seconds"] = time.perf_counter() - began
-    result["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    result["peak_rss_bytes"] = proc_status("VmHWM")
     print(json.dumps(result))
 
 
-def rss_now() -> int:
-    """This process's resident set now, bytes (Linux)."""
-    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def proc_status(field: str) -> int:
+    """A size of this process from /proc/self/status, bytes: VmRSS (resident now), VmHWM
+    (peak since the process started or clear_refs; ``getrusage``'s ru_maxrss would carry the
+    parent's peak over exec)."""
+    line = next(row for row in Path("/proc/self/status").read_text().splitlines()
+                if row.startswith(field + ":"))
+    return int(line.split()[1]) * 1024
 
 
 def measure_snapshot(lake: Lake, folder: Path, report: Report) -> Path:

@@ -72,6 +72,8 @@ def play_chunk(args: tuple[int, int, Path]) -> tuple[int, int]:
     """Play games ``GAMES_PER_CHUNK * chunk ...`` and write the chunk's files: one label line
     per ply in each label file, the keys in ``.npy``. Returns (chunk, plies)."""
     seed, chunk, folder = args
+    if (folder / f"chunk{chunk:05d}.pgn").is_file():    # written last: the chunk is whole
+        return chunk, len(np.load(folder / f"chunk{chunk:05d}.npy"))
     evals, texts, pgn, keys = [], [], [], []
     for game in range(chunk * GAMES_PER_CHUNK, (chunk + 1) * GAMES_PER_CHUNK):
         rng = random.Random(seed * 1_000_003 + game)
@@ -141,14 +143,16 @@ def generate(positions: int, seed: int = 1, workers: int = 2,
     parts = folder / "parts"
     parts.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
-    chunks = -(-int(positions * 1.04) // (GAMES_PER_CHUNK * PLIES_PER_GAME))
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        list(pool.imap_unordered(play_chunk, [(seed, c, parts) for c in range(chunks)]))
-    keys = [np.load(parts / f"chunk{c:05d}.npy") for c in range(chunks)]
-    first = first_occurrences(np.concatenate(keys), positions)
-    if int(first.sum()) < positions:
-        raise SystemExit(f"only {int(first.sum())} distinct positions in {chunks} chunks: "
-                         f"raise PLIES_PER_GAME's margin")
+    chunks, first, keys = 0, np.zeros(0, bool), []
+    while int(first.sum()) < positions:    # early plies repeat: play chunks until enough
+        wanted = int((positions - int(first.sum())) * 1.06)
+        more = -(-wanted // (GAMES_PER_CHUNK * PLIES_PER_GAME))
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            list(pool.imap_unordered(play_chunk, [(seed, c, parts)
+                                                  for c in range(chunks, chunks + more)]))
+        chunks += more
+        keys = [np.load(parts / f"chunk{c:05d}.npy") for c in range(chunks)]
+        first = first_occurrences(np.concatenate(keys), positions)
     keep = np.split(first, np.cumsum([len(k) for k in keys])[:-1])
     for suffix, name in ((".jsonl", "evals.jsonl"), (".txt", "labels.txt")):
         with open(folder / name, "w") as out:
