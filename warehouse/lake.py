@@ -50,6 +50,7 @@ from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction
 
+from warehouse.keyindex import KeyIndex
 from warehouse.tables import REGISTRY, Table, table
 
 log = logging.getLogger(__name__)
@@ -94,9 +95,13 @@ def resolve_home(home: str | os.PathLike[str]) -> Path:
 class Lake:
     """The Delta tables of one chesslab home."""
 
-    def __init__(self, home: str | os.PathLike[str]) -> None:
+    def __init__(self, home: str | os.PathLike[str],
+                 key_index: bool = True) -> None:
         self.home = resolve_home(home)
         self.root = self.home / "lake"
+        # keyed writes of one-integer-key tables look keys up in warehouse.keyindex (False:
+        # scan every candidate file's keys, the behaviour before it: a benchmark's baseline)
+        self.key_index = key_index
 
     def __repr__(self) -> str:
         return f"Lake({str(self.home)!r})"
@@ -180,8 +185,27 @@ class Lake:
     def _append_new(self, spec: Table, data: pa.Table) -> int:
         """Append the rows whose key the current version does not hold (under the lock)."""
         delta = DeltaTable(str(self.table_dir(spec.name)))
-        new = unseen_rows(spec, delta, data)
+        self._refresh_index(spec, delta, data)
+        new = unseen_rows(spec, delta, data, index=self._index_dir(spec))
         return self._append(spec, new, delta) if new.num_rows else 0
+
+    def _index_dir(self, spec: Table) -> Path | None:
+        """The table's folder when its keyed writes use the key index, else None."""
+        return self.table_dir(spec.name) if self.key_index and indexed(spec) else None
+
+    def _refresh_index(self, spec: Table, delta: DeltaTable, data: pa.Table) -> None:
+        """Bring the key index of the partitions ``data`` writes to up to ``delta`` (under
+        the table's write lock)."""
+        folder = self._index_dir(spec)
+        if folder is None:
+            return
+        files = file_index(delta)
+        for group in partition_groups(spec, data):
+            values = partition_values(spec, group)
+            mine = files.filter(matches(files, {f"partition.{c}": v for c, v in values.items()})) \
+                if values else files
+            KeyIndex(folder, values).refresh(
+                {basename(uri): uri for uri in mine.column("uri").to_pylist()}, row_key(spec)[0])
 
     def _append_staged(self, spec: Table, data: pa.Table) -> int:
         """A keyed append that holds the table's lock only to commit: the rows whose key the
@@ -192,7 +216,7 @@ class Lake:
         (or, when a key was committed meanwhile, the rows still new are written as before)."""
         folder = self.table_dir(spec.name)
         before = DeltaTable(str(folder))
-        new = unseen_rows(spec, before, data)
+        new = unseen_rows(spec, before, data, index=self._index_dir(spec))
         if new.num_rows == 0:
             return 0
         staged = Staged(folder)
@@ -207,6 +231,7 @@ class Lake:
     def _commit_staged(self, spec: Table, before: DeltaTable, new: pa.Table,
                        staged: Staged) -> int:
         delta = DeltaTable(str(self.table_dir(spec.name)))
+        self._refresh_index(spec, delta, new)
         since = set(delta.file_uris()) - set(before.file_uris())
         still = unseen_rows(spec, delta, new, only=since) if since else new
         if still.num_rows < new.num_rows or set(new.schema.names) - set(
@@ -214,6 +239,23 @@ class Lake:
             return self._append(spec, still, delta) if still.num_rows else 0
         staged.commit(delta)
         return new.num_rows
+
+    def key_files(self, name: str, keys: pa.Array | pa.ChunkedArray) -> list[Path]:
+        """The current files of table ``name`` (unpartitioned, keyed by one 64-bit integer)
+        that may hold any of ``keys``: those its key index finds them in, and those it does
+        not cover yet (all of them without the index)."""
+        spec = table(name)
+        delta = self.delta(name)
+        if delta is None:
+            return []
+        uris = delta.file_uris()
+        folder = self._index_dir(spec)
+        if folder is None or spec.partition_by or not uris:
+            return sorted(Path(uri) for uri in uris)
+        by_name = {basename(uri): uri for uri in uris}
+        found = KeyIndex(folder, {}).lookup(
+            pc.cast(keys, pa.int64(), safe=False).to_numpy(), by_name, by_name)
+        return sorted(Path(by_name[n]) for n in found.holders | set(found.uncovered))
 
     def read(self, name: str, columns: Sequence[str] | None = None,
              version: int | None = None) -> pa.Table:
@@ -388,22 +430,55 @@ def write_lock(folder: Path) -> Iterator[None]:
 
 
 def unseen_rows(spec: Table, delta: DeltaTable, data: pa.Table,
-                only: set[str] | None = None) -> pa.Table:
+                only: set[str] | None = None, index: Path | None = None) -> pa.Table:
     """The rows of ``data`` (storage types, keys unique) whose key ``delta`` does not hold
     (in its files ``only``, when given), in their order. Per partition of the batch, only the
     files of that partition whose first-key range overlaps the batch's are read, and of them
-    only the key columns."""
+    only the key columns; with ``index`` (the table's folder), the files its key index covers
+    are not read at all (see :mod:`warehouse.keyindex`)."""
     files = file_index(delta)
     if only is not None:
         files = files.filter(pc.is_in(files.column("uri"), value_set=pa.array(sorted(only))))
     if files.num_rows == 0:
         return data
-    indexed = data.append_column(ROW, row_numbers(data.num_rows))
-    rows = pa.chunked_array([absent_rows(spec, candidate_files(spec, files, group), group)
-                             for group in partition_groups(spec, indexed)], pa.int64())
+    numbered = data.append_column(ROW, row_numbers(data.num_rows))
+    rows = pa.chunked_array([absent_rows(spec, *indexed_lookup(spec, files, group, index))
+                             for group in partition_groups(spec, numbered)], pa.int64())
     if len(rows) == data.num_rows:
         return data   # the common case of new facts: nothing to drop, nothing to copy
     return data.take(pc.take(rows, pc.sort_indices(rows)))
+
+
+def indexed_lookup(spec: Table, files: pa.Table, group: pa.Table,
+                   index: Path | None) -> tuple[list[str], pa.Table]:
+    """(the files still to scan for ``group``'s keys, the rows of ``group`` still unknown):
+    the candidate files, less those the key index covers, and the group less the rows whose
+    key the index found stored."""
+    uris = candidate_files(spec, files, group)
+    if index is None or not uris:
+        return uris, group
+    values = partition_values(spec, group)
+    mine = files.filter(matches(files, {f"partition.{c}": v for c, v in values.items()})) \
+        if values else files
+    by_name = {basename(uri): uri for uri in uris}
+    column = group.column(row_key(spec)[0])
+    found = KeyIndex(index, values).lookup(
+        pc.cast(column, pa.int64(), safe=False).to_numpy(),
+        [basename(uri) for uri in mine.column("uri").to_pylist()], by_name)
+    left = group.filter(pa.array(~found.present)) if found.present.any() else group
+    return ([by_name[name] for name in found.uncovered] if left.num_rows else []), left
+
+
+def indexed(spec: Table) -> bool:
+    """The table's keyed writes can use a key index: its row key is one 64-bit integer."""
+    key = row_key(spec)
+    return len(key) == 1 and key[0] not in spec.nullable_key and \
+        spec.schema.field(key[0]).type in (pa.int64(), pa.uint64())
+
+
+def partition_values(spec: Table, group: pa.Table) -> dict[str, Any]:
+    """The partition values of a group of one partition ({} when unpartitioned)."""
+    return {c: group.column(c)[0].as_py() for c in spec.partition_by}
 
 
 def row_numbers(count: int) -> pa.Array:

@@ -132,7 +132,7 @@ def rows_with(clashing: pa.Table, stored: pa.Table) -> list[dict[str, Any]]:
 
 def stored_fens(lake: Lake, keys: pa.ChunkedArray) -> pa.Table:
     """(position_key, stored_fen) for each of ``keys`` already in the positions parts."""
-    parts = lake.parts("positions")
+    parts = lake.key_files("positions", keys)
     if not parts:
         return pa.table({"position_key": pa.array([], pa.uint64()),
                          "stored_fen": pa.array([], pa.string())})

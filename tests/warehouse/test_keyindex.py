@@ -1,0 +1,191 @@
+"""The key index of keyed writes: many stored parts, each key still stored once.
+
+Expected values come from Python sets of the keys written, never from the lake; the files
+are read back with pyarrow, not through the index.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+
+from warehouse import Lake
+from warehouse.keyindex import INDEX_DIR, KeyIndex, Run
+
+PARTS = 12
+PER_PART = 300
+
+
+def random_keys(rng: random.Random, count: int) -> list[int]:
+    """``count`` distinct random 64-bit keys (Zobrist keys are uniform like these)."""
+    keys: dict[int, None] = {}
+    while len(keys) < count:
+        keys[rng.getrandbits(64)] = None
+    return list(keys)
+
+
+def position_rows(keys: list[int], fen: str) -> pa.Table:
+    return pa.table({"position_key": pa.array(keys, pa.uint64()),
+                     "fen": [f"{fen} {k}" for k in keys], "source_id": ["s"] * len(keys)})
+
+
+def stored(lake: Lake, name: str, columns: list[str]) -> pa.Table:
+    return ds.dataset([str(p) for p in lake.parts(name)]).to_table(columns=columns)
+
+
+def unsigned(values: pa.ChunkedArray) -> list[int]:
+    return [v & (2**64 - 1) for v in values.to_pylist()]
+
+
+def fill(lake: Lake, rng: random.Random) -> list[list[int]]:
+    """PARTS commits of random 64-bit keys (each part spans the whole key range)."""
+    parts = []
+    for _ in range(PARTS):
+        keys = random_keys(rng, PER_PART)
+        assert lake.write("positions", position_rows(keys, "first")) == PER_PART
+        parts.append(keys)
+    return parts
+
+
+def test_a_keyed_write_over_many_parts_refuses_every_stored_key(home: Path) -> None:
+    """Keys from every stored part (the first, the last, all between) mixed with new keys:
+    only the new ones are stored, the stored keys keep their first FEN, and the index that
+    answered covers every part in a logarithmic number of runs."""
+    rng = random.Random(35)
+    lake = Lake(home)
+    parts = fill(lake, rng)
+    old = [key for part in parts for key in rng.sample(part, 25)]
+    new = random_keys(rng, 200)
+    batch = old + new
+    rng.shuffle(batch)
+    assert lake.write("positions", position_rows(batch, "second")) == len(set(new) - set(old))
+    files = stored(lake, "positions", ["position_key", "fen"])
+    keys = unsigned(files.column("position_key"))
+    assert len(keys) == len(set(keys)) == PARTS * PER_PART + len(new)
+    fens = dict(zip(keys, files.column("fen").to_pylist(), strict=True))
+    assert all(fens[key] == f"first {key}" for key in old)
+    assert all(fens[key] == f"second {key}" for key in new)
+    runs = KeyIndex(lake.table_dir("positions"), {}).runs()
+    covered = {name for run in runs for name in run.files}
+    live = {p.name: p for p in lake.parts("positions")}
+    (last,) = set(live) - covered      # the part this write committed is indexed by the next
+    assert set(unsigned(ds.dataset(str(live[last])).to_table().column("position_key"))) == \
+        set(new) - set(old)
+    assert 1 <= len(runs) <= 5
+    held = [k for name in covered for k in unsigned(
+        ds.dataset(str(live[name])).to_table().column("position_key"))]
+    assert sorted(k for run in runs for k in np.asarray(run.keys).tolist()) == \
+        sorted(np.array(held, dtype=np.uint64).astype(np.int64).tolist())
+
+
+def test_the_index_agrees_with_the_scan_of_every_part(home: Path, tmp_path: Path) -> None:
+    """The same writes into a lake with the index and one without (the scan of every part):
+    the same counts at every write and the same stored rows, with keys repeated across
+    writes at random."""
+    rng = random.Random(7)
+    with_index, without = Lake(home), Lake(tmp_path / "plain", key_index=False)
+    seen: set[int] = set()
+    pool = random_keys(rng, 3000)
+    for step in range(10):
+        keys = rng.sample(pool, 250)
+        expected = len(set(keys) - seen)
+        seen |= set(keys)
+        assert with_index.write("positions", position_rows(keys, f"w{step}")) == expected
+        assert without.write("positions", position_rows(keys, f"w{step}")) == expected
+    ours = stored(with_index, "positions", ["position_key", "fen"]).sort_by("position_key")
+    theirs = stored(without, "positions", ["position_key", "fen"]).sort_by("position_key")
+    assert ours.equals(theirs)
+    assert sorted(unsigned(ours.column("position_key"))) == sorted(seen)
+    assert not (tmp_path / "plain" / "lake" / "positions" / INDEX_DIR).exists()
+
+
+def test_a_key_in_a_part_whose_range_looks_pruned_is_found(home: Path) -> None:
+    """Parts of narrow key ranges (their statistics prune them) and a run covering them: a
+    key inside one part's range is still refused, one between the ranges is stored."""
+    lake = Lake(home)
+    for low in (100, 1000, 10_000):
+        lake.write("positions", position_rows(list(range(low, low + 50)), "first"))
+    lake.write("positions", position_rows([5], "first"))   # the index now covers the three
+    assert lake.write("positions", position_rows([1020, 500, 10_049, 99], "second")) == 2
+    keys = unsigned(stored(lake, "positions", ["position_key"]).column("position_key"))
+    assert sorted(keys) == sorted([*range(100, 150), *range(1000, 1050),
+                                   *range(10_000, 10_050), 5, 500, 99])
+
+
+def test_compaction_makes_runs_stale_and_they_are_rebuilt(home: Path) -> None:
+    """After compact rewrites the parts, the runs of the old parts are not used (they name
+    files gone), the next write rebuilds them from the new parts and still refuses every
+    stored key."""
+    rng = random.Random(3)
+    lake = Lake(home)
+    parts = fill(lake, rng)
+    lake.write("positions", position_rows([1], "x"))
+    lake.compact("positions", retain_hours=0)
+    again = [key for part in parts for key in part[:10]]
+    assert lake.write("positions", position_rows([*again, 2], "second")) == 1
+    runs = KeyIndex(lake.table_dir("positions"), {}).runs()
+    live = {p.name for p in lake.parts("positions")}
+    assert all(set(run.files) <= live for run in runs)
+    assert sum(len(run.keys) for run in runs) == PARTS * PER_PART + 1
+
+
+def test_a_run_left_half_written_or_naming_a_lost_file_is_not_used(home: Path) -> None:
+    """A run without its json (a writer killed while saving it) and a run naming a file the
+    table does not hold are ignored: the key they claim is stored is stored."""
+    lake = Lake(home)
+    lake.write("positions", position_rows([10, 20], "first"))
+    index = KeyIndex(lake.table_dir("positions"), {})
+    index.folder.mkdir(parents=True, exist_ok=True)
+    np.save(index.folder / "killed.keys.npy", np.array([30], np.int64))
+    np.save(index.folder / "killed.files.npy", np.array([0], np.int32))
+    assert index.runs() == []          # the first write's refresh saw no part yet
+    lost = index.save(Run("", np.array([40], np.int64), np.array([0], np.int32),
+                          ("gone.parquet",)))
+    assert lost.files == ("gone.parquet",)
+    assert lake.write("positions", position_rows([30, 40, 10], "second")) == 2
+    keys = unsigned(stored(lake, "positions", ["position_key"]).column("position_key"))
+    assert sorted(keys) == [10, 20, 30, 40]
+
+
+def test_labels_are_indexed_per_partition(home: Path) -> None:
+    """labels is partitioned by engine and depth: the same position at another depth is a
+    new label, at the same depth a stored one, whatever the other partitions hold."""
+    lake = Lake(home)
+    rng = random.Random(11)
+    keys = random_keys(rng, 400)
+
+    def labels(chunk: list[int], depth: int, score: int) -> pa.Table:
+        return pa.table({"position_key": pa.array(chunk, pa.uint64()),
+                         "engine_id": ["e"] * len(chunk), "depth": [depth] * len(chunk),
+                         "score_cp": [score] * len(chunk)})
+
+    for start in range(0, 400, 50):
+        assert lake.write("labels", labels(keys[start:start + 50], 8, 1)) == 50
+    assert lake.write("labels", labels(keys[::3], 8, 2)) == 0
+    assert lake.write("labels", labels(keys[::3], 9, 3)) == len(keys[::3])
+    assert lake.write("labels", labels(keys, 9, 4)) == 400 - len(keys[::3])
+    table = lake.read("labels", ["position_key", "depth", "score_cp"])   # Delta's reader
+    got = sorted(zip(table.column("position_key").to_pylist(), table.column("depth").to_pylist(),
+                     table.column("score_cp").to_pylist(), strict=True))
+    third = set(keys[::3])
+    assert got == sorted([(k, 8, 1) for k in keys] +
+                         [(k, 9, 3 if k in third else 4) for k in keys])
+
+
+def test_key_files_names_the_parts_holding_the_keys(home: Path) -> None:
+    """Ingest's stored-FEN lookup reads only the parts that hold its keys (once indexed)."""
+    lake = Lake(home)
+    for low in (100, 1000, 10_000):
+        lake.write("positions", position_rows(list(range(low, low + 5)), "first"))
+    lake.write("positions", position_rows([7], "first"))     # indexes the three
+    parts = lake.parts("positions")
+    holders = lake.key_files("positions", pa.array([1001, 10_004], pa.uint64()))
+    by_keys = {p: set(unsigned(ds.dataset(str(p)).to_table().column("position_key")))
+               for p in parts}
+    expected = {p for p, held in by_keys.items() if held & {1001, 10_004}}
+    unindexed = {p for p in parts if 7 in by_keys[p]}
+    assert set(holders) == expected | unindexed
+    assert len(holders) == 3

@@ -1,0 +1,190 @@
+"""A key index for keyed tables whose row key is one 64-bit integer (positions, labels).
+
+A keyed write must know which of its keys the table already holds. Reading the key column of
+every stored file for each batch makes an import quadratic in the table's size: Zobrist keys
+are uniformly random, so every file's min/max statistics span the whole key range and prune
+nothing. The index answers instead from sorted runs of the stored keys, looked up by binary
+search: a batch costs ``O(batch * runs * log(stored))``, and the runs are merged like a binary
+counter (two runs of similar size become one), so there are ``O(log(stored))`` of them.
+
+A run lives in ``<table>/_chesslab_keys/<partition>/`` as ``<id>.keys.npy`` (the keys,
+sorted, int64 as stored), ``<id>.files.npy`` (the number, in the run's file list, of the data
+file holding each key) and ``<id>.json`` (that file list), written last: a run without its
+json is not one. A run is a cache of immutable data files: it is used only while every file
+it covers is in the table's current version (compaction, which rewrites files, makes runs
+stale; the next refresh rebuilds them from the new files), and a current file no run covers
+is scanned directly by the caller. So the index is never wrong, only incomplete, and a writer
+killed anywhere leaves at worst an unused file. Runs are added, merged and removed only under
+the table's write lock; readers without it tolerate a run vanishing under them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+INDEX_DIR = "_chesslab_keys"
+# Runs are merged while the newer is at least half the older's size; never beyond this many
+# keys (8 bytes each, plus 4 for the file number), so one merge's memory stays bounded.
+MAX_MERGED_KEYS = 1 << 27
+
+
+@dataclass(frozen=True)
+class Run:
+    """One sorted run: its keys, each key's file number, and the files' names."""
+
+    name: str
+    keys: np.ndarray
+    file_ids: np.ndarray
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Found:
+    """A lookup: which keys the covered files hold (a mask over the keys asked), the names
+    of the covered files holding them, and the candidate files no run covers."""
+
+    present: np.ndarray
+    holders: set[str]
+    uncovered: list[str]
+
+
+class KeyIndex:
+    """The runs of one partition of one table (``partition``: its values, {} when none)."""
+
+    def __init__(self, table_dir: Path, partition: Mapping[str, Any]) -> None:
+        tag = json.dumps({k: str(v) for k, v in sorted(partition.items())}) if partition else ""
+        name = hashlib.sha1(tag.encode()).hexdigest()[:16] if tag else "all"
+        self.folder = table_dir / INDEX_DIR / name
+
+    def runs(self) -> list[Run]:
+        """The complete runs, largest first (a run removed while being read is left out)."""
+        if not self.folder.is_dir():
+            return []
+        runs = []
+        for manifest in self.folder.glob("*.json"):
+            try:
+                files = tuple(json.loads(manifest.read_text())["files"])
+                stem = manifest.with_suffix("")
+                keys = np.load(f"{stem}.keys.npy", mmap_mode="r")
+                ids = np.load(f"{stem}.files.npy", mmap_mode="r")
+            except (FileNotFoundError, ValueError):
+                continue
+            runs.append(Run(manifest.stem, keys, ids, files))
+        return sorted(runs, key=lambda run: (-len(run.keys), run.name))
+
+    def lookup(self, keys: np.ndarray, live: Iterable[str], candidates: Iterable[str]) -> Found:
+        """Look ``keys`` (int64) up in the runs whose files are all ``live`` (the names of the
+        partition's current files); the ``candidates`` (the files that can hold the keys) no
+        such run covers are given back as uncovered."""
+        live = set(live)
+        present = np.zeros(len(keys), dtype=bool)
+        holders: set[str] = set()
+        covered: set[str] = set()
+        for run in self.runs():
+            if not set(run.files) <= live or covered & set(run.files):
+                continue
+            covered |= set(run.files)
+            hit, ids = search(run.keys, run.file_ids, keys)
+            present |= hit
+            holders.update(run.files[i] for i in np.unique(ids))
+        return Found(present, holders, sorted(set(candidates) - covered))
+
+    def refresh(self, files: Mapping[str, str], column: str) -> None:
+        """Make the runs cover exactly ``files`` (name -> URI, the partition's current files):
+        drop the runs of files gone, index the files no run covers (reading ``column``), and
+        merge runs of similar size. Call it under the table's write lock."""
+        runs = []
+        for run in self.runs():
+            if set(run.files) <= files.keys():
+                runs.append(run)
+            else:
+                self.remove(run.name)
+        covered = {name for run in runs for name in run.files}
+        fresh = sorted(set(files) - covered)
+        if fresh:
+            runs.append(self.save(build_run([files[name] for name in fresh], fresh, column)))
+        self.merge(runs)
+
+    def merge(self, runs: list[Run]) -> None:
+        """Merge the smallest runs while the newer is at least half the older's size."""
+        runs = sorted(runs, key=lambda run: -len(run.keys))
+        while len(runs) >= 2 and 2 * len(runs[-1].keys) >= len(runs[-2].keys) and \
+                len(runs[-1].keys) + len(runs[-2].keys) <= MAX_MERGED_KEYS:
+            newer, older = runs.pop(), runs.pop()
+            runs.append(self.save(merged(older, newer)))
+            self.remove(older.name)
+            self.remove(newer.name)
+            runs.sort(key=lambda run: -len(run.keys))
+
+    def save(self, run: Run) -> Run:
+        """Write ``run`` (its json last, atomically: the run exists from then on)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        name = uuid.uuid4().hex
+        stem = self.folder / name
+        np.save(f"{stem}.keys.npy", np.ascontiguousarray(run.keys))
+        np.save(f"{stem}.files.npy", np.ascontiguousarray(run.file_ids))
+        partial = self.folder / f".{name}.json.tmp"
+        partial.write_text(json.dumps({"files": list(run.files)}))
+        os.replace(partial, f"{stem}.json")
+        return Run(name, run.keys, run.file_ids, run.files)
+
+    def remove(self, name: str) -> None:
+        """Remove a run, its json first (it stops being one before its arrays go)."""
+        for suffix in (".json", ".keys.npy", ".files.npy"):
+            (self.folder / f"{name}{suffix}").unlink(missing_ok=True)
+
+
+def search(sorted_keys: np.ndarray, file_ids: np.ndarray,
+           keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a mask of ``keys`` found in ``sorted_keys``, the file numbers of those found).
+
+    >>> hit, ids = search(np.array([2, 5, 9]), np.array([0, 1, 0]), np.array([9, 3, 2, 10]))
+    >>> hit.tolist(), ids.tolist()
+    ([True, False, True, False], [0, 0])
+    """
+    if len(sorted_keys) == 0 or len(keys) == 0:
+        return np.zeros(len(keys), dtype=bool), np.zeros(0, dtype=np.int32)
+    order = np.argsort(keys, kind="stable")     # sorted needles walk the run's pages in order
+    at = np.searchsorted(sorted_keys, keys[order])
+    at = np.minimum(at, len(sorted_keys) - 1)
+    found = np.asarray(sorted_keys[at]) == keys[order]
+    hit = np.zeros(len(keys), dtype=bool)
+    hit[order[found]] = True
+    return hit, np.asarray(file_ids[at[found]])
+
+
+def build_run(uris: list[str], names: list[str], column: str) -> Run:
+    """A run of the keys in the Parquet files ``uris`` (named ``names``), read from
+    ``column`` only."""
+    parts, ids = [], []
+    for number, uri in enumerate(uris):
+        values = pq.read_table(uri.removeprefix("file://"), columns=[column]).column(column)
+        keys = pc.cast(values, pa.int64(), safe=False).to_numpy()
+        parts.append(keys)
+        ids.append(np.full(len(keys), number, dtype=np.int32))
+    keys = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    file_ids = np.concatenate(ids) if ids else np.zeros(0, np.int32)
+    order = np.argsort(keys, kind="stable")
+    return Run("", keys[order], file_ids[order], tuple(names))
+
+
+def merged(older: Run, newer: Run) -> Run:
+    """One run holding both runs' keys (their file lists concatenated)."""
+    keys = np.concatenate([older.keys, newer.keys])
+    ids = np.concatenate([older.file_ids, np.asarray(newer.file_ids) + len(older.files)])
+    order = np.argsort(keys, kind="stable")
+    return Run("", keys[order], ids[order].astype(np.int32), older.files + newer.files)
+
+
+__all__ = ["KeyIndex", "Found", "Run", "INDEX_DIR", "search"]
