@@ -73,15 +73,15 @@ class Commit:
 class TimedLake(Lake):
     """A Lake that records each write (for the growth of the key checks with the table)."""
 
-    def __init__(self, home: str | os.PathLike[str]) -> None:
-        super().__init__(home)
+    def __init__(self, home: str | os.PathLike[str], key_index: bool = True) -> None:
+        super().__init__(home, key_index=key_index)
         self.commits: list[Commit] = []
         self.rows: dict[str, int] = {}
 
-    def write(self, name: str, rows: Any) -> int:
+    def write(self, name: str, rows: Any, unique: bool = False) -> int:
         given = rows.num_rows if isinstance(rows, pa.Table) else len(rows)
         began = time.perf_counter()
-        stored = super().write(name, rows)
+        stored = super().write(name, rows, unique=unique)
         held = self.rows.get(name, 0)
         self.commits.append(Commit(name, given, stored, held, time.perf_counter() - began))
         self.rows[name] = held + stored
@@ -146,10 +146,11 @@ def growth(commits: Sequence[Commit]) -> dict[str, dict[str, float]]:
     return fits
 
 
-def build(data: DataSet, home: Path, report: Report) -> TimedLake:
-    """Import the text labels, the JSONL evaluations and the games into a fresh home."""
+def build(data: DataSet, home: Path, report: Report, key_index: bool = True) -> TimedLake:
+    """Import the text labels, the JSONL evaluations and the games into a fresh home
+    (``key_index``: False for the keyed writes' scan of every stored part, the baseline)."""
     shutil.rmtree(home, ignore_errors=True)
-    lake = TimedLake(home)
+    lake = TimedLake(home, key_index=key_index)
     steps = (("text", data.path("labels.txt"), "text", TEXT_ENGINE, TEXT_DEPTH),
              ("jsonl", data.path("evals.jsonl"), "lichess-eval", None, 0),
              ("pgn", data.path("games.pgn"), "pgn", None, 0))
@@ -359,7 +360,7 @@ def extrapolate(report: Report) -> None:
         base_s = got["seconds"] / got["records"] * 1e6      # s per 1M records at this size
 
         def import_rate(scale: int, got: Any = got, fits: Any = fits,
-                        base_s: float = base_s) -> float:
+                        base_s: float = base_s, step: str = step) -> float:
             # the key checks' extra seconds per 1M rows grow with the rows held: integrate
             # the fitted line over the import from 0 to ``scale`` rows held
             extra = 0.0
@@ -389,6 +390,8 @@ def main() -> None:
     parser.add_argument("--train-batches", type=int, default=60)
     parser.add_argument("--steps", default=",".join(STEPS),
                         help=f"the measurements after the build (default: all of {STEPS})")
+    parser.add_argument("--no-key-index", action="store_true",
+                        help="import with the scan of every stored part (the baseline)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -403,7 +406,8 @@ def main() -> None:
     report.add("data", {"folder": str(data.folder), "games": data.games},
                f"data: {data.folder} ({data.games:,} games; {time.perf_counter() - began:.0f} s)")
     home = Path(args.home)
-    lake = TimedLake(home) if args.reuse else build(data, home, report)
+    lake = TimedLake(home) if args.reuse else build(data, home, report,
+                                                    key_index=not args.no_key_index)
     steps = args.steps.split(",")
     if "compact" in steps:
         measure_compact(lake, report)

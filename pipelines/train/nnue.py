@@ -274,7 +274,7 @@ def keep_examples(quiet_only: bool) -> Callable[[pa.RecordBatch], pa.RecordBatch
         in_check, captures = board_flags(fens, moves)
         for row in np.flatnonzero(in_check == UNREAD).tolist():
             board = chess.Board(fens[row].as_py())
-            move = moves[row].as_py() if moves is not None else None
+            move: str = (moves[row].as_py() or "") if moves is not None else ""
             in_check[row] = board.is_check()
             captures[row] = bool(move) and (len(move) == 5 or board.is_capture(
                 chess.Move.from_uci(move)))
