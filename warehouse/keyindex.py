@@ -180,11 +180,24 @@ def build_run(uris: list[str], names: list[str], column: str) -> Run:
 
 
 def merged(older: Run, newer: Run) -> Run:
-    """One run holding both runs' keys (their file lists concatenated)."""
-    keys = np.concatenate([older.keys, newer.keys])
-    ids = np.concatenate([older.file_ids, np.asarray(newer.file_ids) + len(older.files)])
-    order = np.argsort(keys, kind="stable")
-    return Run("", keys[order], ids[order].astype(np.int32), older.files + newer.files)
+    """One run holding both runs' keys (their file lists concatenated), merged in linear
+    time: each of the newer run's keys goes where a binary search places it, the older
+    run's keys fill the rest in order.
+
+    >>> run = merged(Run("", np.array([1, 5]), np.array([0, 0]), ("a",)),
+    ...              Run("", np.array([0, 3, 9]), np.array([0, 0, 0]), ("b",)))
+    >>> run.keys.tolist(), run.file_ids.tolist(), run.files
+    ([0, 1, 3, 5, 9], [1, 0, 1, 0, 1], ('a', 'b'))
+    """
+    size = len(older.keys) + len(newer.keys)
+    into = np.searchsorted(older.keys, newer.keys) + np.arange(len(newer.keys))
+    rest = np.ones(size, dtype=bool)
+    rest[into] = False
+    keys = np.empty(size, dtype=np.int64)
+    keys[into], keys[rest] = newer.keys, older.keys
+    ids = np.empty(size, dtype=np.int32)
+    ids[into], ids[rest] = np.asarray(newer.file_ids) + len(older.files), older.file_ids
+    return Run("", keys, ids, older.files + newer.files)
 
 
 __all__ = ["KeyIndex", "Found", "Run", "INDEX_DIR", "search"]
