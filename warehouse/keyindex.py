@@ -22,12 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,16 +39,22 @@ INDEX_DIR = "_chesslab_keys"
 # Runs are merged while the newer is at least half the older's size; never beyond this many
 # keys (8 bytes each, plus 4 for the file number), so one merge's memory stays bounded.
 MAX_MERGED_KEYS = 1 << 27
+# Tables whose runs keep a fingerprint of one more column per key (see KeyIndex).
+CHECKED = {"positions": "fen"}
+FINGERPRINT = f"duckdb-hash-{duckdb.__version__}"
+_FINGERPRINTER = threading.local()
 
 
 @dataclass(frozen=True)
 class Run:
-    """One sorted run: its keys, each key's file number, and the files' names."""
+    """One sorted run: its keys, each key's file number, the files' names, and (for a
+    table with a checked column) each key's row's fingerprint of that column."""
 
     name: str
     keys: np.ndarray
     file_ids: np.ndarray
     files: tuple[str, ...]
+    checks: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -57,15 +65,20 @@ class Found:
     present: np.ndarray
     holders: set[str]
     uncovered: list[str]
+    checks: np.ndarray | None = None    # the stored rows' fingerprints where present
 
 
 class KeyIndex:
-    """The runs of one partition of one table (``partition``: its values, {} when none)."""
+    """The runs of one partition of one table (``partition``: its values, {} when none);
+    for the tables of :data:`CHECKED`, each key also keeps its row's fingerprint of the
+    checked column (positions: the FEN, so ingest tells a known position from a Zobrist
+    collision without reading stored FENs)."""
 
     def __init__(self, table_dir: Path, partition: Mapping[str, Any]) -> None:
         tag = json.dumps({k: str(v) for k, v in sorted(partition.items())}) if partition else ""
         name = hashlib.sha1(tag.encode()).hexdigest()[:16] if tag else "all"
         self.folder = table_dir / INDEX_DIR / name
+        self.check = CHECKED.get(table_dir.name)
 
     def runs(self) -> list[Run]:
         """The complete runs, largest first (a run removed while being read is left out)."""
@@ -74,13 +87,15 @@ class KeyIndex:
         runs = []
         for manifest in self.folder.glob("*.json"):
             try:
-                files = tuple(json.loads(manifest.read_text())["files"])
+                about = json.loads(manifest.read_text())
                 stem = manifest.with_suffix("")
                 keys = np.load(f"{stem}.keys.npy", mmap_mode="r")
                 ids = np.load(f"{stem}.files.npy", mmap_mode="r")
+                checks = np.load(f"{stem}.checks.npy", mmap_mode="r") \
+                    if self.check and about.get("fingerprint") == FINGERPRINT else None
             except (FileNotFoundError, ValueError):
                 continue
-            runs.append(Run(manifest.stem, keys, ids, files))
+            runs.append(Run(manifest.stem, keys, ids, tuple(about["files"]), checks))
         return sorted(runs, key=lambda run: (-len(run.keys), run.name))
 
     def lookup(self, keys: np.ndarray, live: Iterable[str], candidates: Iterable[str]) -> Found:
@@ -89,16 +104,20 @@ class KeyIndex:
         such run covers are given back as uncovered."""
         live = set(live)
         present = np.zeros(len(keys), dtype=bool)
+        checks = np.zeros(len(keys), dtype=np.uint64) if self.check else None
         holders: set[str] = set()
         covered: set[str] = set()
         for run in self.runs():
-            if not set(run.files) <= live or covered & set(run.files):
+            if not set(run.files) <= live or covered & set(run.files) or \
+                    (self.check and run.checks is None):
                 continue
             covered |= set(run.files)
-            hit, ids = search(run.keys, run.file_ids, keys)
+            hit, at = search(run.keys, keys)
             present |= hit
-            holders.update(run.files[i] for i in np.unique(ids))
-        return Found(present, holders, sorted(set(candidates) - covered))
+            holders.update(run.files[i] for i in np.unique(np.asarray(run.file_ids[at])))
+            if checks is not None and run.checks is not None:
+                checks[hit] = np.asarray(run.checks[at])
+        return Found(present, holders, sorted(set(candidates) - covered), checks)
 
     def refresh(self, files: Mapping[str, str], column: str) -> None:
         """Make the runs cover exactly ``files`` (name -> URI, the partition's current files):
@@ -106,14 +125,15 @@ class KeyIndex:
         merge runs of similar size. Call it under the table's write lock."""
         runs = []
         for run in self.runs():
-            if set(run.files) <= files.keys():
+            if set(run.files) <= files.keys() and (run.checks is not None or not self.check):
                 runs.append(run)
             else:
                 self.remove(run.name)
         covered = {name for run in runs for name in run.files}
         fresh = sorted(set(files) - covered)
         if fresh:
-            runs.append(self.save(build_run([files[name] for name in fresh], fresh, column)))
+            runs.append(self.save(build_run([files[name] for name in fresh], fresh, column,
+                                            self.check)))
         self.merge(runs)
 
     def merge(self, runs: list[Run]) -> None:
@@ -134,49 +154,81 @@ class KeyIndex:
         stem = self.folder / name
         np.save(f"{stem}.keys.npy", np.ascontiguousarray(run.keys))
         np.save(f"{stem}.files.npy", np.ascontiguousarray(run.file_ids))
+        if run.checks is not None:
+            np.save(f"{stem}.checks.npy", np.ascontiguousarray(run.checks))
         partial = self.folder / f".{name}.json.tmp"
-        partial.write_text(json.dumps({"files": list(run.files)}))
+        partial.write_text(json.dumps({"files": list(run.files), "fingerprint":
+                                       FINGERPRINT if run.checks is not None else None}))
         os.replace(partial, f"{stem}.json")
-        return Run(name, run.keys, run.file_ids, run.files)
+        return Run(name, run.keys, run.file_ids, run.files, run.checks)
 
     def remove(self, name: str) -> None:
         """Remove a run, its json first (it stops being one before its arrays go)."""
-        for suffix in (".json", ".keys.npy", ".files.npy"):
+        for suffix in (".json", ".keys.npy", ".files.npy", ".checks.npy"):
             (self.folder / f"{name}{suffix}").unlink(missing_ok=True)
 
 
-def search(sorted_keys: np.ndarray, file_ids: np.ndarray,
-           keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(a mask of ``keys`` found in ``sorted_keys``, the file numbers of those found).
+def search(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a mask of ``keys`` found in ``sorted_keys``, where in it each key found is, in the
+    order of ``keys``).
 
-    >>> hit, ids = search(np.array([2, 5, 9]), np.array([0, 1, 0]), np.array([9, 3, 2, 10]))
-    >>> hit.tolist(), ids.tolist()
-    ([True, False, True, False], [0, 0])
+    >>> hit, at = search(np.array([2, 5, 9]), np.array([9, 3, 2, 10]))
+    >>> hit.tolist(), at.tolist()
+    ([True, False, True, False], [2, 0])
     """
     if len(sorted_keys) == 0 or len(keys) == 0:
-        return np.zeros(len(keys), dtype=bool), np.zeros(0, dtype=np.int32)
+        return np.zeros(len(keys), dtype=bool), np.zeros(0, dtype=np.int64)
     order = np.argsort(keys, kind="stable")     # sorted needles walk the run's pages in order
-    at = np.searchsorted(sorted_keys, keys[order])
-    at = np.minimum(at, len(sorted_keys) - 1)
+    at = np.minimum(np.searchsorted(sorted_keys, keys[order]), len(sorted_keys) - 1)
     found = np.asarray(sorted_keys[at]) == keys[order]
     hit = np.zeros(len(keys), dtype=bool)
     hit[order[found]] = True
-    return hit, np.asarray(file_ids[at[found]])
+    where = np.zeros(len(keys), dtype=np.int64)
+    where[order[found]] = at[found]
+    return hit, where[hit]
 
 
-def build_run(uris: list[str], names: list[str], column: str) -> Run:
+def fingerprints(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A 64-bit fingerprint of each string (DuckDB's ``hash``, deterministic for one DuckDB
+    version: :data:`FINGERPRINT` names it, and runs built under another are rebuilt)."""
+    con = fingerprinter()
+    con.register("fingerprinted", pa.table({"v": values}))
+    try:
+        return con.sql("select hash(v) as h from fingerprinted").fetchnumpy()["h"] \
+            .astype(np.uint64)
+    finally:
+        con.unregister("fingerprinted")
+
+
+def fingerprinter() -> duckdb.DuckDBPyConnection:
+    """This process's and thread's DuckDB connection for fingerprints (kept: opening one
+    costs tens of ms; one per process, as a connection must not be used after a fork)."""
+    by_pid = _FINGERPRINTER.__dict__.setdefault("by_pid", {})
+    if os.getpid() not in by_pid:
+        by_pid.clear()
+        by_pid[os.getpid()] = duckdb.connect(":memory:")
+    return by_pid[os.getpid()]
+
+
+def build_run(uris: list[str], names: list[str], column: str,
+              check: str | None = None) -> Run:
     """A run of the keys in the Parquet files ``uris`` (named ``names``), read from
-    ``column`` only."""
-    parts, ids = [], []
+    ``column`` (and the fingerprints of ``check``) only."""
+    parts, ids, prints = [], [], []
     for number, uri in enumerate(uris):
-        values = pq.read_table(uri.removeprefix("file://"), columns=[column]).column(column)
-        keys = pc.cast(values, pa.int64(), safe=False).to_numpy()
+        read = pq.read_table(uri.removeprefix("file://"),
+                             columns=[column, *([check] if check else [])])
+        keys = pc.cast(read.column(column), pa.int64(), safe=False).to_numpy()
         parts.append(keys)
         ids.append(np.full(len(keys), number, dtype=np.int32))
+        if check:
+            prints.append(fingerprints(read.column(check)))
     keys = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     file_ids = np.concatenate(ids) if ids else np.zeros(0, np.int32)
     order = np.argsort(keys, kind="stable")
-    return Run("", keys[order], file_ids[order], tuple(names))
+    checks = (np.concatenate(prints) if prints else np.zeros(0, np.uint64))[order] \
+        if check else None
+    return Run("", keys[order], file_ids[order], tuple(names), checks)
 
 
 def merged(older: Run, newer: Run) -> Run:
@@ -197,7 +249,11 @@ def merged(older: Run, newer: Run) -> Run:
     keys[into], keys[rest] = newer.keys, older.keys
     ids = np.empty(size, dtype=np.int32)
     ids[into], ids[rest] = np.asarray(newer.file_ids) + len(older.files), older.file_ids
-    return Run("", keys, ids, older.files + newer.files)
+    checks = None
+    if older.checks is not None and newer.checks is not None:
+        checks = np.empty(size, dtype=np.uint64)
+        checks[into], checks[rest] = newer.checks, older.checks
+    return Run("", keys, ids, older.files + newer.files, checks)
 
 
-__all__ = ["KeyIndex", "Found", "Run", "INDEX_DIR", "search"]
+__all__ = ["KeyIndex", "Found", "Run", "INDEX_DIR", "CHECKED", "fingerprints", "search"]

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, write_deltalake
@@ -256,6 +257,27 @@ class Lake:
         found = KeyIndex(folder, {}).lookup(
             pc.cast(keys, pa.int64(), safe=False).to_numpy(), by_name, by_name)
         return sorted(Path(by_name[n]) for n in found.holders | set(found.uncovered))
+
+    def indexed_checks(self, name: str, keys: pa.Array | pa.ChunkedArray
+                       ) -> tuple[np.ndarray, np.ndarray, list[Path]]:
+        """For table ``name`` (unpartitioned, one-integer key, a column of
+        ``keyindex.CHECKED``): (a mask of ``keys`` its key index finds stored, the stored
+        rows' fingerprints of the checked column there (0 elsewhere), the current files no
+        run covers, which may hold the other keys). Without the index: nothing found, every
+        file uncovered."""
+        delta = self.delta(name)
+        none = np.zeros(len(keys), dtype=bool), np.zeros(len(keys), dtype=np.uint64)
+        if delta is None:
+            return *none, []
+        uris = delta.file_uris()
+        folder = self._index_dir(table(name))
+        if folder is None or not uris or table(name).partition_by:
+            return *none, sorted(Path(uri) for uri in uris)
+        by_name = {basename(uri): uri for uri in uris}
+        found = KeyIndex(folder, {}).lookup(
+            pc.cast(keys, pa.int64(), safe=False).to_numpy(), by_name, by_name)
+        checks = found.checks if found.checks is not None else none[1]
+        return found.present, checks, sorted(Path(by_name[n]) for n in found.uncovered)
 
     def read(self, name: str, columns: Sequence[str] | None = None,
              version: int | None = None) -> pa.Table:

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from pipelines.formats.fens import UNREAD, board_flags
 from pipelines.ingest.lookup import stored_lookup
 from warehouse import Lake
+from warehouse.keyindex import fingerprints
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class PositionSink:
         distinct = distinct and len(self.batches) == 1
         self.batches = []
         winners, clashes = (batch, []) if distinct else first_fen_per_key(batch)
-        stored = stored_fens(self.lake, winners["position_key"])
+        stored = stored_fens(self.lake, winners["position_key"], winners["fen"])
         if stored.num_rows and clashes:  # a key stored before: the stored FEN is the first
             clashes = against_stored(clashes, stored)
         if stored.num_rows:
@@ -130,15 +131,29 @@ def rows_with(clashing: pa.Table, stored: pa.Table) -> list[dict[str, Any]]:
     return clashing.append_column("stored_fen", fens).to_pylist()
 
 
-def stored_fens(lake: Lake, keys: pa.ChunkedArray) -> pa.Table:
-    """(position_key, stored_fen) for each of ``keys`` already in the positions parts."""
-    parts = lake.key_files("positions", keys)
-    if not parts:
-        return pa.table({"position_key": pa.array([], pa.uint64()),
-                         "stored_fen": pa.array([], pa.string())})
-    stored_bits = pc.cast(keys, pa.int64(), safe=False)   # the stored column's bits
-    found = stored_lookup("ingest_stored_positions",
-                          {"batch_keys": pa.table({"position_key": stored_bits})},
-                          {"known_positions": (parts, "position_key, fen")})
-    return pa.table({"position_key": pc.cast(found["position_key"], pa.uint64(), safe=False),
-                     "stored_fen": found["stored_fen"]})
+def stored_fens(lake: Lake, keys: pa.ChunkedArray, fens: pa.ChunkedArray) -> pa.Table:
+    """(position_key, stored_fen) for each of ``keys`` already in the positions parts.
+
+    The key index settles most keys without reading a FEN: a stored key whose row's FEN
+    fingerprint equals the fingerprint of its FEN in ``fens`` stored that FEN (a different
+    FEN under the same Zobrist key and the same 64-bit fingerprint is a 2**-64 chance). The
+    other stored keys, and keys the index cannot see (parts it does not cover yet), are
+    looked up in the parts that can hold them."""
+    found, prints, uncovered = lake.indexed_checks("positions", keys)
+    same = found & (prints == fingerprints(fens)) if found.any() else found
+    unsure = found & ~same
+    parts = set(uncovered)
+    if unsure.any():
+        parts |= set(lake.key_files("positions", keys.filter(pa.array(unsure))))
+    settled = pa.table({"position_key": keys.filter(pa.array(same)),
+                        "stored_fen": fens.filter(pa.array(same))})
+    ask = keys.filter(pa.array(~same)) if same.any() else keys
+    if not parts or len(ask) == 0:
+        return settled
+    stored_bits = pc.cast(ask, pa.int64(), safe=False)   # the stored column's bits
+    found_rows = stored_lookup("ingest_stored_positions",
+                               {"batch_keys": pa.table({"position_key": stored_bits})},
+                               {"known_positions": (sorted(parts), "position_key, fen")})
+    return pa.concat_tables([settled, pa.table({
+        "position_key": pc.cast(found_rows["position_key"], pa.uint64(), safe=False),
+        "stored_fen": found_rows["stored_fen"].cast(pa.string())})])

@@ -143,7 +143,7 @@ def test_a_run_left_half_written_or_naming_a_lost_file_is_not_used(home: Path) -
     np.save(index.folder / "killed.files.npy", np.array([0], np.int32))
     assert index.runs() == []          # the first write's refresh saw no part yet
     lost = index.save(Run("", np.array([40], np.int64), np.array([0], np.int32),
-                          ("gone.parquet",)))
+                          ("gone.parquet",), np.array([0], np.uint64)))
     assert lost.files == ("gone.parquet",)
     assert lake.write("positions", position_rows([30, 40, 10], "second")) == 2
     keys = unsigned(stored(lake, "positions", ["position_key"]).column("position_key"))
@@ -189,3 +189,25 @@ def test_key_files_names_the_parts_holding_the_keys(home: Path) -> None:
     unindexed = {p for p in parts if 7 in by_keys[p]}
     assert set(holders) == expected | unindexed
     assert len(holders) == 3
+
+
+def test_stored_fens_tell_a_collision_from_a_known_position_through_the_index(
+        home: Path) -> None:
+    """Ingest's stored-FEN lookup settles a stored key by its FEN's fingerprint in the index:
+    the same FEN is the stored one, another FEN under a stored key is given the FEN really
+    stored (a collision), in an indexed part or in the part the index does not cover yet."""
+    from pipelines.ingest.positions import stored_fens
+
+    lake = Lake(home)
+    lake.write("positions", position_rows([10, 20, 30], "first"))
+    lake.write("positions", position_rows([40], "first"))      # indexes the first part
+    lake.write("positions", position_rows([50], "first"))      # 40's part indexed, not 50's
+    keys = [10, 20, 40, 50, 60]
+    fens = ["first 10", "other 20", "first 40", "other 50", "first 60"]
+    got = stored_fens(lake, pa.chunked_array([pa.array(keys, pa.uint64())]),
+                      pa.chunked_array([pa.array(fens)]))
+    assert sorted(zip(got.column("position_key").to_pylist(),
+                      got.column("stored_fen").to_pylist(), strict=True)) == \
+        [(10, "first 10"), (20, "first 20"), (40, "first 40"), (50, "first 50")]
+    runs = KeyIndex(lake.table_dir("positions"), {}).runs()
+    assert sorted(k for run in runs for k in np.asarray(run.keys).tolist()) == [10, 20, 30, 40]
