@@ -5,7 +5,8 @@ every stored file for each batch makes an import quadratic in the table's size: 
 are uniformly random, so every file's min/max statistics span the whole key range and prune
 nothing. The index answers instead from sorted runs of the stored keys, looked up by binary
 search: a batch costs ``O(batch * runs * log(stored))``, and the runs are merged like a binary
-counter (two runs of similar size become one), so there are ``O(log(stored))`` of them.
+counter (a run merges into the next older once it holds a quarter of its keys), so there
+are ``O(log(stored))`` of them.
 
 A run lives in ``<table>/_chesslab_keys/<partition>/`` as ``<id>.keys.npy`` (the keys,
 sorted, int64 as stored), ``<id>.files.npy`` (the number, in the run's file list, of the data
@@ -36,8 +37,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 INDEX_DIR = "_chesslab_keys"
-# Runs are merged while the newer is at least half the older's size; never beyond this many
-# keys (8 bytes each, plus 4 for the file number), so one merge's memory stays bounded.
+# Runs are merged while the newer is at least 1/FAN_OUT of the older's size (each key is
+# rewritten log_FAN_OUT(N) times, a lookup searches at most FAN_OUT runs per size step);
+# never beyond MAX_MERGED_KEYS keys (8 bytes each, 4 for the file, 8 for a fingerprint), so
+# one merge's memory stays bounded.
+FAN_OUT = 4
 MAX_MERGED_KEYS = 1 << 27
 # Tables whose runs keep a fingerprint of one more column per key (see KeyIndex).
 CHECKED = {"positions": "fen"}
@@ -107,12 +111,13 @@ class KeyIndex:
         checks = np.zeros(len(keys), dtype=np.uint64) if self.check else None
         holders: set[str] = set()
         covered: set[str] = set()
+        order = np.argsort(keys, kind="stable")  # sorted needles walk each run's pages in order
         for run in self.runs():
             if not set(run.files) <= live or covered & set(run.files) or \
                     (self.check and run.checks is None):
                 continue
             covered |= set(run.files)
-            hit, at = search(run.keys, keys)
+            hit, at = search(run.keys, keys, order)
             present |= hit
             holders.update(run.files[i] for i in np.unique(np.asarray(run.file_ids[at])))
             if checks is not None and run.checks is not None:
@@ -137,9 +142,9 @@ class KeyIndex:
         self.merge(runs)
 
     def merge(self, runs: list[Run]) -> None:
-        """Merge the smallest runs while the newer is at least half the older's size."""
+        """Merge the smallest runs while the newer is at least 1/FAN_OUT of the older's size."""
         runs = sorted(runs, key=lambda run: -len(run.keys))
-        while len(runs) >= 2 and 2 * len(runs[-1].keys) >= len(runs[-2].keys) and \
+        while len(runs) >= 2 and FAN_OUT * len(runs[-1].keys) >= len(runs[-2].keys) and \
                 len(runs[-1].keys) + len(runs[-2].keys) <= MAX_MERGED_KEYS:
             newer, older = runs.pop(), runs.pop()
             runs.append(self.save(merged(older, newer)))
@@ -168,9 +173,10 @@ class KeyIndex:
             (self.folder / f"{name}{suffix}").unlink(missing_ok=True)
 
 
-def search(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def search(sorted_keys: np.ndarray, keys: np.ndarray,
+           order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(a mask of ``keys`` found in ``sorted_keys``, where in it each key found is, in the
-    order of ``keys``).
+    order of ``keys``); ``order``: the argsort of ``keys``, when the caller has it.
 
     >>> hit, at = search(np.array([2, 5, 9]), np.array([9, 3, 2, 10]))
     >>> hit.tolist(), at.tolist()
@@ -178,7 +184,8 @@ def search(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.nd
     """
     if len(sorted_keys) == 0 or len(keys) == 0:
         return np.zeros(len(keys), dtype=bool), np.zeros(0, dtype=np.int64)
-    order = np.argsort(keys, kind="stable")     # sorted needles walk the run's pages in order
+    if order is None:
+        order = np.argsort(keys, kind="stable")
     at = np.minimum(np.searchsorted(sorted_keys, keys[order]), len(sorted_keys) - 1)
     found = np.asarray(sorted_keys[at]) == keys[order]
     hit = np.zeros(len(keys), dtype=bool)

@@ -74,6 +74,13 @@ BACKOFF_MAX_S = 2.0
 # Delta's own default: files of versions older than this survive a vacuum (time travel).
 DEFAULT_RETAIN_HOURS = 168
 T = TypeVar("T")
+# A partition's key index is kept once it holds this many keys: below, DuckDB's scan of the
+# key column (about 40M keys/s) costs less than keeping runs (measured by
+# benchmarks/keyed_writes.py: at 12M keys the scan took 0.27 s a 500k-key write, the index
+# 0.4-1.9 s with its merges). positions keeps it from the first key: ingest's stored-FEN
+# lookup reads FEN fingerprints from it instead of every stored FEN.
+DEFAULT_INDEX_FROM = 32_000_000
+INDEX_FROM = {"positions": 0}
 
 
 class WarehouseError(ValueError):
@@ -97,12 +104,13 @@ class Lake:
     """The Delta tables of one chesslab home."""
 
     def __init__(self, home: str | os.PathLike[str],
-                 key_index: bool = True) -> None:
+                 key_index: bool = True, index_threshold: int | None = None) -> None:
         self.home = resolve_home(home)
         self.root = self.home / "lake"
         # keyed writes of one-integer-key tables look keys up in warehouse.keyindex (False:
         # scan every candidate file's keys, the behaviour before it: a benchmark's baseline)
         self.key_index = key_index
+        self.index_threshold = index_threshold   # None: INDEX_FROM's
 
     def __repr__(self) -> str:
         return f"Lake({str(self.home)!r})"
@@ -190,6 +198,11 @@ class Lake:
         new = unseen_rows(spec, delta, data, index=self._index_dir(spec))
         return self._append(spec, new, delta) if new.num_rows else 0
 
+    def index_from(self, spec: Table) -> int:
+        """The keys a partition holds before its key index is kept (see INDEX_FROM)."""
+        return self.index_threshold if self.index_threshold is not None else \
+            INDEX_FROM.get(spec.name, DEFAULT_INDEX_FROM)
+
     def _index_dir(self, spec: Table) -> Path | None:
         """The table's folder when its keyed writes use the key index, else None."""
         return self.table_dir(spec.name) if self.key_index and indexed(spec) else None
@@ -205,6 +218,8 @@ class Lake:
             values = partition_values(spec, group)
             mine = files.filter(matches(files, {f"partition.{c}": v for c, v in values.items()})) \
                 if values else files
+            if (pc.sum(mine.column("num_records")).as_py() or 0) < self.index_from(spec):
+                continue     # scanning so few keys costs less than keeping their runs
             KeyIndex(folder, values).refresh(
                 {basename(uri): uri for uri in mine.column("uri").to_pylist()}, row_key(spec)[0])
 

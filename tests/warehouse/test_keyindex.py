@@ -152,8 +152,15 @@ def test_a_run_left_half_written_or_naming_a_lost_file_is_not_used(home: Path) -
 
 def test_labels_are_indexed_per_partition(home: Path) -> None:
     """labels is partitioned by engine and depth: the same position at another depth is a
-    new label, at the same depth a stored one, whatever the other partitions hold."""
-    lake = Lake(home)
+    new label, at the same depth a stored one, whatever the other partitions hold (with the
+    index kept from the first key, and with the default, which keeps none at this size)."""
+    for lake in (Lake(home / "indexed", index_threshold=0), Lake(home / "scanned")):
+        check_labels(lake)
+    assert (home / "indexed" / "lake" / "labels" / INDEX_DIR).is_dir()
+    assert not (home / "scanned" / "lake" / "labels" / INDEX_DIR).exists()
+
+
+def check_labels(lake: Lake) -> None:
     rng = random.Random(11)
     keys = random_keys(rng, 400)
 
