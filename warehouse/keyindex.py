@@ -4,9 +4,9 @@ A keyed write must know which of its keys the table already holds. Reading the k
 every stored file for each batch makes an import quadratic in the table's size: Zobrist keys
 are uniformly random, so every file's min/max statistics span the whole key range and prune
 nothing. The index answers instead from sorted runs of the stored keys, looked up by binary
-search: a batch costs ``O(batch * runs * log(stored))``, and the runs are merged like a binary
-counter (a run merges into the next older once it holds a quarter of its keys), so there
-are ``O(log(stored))`` of them.
+search: a batch costs ``O(batch * runs * log(stored))``, and the runs are merged like a counter
+in base 4 (four runs of one size tier become one run of the next), so there are
+``O(log(stored))`` of them.
 
 A run lives in ``<table>/_chesslab_keys/<partition>/`` as ``<id>.keys.npy`` (the keys,
 sorted, int64 as stored), ``<id>.files.npy`` (the number, in the run's file list, of the data
@@ -37,9 +37,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 INDEX_DIR = "_chesslab_keys"
-# Runs are merged while the newer is at least 1/FAN_OUT of the older's size (each key is
-# rewritten log_FAN_OUT(N) times, a lookup searches at most FAN_OUT runs per size step);
-# never beyond MAX_MERGED_KEYS keys (8 bytes each, 4 for the file, 8 for a fingerprint), so
+# FAN_OUT runs of one tier (a power of FAN_OUT, a power of two) are merged into one (each key
+# is rewritten log_FAN_OUT(N) times, a lookup searches fewer than FAN_OUT runs a tier); never
+# beyond MAX_MERGED_KEYS keys (8 bytes each, 4 for the file, 8 for a fingerprint), so
 # one merge's memory stays bounded.
 FAN_OUT = 4
 MAX_MERGED_KEYS = 1 << 27
@@ -141,16 +141,36 @@ class KeyIndex:
                                             self.check)))
         self.merge(runs)
 
+    def add(self, rows: pa.Table, name: str, column: str) -> None:
+        """Index ``rows`` (storage types), just committed as the one file ``name``, from
+        memory, and merge (under the table's write lock)."""
+        keys = pc.cast(rows.column(column), pa.int64(), safe=False).to_numpy()
+        order = np.argsort(keys, kind="stable")
+        checks = fingerprints(rows.column(self.check)).astype(np.uint64)[order] \
+            if self.check else None
+        run = self.save(Run("", keys[order], np.zeros(len(keys), np.int32), (name,), checks))
+        self.merge([run, *[r for r in self.runs() if r.name != run.name]])
+
     def merge(self, runs: list[Run]) -> None:
-        """Merge the smallest runs while the newer is at least 1/FAN_OUT of the older's size."""
-        runs = sorted(runs, key=lambda run: -len(run.keys))
-        while len(runs) >= 2 and FAN_OUT * len(runs[-1].keys) >= len(runs[-2].keys) and \
-                len(runs[-1].keys) + len(runs[-2].keys) <= MAX_MERGED_KEYS:
-            newer, older = runs.pop(), runs.pop()
-            runs.append(self.save(merged(older, newer)))
-            self.remove(older.name)
-            self.remove(newer.name)
-            runs.sort(key=lambda run: -len(run.keys))
+        """Merge runs by tiers: once FAN_OUT runs are in one tier (sizes within a factor
+        FAN_OUT), they become one run of the next tier; so each key is rewritten about
+        log_FAN_OUT(stored / batch) times and a lookup searches fewer than FAN_OUT runs a tier."""
+        while True:
+            tiers: dict[int, list[Run]] = {}
+            for run in runs:
+                tiers.setdefault(tier(len(run.keys)), []).append(run)
+            full = sorted(t for t, group in tiers.items() if len(group) >= FAN_OUT and
+                          sum(len(run.keys) for run in group) <= MAX_MERGED_KEYS)
+            if not full:
+                return
+            group = sorted(tiers[full[0]], key=lambda run: -len(run.keys))
+            one = group[0]
+            for run in group[1:]:
+                one = merged(one, run)
+            gone = {run.name for run in group}
+            runs = [run for run in runs if run.name not in gone] + [self.save(one)]
+            for run in group:
+                self.remove(run.name)
 
     def save(self, run: Run) -> Run:
         """Write ``run`` (its json last, atomically: the run exists from then on)."""
@@ -171,6 +191,15 @@ class KeyIndex:
         """Remove a run, its json first (it stops being one before its arrays go)."""
         for suffix in (".json", ".keys.npy", ".files.npy", ".checks.npy"):
             (self.folder / f"{name}{suffix}").unlink(missing_ok=True)
+
+
+def tier(size: int) -> int:
+    """A run's tier: its size's power of FAN_OUT.
+
+    >>> [tier(n) for n in (1, 3, 4, 15, 16, 1000)]
+    [0, 0, 1, 1, 2, 4]
+    """
+    return (max(size, 1).bit_length() - 1) // (FAN_OUT.bit_length() - 1)
 
 
 def search(sorted_keys: np.ndarray, keys: np.ndarray,

@@ -218,7 +218,7 @@ class Lake:
             values = partition_values(spec, group)
             mine = files.filter(matches(files, {f"partition.{c}": v for c, v in values.items()})) \
                 if values else files
-            if (pc.sum(mine.column("num_records")).as_py() or 0) < self.index_from(spec):
+            if not self._indexing(spec, delta, values):
                 continue     # scanning so few keys costs less than keeping their runs
             KeyIndex(folder, values).refresh(
                 {basename(uri): uri for uri in mine.column("uri").to_pylist()}, row_key(spec)[0])
@@ -253,8 +253,21 @@ class Lake:
         if still.num_rows < new.num_rows or set(new.schema.names) - set(
                 delta.schema().to_arrow().names):
             return self._append(spec, still, delta) if still.num_rows else 0
-        staged.commit(delta)
+        names = staged.commit(delta)
+        folder = self._index_dir(spec)
+        if folder is not None and len(names) == 1 and self._indexing(spec, delta, {}):
+            # the rows just committed are in memory: index them without reading the file back
+            index = KeyIndex(folder, {})
+            index.add(new, names[0], row_key(spec)[0])
         return new.num_rows
+
+    def _indexing(self, spec: Table, delta: DeltaTable, values: Mapping[str, Any]) -> bool:
+        """Whether the partition ``values`` of the table holds enough keys to keep its key
+        index (see INDEX_FROM)."""
+        files = file_index(delta)
+        if values:
+            files = files.filter(matches(files, {f"partition.{c}": v for c, v in values.items()}))
+        return (pc.sum(files.column("num_records")).as_py() or 0) >= self.index_from(spec)
 
     def key_files(self, name: str, keys: pa.Array | pa.ChunkedArray) -> list[Path]:
         """The current files of table ``name`` (unpartitioned, keyed by one 64-bit integer)
@@ -355,14 +368,16 @@ class Staged:
                                           action.get("stats") or ""))
         return adds
 
-    def commit(self, delta: DeltaTable) -> None:
-        """Move the staged files into the table and commit them (under the table's lock)."""
+    def commit(self, delta: DeltaTable) -> list[str]:
+        """Move the staged files into the table and commit them (under the table's lock);
+        returns their names."""
         actions = self.actions()
         for action in actions:
             source = self.folder / action.path
             if source.exists():
                 os.replace(source, self.table / action.path)
         delta.create_write_transaction(actions, mode="append", schema=delta.schema())
+        return [basename(action.path) for action in actions]
 
     def discard(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
