@@ -111,12 +111,14 @@ def cpu_seconds() -> float:
 
 def import_file(lake: TimedLake, path: Path, fmt: str, engine_id: str | None,
                 depth: int) -> dict[str, Any]:
-    from pipelines.ingest import IngestConfig, ingest_paths
+    from flows.ingest import INGEST, IngestJob
+    from flows.step import run_step
+    from pipelines.ingest import IngestConfig
 
     config = IngestConfig(workers=1, format=fmt, engine_id=engine_id, depth=depth)
     first = len(lake.commits)
     began, cpu = time.perf_counter(), cpu_seconds()
-    [summary] = ingest_paths(lake, [path], config)
+    [summary] = run_step(INGEST, IngestJob((path,), config), lake)
     seconds, cpu = time.perf_counter() - began, cpu_seconds() - cpu
     commits = lake.commits[first:]
     return {"records": summary.records, "new_positions": summary.new_positions,
