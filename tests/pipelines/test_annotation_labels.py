@@ -171,3 +171,20 @@ def test_engine_games_are_annotated_stockfish_games(tmp_path: Path, stockfish_pa
             assert chess.Move.from_uci(best) in board.legal_moves
             info = sf.analyse(board, chess.engine.Limit(depth=4))
             assert (info["score"].relative.score(mate_score=100_000) > 0) == (score > 0), fen
+
+
+def test_bound_labels_are_not_training_targets(tmp_path: Path) -> None:
+    """A label whose depth ended on a lowerbound/upperbound line is a limit on the score, not
+    the score: nnue_examples leaves it out (as it does mate scores) and keeps the exact ones."""
+    lake = Lake(tmp_path / "home")
+    fen = fen_after("e4")
+    lake.write("positions", [{"position_key": 7, "fen": fen}])
+    lake.write("labels", [
+        {"position_key": 7, "engine_id": "sf", "depth": 8, "score_cp": -30},
+        {"position_key": 7, "engine_id": "sf", "depth": 9, "score_cp": 40, "bound": "lower"},
+        {"position_key": 7, "engine_id": "sf", "depth": 10, "score_cp": -90, "bound": "upper"},
+        {"position_key": 7, "engine_id": "sf", "depth": 11, "score_mate": 3},
+    ])
+    rows = connect(lake).execute(
+        "select depth, score_cp from nnue_examples where engine_id = 'sf'").fetchall()
+    assert rows == [(8, -30)]

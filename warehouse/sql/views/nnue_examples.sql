@@ -1,6 +1,7 @@
 -- depends: positions, labels, moves, games
 -- NNUE training examples (paper 002): one row per labelled position, engine and depth with a
--- centipawn score from the side to move's view (mate scores left out). game_id is the lowest
+-- centipawn score from the side to move's view (mate scores and bounds left out: a
+-- lowerbound/upperbound label is a limit, not a score to fit). game_id is the lowest
 -- game the position was played in (null for EPD/FEN-only positions): the split unit. result
 -- is that game's result from the side to move's view (1, 0.5, 0; null when unknown), or the
 -- result imported training data carries with its label (labels.result), which comes first.
@@ -51,7 +52,7 @@ scores as (
     select position_key, engine_id, depth, score_cp, null::integer as white_cp, best_move,
         result as label_result
     from labels
-    where score_cp is not null and score_mate is null
+    where score_cp is not null and score_mate is null and bound is null
     union all
     select position_key, engine_id, depth, null, white_cp, best_move, null
     from annotations
