@@ -10,6 +10,13 @@ Index ``k * 641`` is never active, so 0 pads the fixed-width rows of :func:`half
 >>> stm, other = halfkp_indices(chess.Board("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"))
 >>> stm, other
 ([2577], [2039])
+
+The perspective net's 768 features (:func:`psq_batch`): for perspective c, a piece of type t
+(pawn = 1 .. king = 6) and colour col on square s is ``(col != c) * 384 + (t - 1) * 64 + s'``
+with ``s' = s`` for White and ``s ^ 56`` (the board flipped top to bottom) for Black; 768 pads.
+
+>>> psq_batch(["4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"])[0, :, :3].tolist()
+[[12, 324, 764], [324, 436, 764]]
 """
 import chess
 
@@ -75,3 +82,46 @@ def halfkp_indices(board: chess.Board) -> tuple[list[int], list[int]]:
     fill_row(&pos, buf, board.fen())
     return (sorted(buf[i] for i in range(MAX_ACTIVE) if buf[i]),
             sorted(buf[MAX_ACTIVE + i] for i in range(MAX_ACTIVE) if buf[MAX_ACTIVE + i]))
+
+
+cdef int psq_active(const Position* p, int perspective, int* out) noexcept nogil:
+    """Write perspective's active 768-feature indices (own pieces first, pawn..king, then
+    square); returns how many (at most 32 in a legal position: callers check)."""
+    cdef int n = 0, colour, t, enemy
+    cdef u64 b
+    for enemy in range(2):
+        colour = perspective ^ enemy
+        for t in range(KING + 1):
+            b = p.bb[colour][t]
+            while b:
+                if n == PSQ_MAX_ACTIVE:
+                    return -1
+                out[n] = psq_index(perspective, colour, t, lsb(b))
+                b &= b - 1
+                n += 1
+    return n
+
+
+def psq_batch(fens) -> np.ndarray:
+    """Active 768-feature indices of each FEN, int32 (n, 2, 32): [i, 0] the side to move's
+    view, [i, 1] the other side's, unused slots 768 (the padding row).
+
+    >>> psq_batch(["4k3/8/8/8/8/8/4P3/4K3 b - -"])[0, :, :3].tolist()
+    [[324, 436, 764], [12, 324, 764]]
+    """
+    import numpy as np
+
+    cdef Py_ssize_t i, n = len(fens)
+    cdef int c
+    rows = np.full((n, 2, PSQ_MAX_ACTIVE), PSQ_PAD, dtype=np.int32)
+    cdef int[:, :, ::1] view = rows
+    cdef Position pos
+    for i in range(n):
+        fen = fens[i]
+        if not isinstance(fen, str):
+            raise ValueError(f"expected a FEN string, got {fen!r}")
+        set_fen(&pos, fen)
+        for c in range(2):
+            if psq_active(&pos, pos.side ^ c, &view[i, c, 0]) < 0:
+                raise ValueError(f"more than {PSQ_MAX_ACTIVE} pieces: {fen!r}")
+    return rows

@@ -247,4 +247,57 @@ static void nnue_dense(const int8_t* w, const uint8_t* x, int32_t* out, int rows
 #endif
 }
 
+/* --- The perspective (768 -> N x2 -> 1) net: int16 accumulators of width n (a multiple of
+   16), its weight rows n wide, row 768 all zeros (the padding feature). */
+
+/* dst = src + a0 + a1 - s0 - s1 (rows; a move changes at most two columns each way: a
+   missing one is the zero row). */
+NNUE_CLONES
+static void psq_apply(const int16_t* src, int16_t* dst, const int16_t* a0,
+                      const int16_t* a1, const int16_t* s0, const int16_t* s1, int n) {
+    for (int i = 0; i < n; i++)
+        dst[i] = (int16_t)(src[i] + a0[i] + a1[i] - s0[i] - s1[i]);
+}
+
+/* dst += row (the rebuild of an accumulator). */
+NNUE_CLONES
+static void psq_add(int16_t* dst, const int16_t* row, int n) {
+    for (int i = 0; i < n; i++) dst[i] = (int16_t)(dst[i] + row[i]);
+}
+
+#ifdef NNUE_X86
+/* sum_i clip(x[i], 0, qa) * w[i] (squared: clip(x[i])^2 * w[i]) with pmaddwd; exact for
+   |w| <= 127, qa <= 255, n <= 1024: a lane's squared sum stays under 2^31 (64 pair sums of at most
+   2 * 255 * 32,385), and mullo's v * w fits int16 (255 * 127). */
+__attribute__((target("avx2")))
+static int64_t psq_dot_avx2(const int16_t* x, const int16_t* w, int n, int qa, int squared) {
+    const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi16((int16_t)qa);
+    __m256i sum = _mm256_setzero_si256();
+    for (int i = 0; i < n; i += 16) {
+        __m256i v = _mm256_min_epi16(_mm256_max_epi16(
+            _mm256_loadu_si256((const __m256i*)(x + i)), zero), top);
+        __m256i wk = _mm256_loadu_si256((const __m256i*)(w + i));
+        sum = _mm256_add_epi32(sum, squared
+            ? _mm256_madd_epi16(_mm256_mullo_epi16(v, wk), v) : _mm256_madd_epi16(v, wk));
+    }
+    int32_t lanes[8];   /* each under 2^30, their total not: summed in 64 bits */
+    _mm256_storeu_si256((__m256i*)lanes, sum);
+    int64_t total = 0;
+    for (int k = 0; k < 8; k++) total += lanes[k];
+    return total;
+}
+#endif
+
+static int64_t psq_dot(const int16_t* x, const int16_t* w, int n, int qa, int squared) {
+#ifdef NNUE_X86
+    if (nnue_use_avx2()) return psq_dot_avx2(x, w, n, qa, squared);
+#endif
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t v = x[i] < 0 ? 0 : (x[i] > qa ? qa : x[i]);
+        total += (squared ? v * v : v) * w[i];
+    }
+    return total;
+}
+
 #endif  /* CHESSLAB_NNUE_KERNELS_H */

@@ -8,9 +8,10 @@ cdef enum:
     L1_OUT = 32
     L2_OUT = 32
     STACK_PLIES = 128     # accumulator stack depth (the alpha-beta search stops at ply 120)
+    ACC_WORDS = 512       # int32 words per perspective: HalfKP's 256, or the 768 net's N int16
 
 cdef struct Accumulator:
-    int32_t v[2][FT_OUT]       # by colour: White's perspective, then Black's
+    int32_t v[2][ACC_WORDS]    # by colour: White's perspective, then Black's
     const Position* pos        # the position this entry belongs to
     const Position* parent     # and the one it was reached from (lazy update)
     Move move                  # the move from parent, NO_MOVE for a null move
@@ -28,6 +29,19 @@ cdef class Network:
     cdef readonly str name
     cdef int king_class[64]                    # first oriented king square with the same columns
     cdef readonly int king_classes             # distinct column blocks (1: a piece-square net)
+    cdef readonly int acc_bytes                # bytes of one perspective's accumulator
+    cdef void refresh(self, const Position* p, int perspective, int32_t* acc) noexcept nogil
+    cdef void update(self, const Accumulator* before, Accumulator* after) noexcept nogil
+    cdef int propagate(self, const int32_t* stm, const int32_t* other) noexcept nogil
+    cdef int evaluate_position(self, const Position* p) noexcept nogil
+
+cdef class PerspectiveNetwork(Network):
+    cdef int16_t* weight                       # [769][hidden], row 768 zeros (padding)
+    cdef int16_t* bias                         # [hidden]
+    cdef int16_t* out                          # [2 * hidden]: side to move's, then other's
+    cdef int64_t bias_out
+    cdef readonly int hidden
+    cdef readonly bint squared                 # screlu (else crelu)
     cdef void refresh(self, const Position* p, int perspective, int32_t* acc) noexcept nogil
     cdef void update(self, const Accumulator* before, Accumulator* after) noexcept nogil
     cdef int propagate(self, const int32_t* stm, const int32_t* other) noexcept nogil

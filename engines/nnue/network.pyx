@@ -15,6 +15,10 @@ same columns under the king's old and new squares (always in a piece-square net,
 bucket in a king-bucket net): then a king move only removes what it captures and moves the
 castling rook. A null move copies the
 parent: the accumulators are kept by colour, and evaluation reads them from the side to move.
+
+:class:`PerspectiveNetwork` (issue 38) is the 768 -> N x2 -> 1 net of ``netfile``: int16
+accumulators in the same stack entries, updated on every move (king moves included: its
+features do not depend on the king's square) by at most two added and two removed rows.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
@@ -25,9 +29,9 @@ import chess
 from engines.core.position cimport (EMPTY, FLAG_CASTLE, FLAG_EP, KING, NO_MOVE, PAWN, ROOK,
                                     WHITE, Move, Position, king_square, move_from, move_promo,
                                     move_to, set_from_board)
-from engines.nnue.features cimport (HALFKP_FEATURES, HALFKP_KING_STRIDE, active_features,
-                                    feature_index,
-                                    orient)
+from engines.nnue.features cimport (HALFKP_FEATURES, HALFKP_KING_STRIDE, PSQ_FEATURES,
+                                    PSQ_MAX_ACTIVE, active_features, feature_index, orient,
+                                    psq_active, psq_index)
 
 # numpy and engines.nnue.netfile are imported where used: the alpha-beta search cimports this
 # module, and an engine playing "hce" should not pay for loading numpy.
@@ -65,6 +69,11 @@ cdef extern from "kernels.h":
                     int n_add, const int* removed, int n_sub) noexcept nogil
     void nnue_clip(const int32_t* acc, uint8_t* out, int n) noexcept nogil
     int nnue_set_simd(int avx2, int vnni) noexcept nogil
+    void psq_apply(const int16_t* src, int16_t* dst, const int16_t* a0, const int16_t* a1,
+                   const int16_t* s0, const int16_t* s1, int n) noexcept nogil
+    void psq_add(int16_t* dst, const int16_t* row, int n) noexcept nogil
+    int64_t psq_dot(const int16_t* x, const int16_t* w, int n, int qa,
+                    int squared) noexcept nogil
 
 
 def use_simd(bint avx2, bint vnni=True) -> int:
@@ -91,6 +100,7 @@ cdef class Network:
         cdef int16_t[:, ::1] ft = np.ascontiguousarray(arrays["ft_weight"], dtype=np.int16)
         cdef int i, j
         self.name = name
+        self.acc_bytes = FT_OUT * sizeof(int32_t)
         self.ft_weight = <int16_t*> malloc(HALFKP_FEATURES * FT_OUT * sizeof(int16_t))
         if self.ft_weight == NULL:
             raise MemoryError(f"cannot allocate the feature transformer of {name}")
@@ -126,10 +136,14 @@ cdef class Network:
 
     @classmethod
     def load(cls, path) -> Network:
-        """Load and check a v1 ``.npz``; NnueFileError (a ValueError) names file and field."""
-        from engines.nnue.netfile import load_arrays
+        """Load and check a v1 ``.npz``, HalfKP or psq768 (a :class:`PerspectiveNetwork`);
+        NnueFileError (a ValueError) names file and field."""
+        from engines.nnue.netfile import load_network_file
 
-        return cls(load_arrays(path), str(path))
+        meta, arrays = load_network_file(path)
+        if meta["features"] == "psq768":
+            return PerspectiveNetwork(arrays, meta["activation"], str(path))
+        return Network(arrays, str(path))
 
     def evaluate(self, board: chess.Board) -> int:
         """Centipawns for the side to move, from scratch."""
@@ -167,7 +181,8 @@ cdef class Network:
         cdef int added[MAX_DELTA]
         cdef int removed[MAX_DELTA]
         if m == NO_MOVE:
-            memcpy(after.v, before.v, sizeof(after.v))
+            memcpy(after.v[0], before.v[0], FT_OUT * sizeof(int32_t))
+            memcpy(after.v[1], before.v[1], FT_OUT * sizeof(int32_t))
             return
         us = parent.side
         them = us ^ 1
@@ -243,6 +258,136 @@ cdef class Network:
         return self.propagate(acc[0], acc[1])
 
 
+cdef enum:
+    PSQ_QA = 255
+    PSQ_QB = 64
+
+
+cdef inline const int16_t* row(const int16_t* weight, int hidden, int feature) noexcept nogil:
+    return weight + feature * hidden
+
+
+cdef class PerspectiveNetwork(Network):
+    """A psq768 network (768 -> hidden x2 -> 1, crelu or screlu), copied into C arrays;
+    evaluated by the same :class:`AccumulatorStack` (its accumulators are int16).
+
+    >>> from engines.nnue.netfile import random_psq_arrays
+    >>> PerspectiveNetwork(random_psq_arrays(1), "screlu").evaluate(chess.Board())
+    0
+    """
+
+    def __cinit__(self):
+        self.weight = NULL
+        self.bias = NULL
+        self.out = NULL
+
+    def __init__(self, arrays: dict, str activation="screlu", str name="<arrays>"):
+        import numpy as np
+
+        cdef int n = int(arrays["ft_weight"].shape[1])
+        rows = np.zeros((PSQ_FEATURES + 1, n), dtype=np.int16)
+        rows[:PSQ_FEATURES] = arrays["ft_weight"]
+        cdef int16_t[:, ::1] w = rows
+        cdef int16_t[::1] b = np.ascontiguousarray(arrays["ft_bias"], dtype=np.int16)
+        cdef int16_t[::1] o = np.ascontiguousarray(arrays["out_weight"][0], dtype=np.int16)
+        if n % 16 or not 16 <= n <= 2 * ACC_WORDS or b.shape[0] != n or o.shape[0] != 2 * n:
+            raise ValueError(f"{name}: a psq768 net needs hidden a multiple of 16 in 16..1024 "
+                             f"and matching arrays, got {n}")
+        if activation not in ("crelu", "screlu"):
+            raise ValueError(f"{name}: activation must be crelu or screlu, got {activation!r}")
+        self.name = name
+        self.hidden = n
+        self.squared = activation == "screlu"
+        self.acc_bytes = n * sizeof(int16_t)
+        self.king_classes = 1
+        self.weight = <int16_t*> malloc((PSQ_FEATURES + 1) * n * sizeof(int16_t))
+        self.bias = <int16_t*> malloc(n * sizeof(int16_t))
+        self.out = <int16_t*> malloc(2 * n * sizeof(int16_t))
+        if self.weight == NULL or self.bias == NULL or self.out == NULL:
+            raise MemoryError(f"cannot allocate the network {name}")
+        memcpy(self.weight, &w[0, 0], (PSQ_FEATURES + 1) * n * sizeof(int16_t))
+        memcpy(self.bias, &b[0], n * sizeof(int16_t))
+        memcpy(self.out, &o[0], 2 * n * sizeof(int16_t))
+        self.bias_out = int(arrays["out_bias"][0])
+
+    def __dealloc__(self):
+        free(self.weight)
+        free(self.bias)
+        free(self.out)
+
+    def accumulators(self, board: chess.Board) -> "numpy.ndarray":
+        """Both perspectives' accumulators (side to move first), int16 (2, hidden)."""
+        import numpy as np
+
+        cdef Position pos
+        cdef int32_t acc[2][ACC_WORDS]
+        set_from_board(&pos, board)
+        self.refresh(&pos, pos.side, acc[0])
+        self.refresh(&pos, pos.side ^ 1, acc[1])
+        return np.array([[(<int16_t*> acc[c])[i] for i in range(self.hidden)]
+                         for c in range(2)], dtype=np.int16)
+
+    cdef void refresh(self, const Position* p, int perspective, int32_t* acc) noexcept nogil:
+        cdef int features[PSQ_MAX_ACTIVE]
+        cdef int16_t* a = <int16_t*> acc
+        cdef int n = psq_active(p, perspective, features), i
+        memcpy(a, self.bias, self.hidden * sizeof(int16_t))
+        for i in range(n):             # n < 0 only below an illegal root (33 pieces)
+            psq_add(a, row(self.weight, self.hidden, features[i]), self.hidden)
+
+    cdef void update(self, const Accumulator* before, Accumulator* after) noexcept nogil:
+        cdef const Position* parent = after.parent
+        cdef Move m = after.move
+        cdef int c, us, them, mover, frm, to, victim, promo
+        cdef const int16_t* zero = row(self.weight, self.hidden, PSQ_FEATURES)
+        cdef const int16_t* a1
+        cdef const int16_t* s1
+        if m == NO_MOVE:
+            memcpy(after.v[0], before.v[0], self.acc_bytes)
+            memcpy(after.v[1], before.v[1], self.acc_bytes)
+            return
+        us = parent.side
+        them = us ^ 1
+        frm = move_from(m)
+        to = move_to(m)
+        mover = parent.board[frm] - 6 * us
+        if mover < 0 or mover > KING:
+            # Only below an illegal root: rebuild, never index garbage.
+            self.refresh(after.pos, 0, after.v[0])
+            self.refresh(after.pos, 1, after.v[1])
+            return
+        victim = parent.board[to] - 6 * them if parent.board[to] != EMPTY else -1
+        promo = move_promo(m) if move_promo(m) else mover
+        for c in range(2):
+            a1 = zero
+            s1 = zero
+            if m & FLAG_EP:
+                s1 = row(self.weight, self.hidden, psq_index(c, them, PAWN, to - 8 if us == WHITE else to + 8))
+            elif victim >= 0:
+                s1 = row(self.weight, self.hidden, psq_index(c, them, victim, to))
+            if m & FLAG_CASTLE:
+                s1 = row(self.weight, self.hidden, psq_index(c, us, ROOK, to + 1 if to & 7 == 6 else to - 2))
+                a1 = row(self.weight, self.hidden, psq_index(c, us, ROOK, to - 1 if to & 7 == 6 else to + 1))
+            psq_apply(<const int16_t*> before.v[c], <int16_t*> after.v[c],
+                      row(self.weight, self.hidden, psq_index(c, us, promo, to)), a1,
+                      row(self.weight, self.hidden, psq_index(c, us, mover, frm)), s1, self.hidden)
+
+    cdef int propagate(self, const int32_t* stm, const int32_t* other) noexcept nogil:
+        cdef int64_t total = (
+            psq_dot(<const int16_t*> stm, self.out, self.hidden, PSQ_QA, self.squared)
+            + psq_dot(<const int16_t*> other, self.out + self.hidden, self.hidden, PSQ_QA,
+                      self.squared))
+        if self.squared:
+            total = floor_div(total, PSQ_QA)
+        return <int>floor_div((total + self.bias_out) * OUT_CP, PSQ_QA * PSQ_QB)
+
+    cdef int evaluate_position(self, const Position* p) noexcept nogil:
+        cdef int32_t acc[2][ACC_WORDS]
+        self.refresh(p, p.side, acc[0])
+        self.refresh(p, p.side ^ 1, acc[1])
+        return self.propagate(acc[0], acc[1])
+
+
 cdef class AccumulatorStack:
     """Per-ply accumulators of one search (see the module docstring)."""
 
@@ -286,11 +431,11 @@ cdef class AccumulatorStack:
         return self.net.propagate(entry.v[p.side], entry.v[p.side ^ 1])
 
     cdef void check(self, const Position* p, const Accumulator* entry) noexcept nogil:
-        cdef int32_t fresh[FT_OUT]
+        cdef int32_t fresh[ACC_WORDS]
         cdef int c
         self.checked += 1
         for c in range(2):
             self.net.refresh(p, c, fresh)
-            if memcmp(fresh, entry.v[c], sizeof(fresh)) != 0:
+            if memcmp(fresh, entry.v[c], self.net.acc_bytes) != 0:
                 self.mismatches += 1
                 return

@@ -67,3 +67,40 @@ def evaluate_quantised(net: Mapping[str, np.ndarray], stm_idx: Sequence[int],
     floor(out * 600 / (127 * 64))."""
     out = int(quantised_layers(net, stm_idx, other_idx)[-1][0])
     return out * OUTPUT_CP // (FT_SCALE * WEIGHT_SCALE)
+
+
+# --- the perspective (psq768) net of issue 38 --------------------------------------------
+
+PSQ_SCALE = 255
+
+
+def psq_features(board: chess.Board, perspective: chess.Color) -> list[int]:
+    """Sorted active 768-feature indices of one perspective, with python-chess: own pieces
+    0..383, the opponent's 384..767, piece type (pawn..king) * 64, the square as White sees
+    it, flipped top to bottom (``s ^ 56``) for Black.
+
+    >>> psq_features(chess.Board("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"), chess.BLACK)
+    [324, 436, 764]
+    """
+    flip = 0 if perspective == chess.WHITE else 56
+    return sorted((piece.color != perspective) * 384 + (piece.piece_type - 1) * 64
+                  + (square ^ flip) for square, piece in board.piece_map().items())
+
+
+def evaluate_psq_quantised(net: Mapping[str, np.ndarray], activation: str,
+                           stm_idx: Sequence[int], other_idx: Sequence[int]) -> int:
+    """Centipawns for the side to move of a quantised psq768 net, in exact integers:
+    ``v = clip(acc, 0, 255)``; crelu ``out = v . w + b``, screlu ``floor(v^2 . w / 255) + b``;
+    ``floor(out * 600 / (255 * 64))``."""
+    n = net["ft_bias"].shape[0]
+    weights = net["out_weight"].astype(np.int64)[0]
+    total = 0
+    for half, idx in enumerate((stm_idx, other_idx)):
+        acc = net["ft_bias"].astype(np.int64) + net["ft_weight"][list(idx)].astype(np.int64).sum(
+            axis=0)
+        v = np.clip(acc, 0, PSQ_SCALE)
+        total += int(((v * v if activation == "screlu" else v)
+                      * weights[half * n:(half + 1) * n]).sum())
+    if activation == "screlu":
+        total //= PSQ_SCALE
+    return (total + int(net["out_bias"][0])) * OUTPUT_CP // (PSQ_SCALE * WEIGHT_SCALE)
