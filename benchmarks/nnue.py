@@ -9,10 +9,14 @@
     per position (so machine load hits both alike). Target: >= 0.4. ``--kernels`` adds the
     network on each slower SIMD path this CPU has (AVX2 without VNNI, SSE), same tree.
 
-The network is a random one (fixed seed) unless ``--net`` names a ``chesslab NNUE v1`` file;
-its values change the tree but not the cost of a node.
+    ``--arch`` picks the networks (issue 38): ``halfkp`` (41024 -> 256x2 -> 32 -> 32 -> 1) and
+    ``psq768`` (768 -> N x2 -> 1, ``--hidden N``, ``--activation``), each its own column and
+    ratio to the hce; the kernels columns use the first.
+The networks are random ones (fixed seed) unless ``--net`` names a ``chesslab NNUE v1`` file
+(then the only network); their values change the tree but not the cost of a node.
 
     .venv/bin/python benchmarks/nnue.py [--parts features,nps] [--rounds 3] [--depth 7] [--kernels]
+        [--arch halfkp,psq768] [--hidden 256] [--activation screlu]
 """
 from __future__ import annotations
 
@@ -31,7 +35,12 @@ sys.path.insert(0, str(ROOT))
 
 from engines.alphabeta import AlphaBeta, SearchConfig  # noqa: E402
 from engines.nnue.features import halfkp_batch  # noqa: E402
-from engines.nnue.netfile import random_arrays, save_arrays  # noqa: E402
+from engines.nnue.netfile import (  # noqa: E402
+    random_arrays,
+    random_psq_arrays,
+    save_arrays,
+    save_psq,
+)
 from engines.nnue.network import use_simd  # noqa: E402
 from engines.nnue.reference import halfkp_reference  # noqa: E402
 
@@ -96,11 +105,15 @@ def search_nodes(config: SearchConfig, board: chess.Board, depth: int,
     return result.nodes, time.perf_counter() - start
 
 
-def run_nps(net_path: Path, depth: int, kernels: bool = False) -> float:
-    """Nodes per second of nnue and hce over the suite, rotating the order per position."""
-    nnue = SearchConfig(eval="nnue", nnue_path=str(net_path))
+def run_nps(nets: dict[str, Path], depth: int, kernels: bool = False) -> dict[str, float]:
+    """Nodes per second of each net and the hce over the suite, rotating the order per
+    position; returns each net's ratio to the hce. The first net is "nnue"."""
+    nnue = SearchConfig(eval="nnue", nnue_path=str(next(iter(nets.values()))))
+    first = next(iter(nets))
     configs = {"hce": (SearchConfig(eval="hce"), KERNELS["nnue"]),
                "nnue": (nnue, KERNELS["nnue"])}
+    configs.update({name: (SearchConfig(eval="nnue", nnue_path=str(path)), KERNELS["nnue"])
+                    for name, path in list(nets.items())[1:]})
     if kernels:
         levels: dict[int, str] = {}
         for name, simd in KERNELS.items():
@@ -108,7 +121,8 @@ def run_nps(net_path: Path, depth: int, kernels: bool = False) -> float:
         configs.update({name: (nnue, KERNELS[name]) for name in levels.values()
                         if name != "nnue"})
     totals = {name: [0, 0.0] for name in configs}
-    print(f"nps: Bratko-Kopec, depth {depth}; kernels {', '.join(list(configs)[1:])}")
+    print(f"nps: Bratko-Kopec, depth {depth}; nnue is {first}; "
+          f"columns {', '.join(list(configs)[1:])}")
     print(f"  {'position':<10}" + "".join(f"{name + ' nps':>15}" for name in configs) +
           f"{'nnue/hce':>10}")
     for i, board in enumerate(suite_boards()):
@@ -128,9 +142,31 @@ def run_nps(net_path: Path, depth: int, kernels: bool = False) -> float:
     ratio = nps["nnue"] / nps["hce"]
     print("  all       " + "".join(f"{nps[n]:>15,.0f}" for n in configs) +
           f"{ratio:>10.2f} (target >= 0.4)")
+    ratios = {first: ratio}
     for name in list(configs)[2:]:
-        print(f"  nnue / {name}: {nps['nnue'] / nps[name]:.2f}")
-    return ratio
+        if name in nets:
+            ratios[name] = nps[name] / nps["hce"]
+            print(f"  {name} / hce: {ratios[name]:.2f} (target for psq768-256: >= 0.8)")
+        else:
+            print(f"  nnue / {name}: {nps['nnue'] / nps[name]:.2f}")
+    return ratios
+
+
+def random_nets(folder: Path, archs: list[str], hidden: int,
+                activation: str) -> dict[str, Path]:
+    """Random nets (fixed seeds) of each architecture, by column name."""
+    nets = {}
+    for arch in archs:
+        if arch == "halfkp":
+            nets[arch] = folder / "halfkp.npz"
+            save_arrays(nets[arch], random_arrays(seed=1))
+        elif arch == "psq768":
+            name = f"psq768-{hidden}"
+            nets[name] = folder / f"{name}.npz"
+            save_psq(nets[name], random_psq_arrays(1, hidden), activation)
+        else:
+            raise SystemExit(f"--arch: halfkp or psq768, got {arch!r}")
+    return nets
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -139,6 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="feature extraction rounds")
     parser.add_argument("--depth", type=int, default=7, help="search depth of the nps part")
     parser.add_argument("--net", type=Path, help="a chesslab NNUE v1 .npz (default: random)")
+    parser.add_argument("--arch", default="halfkp,psq768",
+                        help="nets of the nps part: halfkp, psq768 (default: both)")
+    parser.add_argument("--hidden", type=int, default=256, help="psq768's N")
+    parser.add_argument("--activation", default="screlu", help="psq768's: crelu or screlu")
     parser.add_argument("--kernels", action="store_true",
                         help="nps part: also the slower SIMD paths of this CPU")
     args = parser.parse_args(argv)
@@ -147,11 +187,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_features(args.rounds)
     if "nps" in parts:
         with tempfile.TemporaryDirectory() as folder:
-            net = args.net
-            if net is None:
-                net = Path(folder) / "random.npz"
-                save_arrays(net, random_arrays(seed=1))
-            run_nps(net, args.depth, args.kernels)
+            nets = {"net": args.net} if args.net else random_nets(
+                Path(folder), args.arch.split(","), args.hidden, args.activation)
+            run_nps(nets, args.depth, args.kernels)
     return 0
 
 
