@@ -176,12 +176,12 @@ def make_searcher(values: Mapping[str, Any]) -> Searcher:
 
 
 def check_network_file(path: str) -> None:
-    """A readable chesslab NNUE v1 file, else a ValueError naming it."""
+    """A readable chesslab NNUE v1 file (HalfKP or psq768), else a ValueError naming it."""
     if not Path(path).is_file():
         raise ValueError(f"--nnue: no such network file: {path!r}")
-    from engines.nnue.netfile import load_arrays
+    from engines.nnue.netfile import load_network_file
 
-    load_arrays(path)
+    load_network_file(path)
 
 
 def lmr_of(uci_value: str, formula: str) -> str | LmrFormula:

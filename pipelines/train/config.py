@@ -10,6 +10,8 @@ from typing import Any, TypeVar
 OPTIMIZERS = ("adam", "sgd")
 ACCELERATORS = ("auto", "cpu", "gpu")
 KING_BUCKET_COUNTS = (1, 2, 4, 8, 16, 64)   # the layouts of pipelines.train.nnue.KING_BUCKETS
+NNUE_ARCHS = ("halfkp", "psq768")
+PSQ_ACTIVATIONS = ("crelu", "screlu")
 C = TypeVar("C", bound="TrainConfig")
 
 
@@ -76,7 +78,16 @@ class TrainConfig:
 @dataclass(frozen=True)
 class NnueConfig(TrainConfig):
     """``chesslab train nnue``: the HalfKP 41024 -> 256x2 -> 32 -> 32 -> 1 net of the shared
-    contract, trained on Stockfish scores of the nnue_examples view."""
+    contract, or (``--arch psq768``) the perspective net 768 -> N x2 -> 1, trained on
+    Stockfish scores of the nnue_examples view."""
+
+    arch: str = field(default="halfkp", metadata={
+        "help": "halfkp (41024 -> 256x2 -> 32 -> 32 -> 1) or psq768 (768 -> N x2 -> 1: piece, "
+                "colour and square from each side's view; --hidden, --activation)"})
+    hidden: int = field(default=256, metadata={
+        "help": "psq768's N: accumulator width per side, a multiple of 16 in 16..1024"})
+    activation: str = field(default="screlu", metadata={
+        "help": "psq768's activation: crelu (clipped ReLU) or screlu (its square)"})
 
     engine_id: tuple[str, ...] | None = field(default=None, metadata={
         "help": "label engine ids, comma-separated (default: the engine with the most "
@@ -131,6 +142,14 @@ class NnueConfig(TrainConfig):
         if self.king_buckets not in KING_BUCKET_COUNTS:
             raise TrainConfigError(f"king_buckets: one of {', '.join(map(str, KING_BUCKET_COUNTS))}"
                                    f", got {self.king_buckets!r}")
+        if self.arch not in NNUE_ARCHS:
+            raise TrainConfigError(f"arch: one of {', '.join(NNUE_ARCHS)}, got {self.arch!r}")
+        if self.hidden % 16 or not 16 <= self.hidden <= 1024:
+            raise TrainConfigError(
+                f"hidden: a multiple of 16 in 16..1024, got {self.hidden!r}")
+        if self.activation not in PSQ_ACTIVATIONS:
+            raise TrainConfigError(f"activation: one of {', '.join(PSQ_ACTIVATIONS)}, got "
+                                   f"{self.activation!r}")
         if self.check_positions < 1:
             raise TrainConfigError(
                 f"check_positions: must be at least 1, got {self.check_positions!r}")

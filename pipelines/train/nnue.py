@@ -21,7 +21,7 @@ import pyarrow as pa
 import torch
 from torch import nn
 
-from engines.nnue.features import halfkp_batch
+from engines.nnue.features import halfkp_batch, psq_batch
 from engines.nnue.reference import (
     FT_SCALE,
     HALFKP_FEATURES,
@@ -41,6 +41,7 @@ from pipelines.train.dataset import (
     table_versions,
     write_snapshot,
 )
+from pipelines.train.psq import PsqNet, evaluate_psq_batch, quantise_psq
 from pipelines.train.trainer import Export, KindData, KindModule
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
@@ -219,8 +220,10 @@ class NnueStream(torch.utils.data.IterableDataset):
     HalfKP indices are computed in a background thread while the model trains on the previous
     ones. ``set_epoch`` picks the epoch's shuffle."""
 
-    def __init__(self, split: SplitQuery, batch_size: int, read_batch: int) -> None:
+    def __init__(self, split: SplitQuery, batch_size: int, read_batch: int,
+                 arch: str = "halfkp") -> None:
         self.split, self.batch_size, self.read_batch = split, batch_size, read_batch
+        self.encoder = psq_batch if arch == "psq768" else halfkp_batch
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
@@ -255,7 +258,7 @@ class NnueStream(torch.utils.data.IterableDataset):
     def encode(self, record_batch: pa.RecordBatch) -> NnueBatch:
         fens = record_batch.column("fen").to_pylist()
         return NnueBatch(
-            torch.from_numpy(halfkp_batch(fens).astype(np.int64)),
+            torch.from_numpy(self.encoder(fens).astype(np.int64)),
             torch.from_numpy(record_batch.column("score_cp").to_numpy(zero_copy_only=False)
                              .astype(np.float32)),
             torch.from_numpy(record_batch.column("result").to_numpy(zero_copy_only=False)
@@ -429,6 +432,13 @@ def _affine(net: dict[str, np.ndarray], layer: str, x: np.ndarray) -> np.ndarray
 
 # --- the kind: what the generic trainer needs ----------------------------------------------
 
+def make_net(config: NnueConfig) -> NnueNet | PsqNet:
+    """The float model of the config's architecture."""
+    if config.arch == "psq768":
+        return PsqNet(config.hidden, config.activation)
+    return NnueNet.from_config(config)
+
+
 class NnueModule(KindModule):
     """Lightning module of the float model with paper 002's loss."""
 
@@ -436,7 +446,7 @@ class NnueModule(KindModule):
 
     def __init__(self, config: NnueConfig) -> None:
         super().__init__(config)
-        self.net = NnueNet.from_config(config)
+        self.net = make_net(config)
         self.val_abs_cp = self.val_positions = 0.0
 
     def loss(self, batch: NnueBatch) -> torch.Tensor:
@@ -493,7 +503,8 @@ class NnueKind:
         epoch_parameters = {"snapshot": str(snapshot),
                             "max_positions": config.max_positions or NO_LIMIT}
         streams = [NnueStream(SplitQuery(str(lake.home), QUERY, epoch_parameters, validation),
-                              config.batch_size, config.read_batch) for validation in (False, True)]
+                              config.batch_size, config.read_batch, config.arch)
+                   for validation in (False, True)]
         loaders = [torch.utils.data.DataLoader(s, batch_size=None) for s in streams]
         keys_hash = summary[False][1] ^ summary[True][1]  # xor over both (disjoint) splits
         return KindData(loaders[0], loaders[1], {
@@ -511,8 +522,11 @@ class NnueKind:
                config: NnueConfig) -> Export:
         # Bias correction from training positions; the cross-check reads validation first.
         calibration = first_features([data.train.dataset], config.check_positions)
-        path = save_npz(quantise(module.net, calibration), folder / "nnue.npz")
-        return Export(path, {"format": "chesslab NNUE v1",
+        net = module.net
+        arrays = quantise_psq(net, calibration) if isinstance(net, PsqNet) \
+            else quantise(net, calibration)
+        path = save_npz(arrays, folder / "nnue.npz")
+        return Export(path, {"format": "chesslab NNUE v1", "arch": config.arch,
                              "cross_check": cross_check(
                                  module.net, load_npz(path),
                                  [data.validation.dataset, data.train.dataset],
@@ -526,8 +540,8 @@ def dataset_summary(con: Any, snapshot: Path) -> dict[bool, tuple[int, int]]:
     return {bool(r["validation"]): (int(r["positions"]), int(r["keys_hash"])) for r in rows}
 
 
-def cross_check(net: NnueNet, arrays: dict[str, np.ndarray], streams: list[NnueStream],
-                positions: int) -> dict[str, Any]:
+def cross_check(net: NnueNet | PsqNet, arrays: dict[str, np.ndarray],
+                streams: list[NnueStream], positions: int) -> dict[str, Any]:
     """Float model vs the exported integer net on up to ``positions`` warehouse positions
     (validation first, then training), mean and max |cp| gaps; the batch evaluation vs the
     engine side's one-position reference on the first of them."""
@@ -535,11 +549,14 @@ def cross_check(net: NnueNet, arrays: dict[str, np.ndarray], streams: list[NnueS
     with torch.no_grad():
         net_cpu = net.to("cpu").eval()
         float_cp = net_cpu.centipawns(torch.from_numpy(features.astype(np.int64))).double()
-    quantised = evaluate_quantised_batch(arrays, features)
+    psq = isinstance(net, PsqNet)
+    quantised = evaluate_psq_batch(arrays, features) if psq \
+        else evaluate_quantised_batch(arrays, features)
     gaps = np.abs(float_cp.numpy() - quantised)
     report = {"positions": int(len(features)), "float_vs_quantised_mean_cp": float(gaps.mean()),
               "float_vs_quantised_max_cp": float(gaps.max())}
-    return report | reference_check(arrays, features, quantised)
+    return report | (psq_reference_check(arrays, features, quantised) if psq
+                     else reference_check(arrays, features, quantised))
 
 
 def first_features(streams: list[NnueStream], positions: int) -> np.ndarray:
@@ -557,6 +574,21 @@ def reference_check(arrays: dict[str, np.ndarray], features: np.ndarray,
     (the engine side's one-position reference, ~20 ms each) on the first positions."""
     reference = np.array([
         evaluate_quantised(arrays, [i for i in row[0] if i], [i for i in row[1] if i])
+        for row in features[:positions]])
+    return {"reference_positions": int(len(reference)),
+            "quantised_vs_reference_max_cp": float(np.abs(reference - quantised[:positions]).max())}
+
+
+def psq_reference_check(arrays: dict[str, np.ndarray], features: np.ndarray,
+                        quantised: np.ndarray, positions: int = 100) -> dict[str, Any]:
+    """Max gap between the batch evaluation and the engine side's one-position reference
+    (``engines.nnue.reference.evaluate_psq_quantised``) on the first positions."""
+    from engines.nnue.reference import evaluate_psq_quantised
+
+    activation = json.loads(str(arrays["meta"]))["activation"]
+    reference = np.array([
+        evaluate_psq_quantised(arrays, activation, [i for i in row[0] if i != 768],
+                               [i for i in row[1] if i != 768])
         for row in features[:positions]])
     return {"reference_positions": int(len(reference)),
             "quantised_vs_reference_max_cp": float(np.abs(reference - quantised[:positions]).max())}

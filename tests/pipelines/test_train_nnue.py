@@ -493,3 +493,51 @@ def test_kill_and_rerun_the_command_resumes(lake: Lake) -> None:
     assert con.sql("select count(*) from model_events where event = 'started'"
                    ).fetchall() == [(1,)]
     load_npz(resolve_model(lake, "nnue@1").artifact_path)
+
+
+def test_psq768_tiny_trains_exports_cross_checks_and_plays(
+        lake: Lake, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 38: `chesslab train nnue --preset tiny --arch psq768 --hidden 32` trains the
+    perspective net (loss falls), exports a psq768 file whose batch evaluation equals the
+    engine's compiled network and the one-position reference, cross-checked against the
+    float model, and `alphabeta:eval=nnue,model=nnue@1` plays it against the HCE through the
+    resolver (2 games at 300 nodes, recorded in the warehouse)."""
+    from engines.nnue.features import psq_batch
+    from engines.nnue.network import Network, PerspectiveNetwork
+    from engines.nnue.reference import evaluate_psq_quantised, psq_features
+    from pipelines.train.psq import evaluate_psq_batch
+
+    monkeypatch.setenv("CHESSLAB_HOME", str(lake.home))
+    assert cli_main(["train", "nnue", "--preset", "tiny", "--arch", "psq768", "--hidden", "32",
+                     "--no-prefect"]) == 0
+    con = connect(lake)
+    losses = con.sql("select train_loss from model_metrics where model_id = 'nnue@1' "
+                     "order by epoch").fetchall()
+    assert len(losses) == 4 and losses[-1][0] < 0.7 * losses[0][0]
+    model = resolve_model(lake, "nnue@1")
+    assert model.config["arch"] == "psq768" and model.config["hidden"] == 32
+    arrays = load_npz(model.artifact_path)
+    meta = json.loads(str(arrays["meta"]))
+    assert (meta["features"], meta["sizes"], meta["activation"]) == (
+        "psq768", [768, 32, 1], "screlu")
+    fens = [r["fen"] for r in split_rows(lake, True)[:40]]
+    batch = evaluate_psq_batch(arrays, psq_batch(fens))
+    net = Network.load(model.artifact_path)
+    assert isinstance(net, PerspectiveNetwork)
+    boards = [chess.Board(f) for f in fens]
+    assert batch.tolist() == [net.evaluate(b) for b in boards] == [
+        evaluate_psq_quantised(arrays, "screlu", psq_features(b, b.turn),
+                               psq_features(b, not b.turn)) for b in boards]
+    assert len(set(batch.tolist())) > 10          # a net that tells positions apart
+    check = json.loads(con.sql("select payload from model_events where event = 'exported'"
+                               ).fetchall()[0][0])["cross_check"]
+    assert check["quantised_vs_reference_max_cp"] == 0 and check["positions"] == 200
+    assert check["float_vs_quantised_mean_cp"] < 3, check
+    capsys.readouterr()
+    player = "alphabeta:eval=nnue,hash=4,model=nnue@1"
+    assert cli_main(["tournament", player, "alphabeta:eval=hce,hash=4", "--nodes", "300",
+                     "--rounds", "1", "--openings",
+                     str(FIXTURES / "openings" / "two_positions.epd"), "--no-prefect"]) == 0
+    rated = connect(lake).sql("select player, games from latest_ratings order by player"
+                              ).fetchall()
+    assert (player, 2) in rated, rated
