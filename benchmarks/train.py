@@ -7,6 +7,13 @@ baseline and ours (the machine's load drifts); the best epoch of each is the lea
 by other processes.
 
     .venv/bin/python benchmarks/train.py --epochs 3 --batch-size 8192 [--king-features]
+        [--arch halfkp,psq768] [--hidden 256] [--device cpu|cuda]
+
+Each architecture (issue 38: ``halfkp`` 41024 -> 256x2 -> 32 -> 32 -> 1, ``psq768`` 768 -> N x2
+-> 1) is measured in turn; the data loader alone (the trainer's stream: DuckDB query, FEN
+encoding, batching, no model) is timed too, as positions/s, so a GPU run shows whether the
+loader keeps up. ``--device cuda`` runs the baseline's tensors and the trainer on the GPU
+(targets there: HalfKP >= 0.5M positions/s, psq768-256 >= 2M).
 
 The warehouse: data/sample/games.pgn.zst ingested and labelled by Stockfish at depth 1 (about
 54,000 positions, half a minute on 2 cores), kept in --home for the next run.
@@ -33,7 +40,7 @@ from flows.step import run_step  # noqa: E402
 from pipelines.ingest import IngestConfig  # noqa: E402
 from pipelines.label import LabelConfig  # noqa: E402
 from pipelines.train import NnueConfig, train  # noqa: E402
-from pipelines.train.nnue import NnueNet, nnue_loss  # noqa: E402
+from pipelines.train.nnue import NnueKind, make_net, nnue_loss  # noqa: E402
 from warehouse import Lake, connect  # noqa: E402
 
 SAMPLE = ROOT / "data" / "sample" / "games.pgn.zst"
@@ -47,27 +54,38 @@ def labelled_lake(home: Path) -> Lake:
     return lake
 
 
-def in_memory_tensors(lake: Lake) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Every training example as tensors (the baseline's data, outside its timing)."""
-    from engines.nnue.features import halfkp_batch
+def in_memory_tensors(lake: Lake, arch: str,
+                      device: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Every training example as tensors on ``device`` (the baseline's data, outside its
+    timing)."""
+    from engines.nnue.features import halfkp_batch, psq_batch
 
+    encode = psq_batch if arch == "psq768" else halfkp_batch
     rows = connect(lake).sql("select fen, score_cp, coalesce(result, 'nan'::double) "
                              "from nnue_examples where in_check is not true").fetchall()
-    features = torch.from_numpy(halfkp_batch([r[0] for r in rows]).astype(np.int64))
-    return (features, torch.tensor([float(r[1]) for r in rows]),
-            torch.tensor([float(r[2]) for r in rows]))
+    features = torch.from_numpy(encode([r[0] for r in rows]).astype(np.int64))
+    return (features.to(device), torch.tensor([float(r[1]) for r in rows], device=device),
+            torch.tensor([float(r[2]) for r in rows], device=device))
+
+
+def loader_rate(lake: Lake, config: NnueConfig, folder: Path) -> float:
+    """Positions/s of the trainer's training-split loader alone (one epoch, no model)."""
+    data = NnueKind().data(lake, config, folder)
+    started = time.perf_counter()
+    positions = sum(len(batch) for batch in data.train)
+    return positions / (time.perf_counter() - started)
 
 
 def plain_loop(data: tuple[torch.Tensor, ...], config: NnueConfig) -> list[float]:
     """Per-epoch positions/s of a bare PyTorch loop: shuffle, forward, loss, Adam, clip."""
     torch.manual_seed(config.seed)
-    net = NnueNet.from_config(config)
-    optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate)
     features, score, result = data
+    net = make_net(config).to(features.device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=config.learning_rate)
     rates = []
     for _ in range(config.epochs):
         started = time.perf_counter()
-        order = torch.randperm(len(score))
+        order = torch.randperm(len(score), device=features.device)
         for i in range(0, len(order), config.batch_size):
             batch = order[i:i + config.batch_size]
             loss = nnue_loss(net(features[batch]), score[batch], result[batch], config)
@@ -75,6 +93,8 @@ def plain_loop(data: tuple[torch.Tensor, ...], config: NnueConfig) -> list[float
             loss.backward()
             optimizer.step()
             net.clip_weights()
+        if features.device.type == "cuda":
+            torch.cuda.synchronize()
         rates.append(len(order) / (time.perf_counter() - started))
     return rates
 
@@ -97,31 +117,48 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=8192)
+    parser.add_argument("--arch", default="halfkp,psq768", help="halfkp, psq768 (default: both)")
+    parser.add_argument("--hidden", type=int, default=256, help="psq768's N")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--king-features", action="store_true",
                         help="both sides train Stockfish 12's per-king HalfKP columns (default: "
                              "the piece-square net, chesslab's default)")
     args = parser.parse_args()
-    torch.set_num_threads(2)
+    if args.device == "cpu":
+        torch.set_num_threads(2)
     lake = labelled_lake(args.home)
-    config = NnueConfig(epochs=args.epochs, batch_size=args.batch_size, accelerator="cpu",
-                        progress=False, validation_percent=5.0, check_positions=10_000,
-                        king_features=args.king_features)
-    data = in_memory_tensors(lake)
-    print(f"{len(data[1])} positions, batch {args.batch_size}, {args.epochs} epochs x "
-          f"{args.rounds} rounds, {torch.get_num_threads()} torch threads")
+    for arch in args.arch.split(","):
+        config = NnueConfig(epochs=args.epochs, batch_size=args.batch_size,
+                            accelerator="gpu" if args.device == "cuda" else "cpu",
+                            progress=False, validation_percent=5.0, check_positions=10_000,
+                            king_features=args.king_features, arch=arch, hidden=args.hidden)
+        measure(lake, config, args.rounds, args.device)
+
+
+def measure(lake: Lake, config: NnueConfig, rounds: int, device: str) -> None:
+    """Baseline, trainer and loader of one architecture, alternating rounds, printed."""
+    data = in_memory_tensors(lake, config.arch, device)
+    name = config.arch if config.arch == "halfkp" else f"psq768-{config.hidden}"
+    print(f"{name}: {len(data[1])} positions, batch {config.batch_size}, {config.epochs} "
+          f"epochs x {rounds} rounds, device {device}, {torch.get_num_threads()} torch threads")
     baseline: list[float] = []
     ours: list[float] = []
-    for _ in range(args.rounds):  # alternate: the machine's load drifts
-        baseline += plain_loop(data, config)
-        rates, check = trainer_rates(lake, config)
-        ours += rates
-    for name, rates in (("plain PyTorch loop, in-memory tensors", baseline),
-                        ("chesslab train nnue, from Parquet", ours)):
-        print(f"{name:38s} best epoch {max(rates):8,.0f}  median {statistics.median(rates):8,.0f}"
-              f"  positions/s")
-    print(f"ratio ours / baseline: best {max(ours) / max(baseline):.2f}, median "
-          f"{statistics.median(ours) / statistics.median(baseline):.2f}")
-    print(f"export cross-check on {check['positions']} positions: float vs quantised mean "
+    loader: list[float] = []
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(rounds):  # alternate: the machine's load drifts
+            baseline += plain_loop(data, config)
+            rates, check = trainer_rates(lake, config)
+            ours += rates
+            loader.append(loader_rate(lake, config, Path(folder)))
+    for label, values in (("plain PyTorch loop, in-memory tensors", baseline),
+                          ("chesslab train nnue, from Parquet", ours),
+                          ("its data loader alone", loader)):
+        print(f"  {label:38s} best epoch {max(values):10,.0f}  median "
+              f"{statistics.median(values):10,.0f}  positions/s")
+    print(f"  ratio ours / baseline: best {max(ours) / max(baseline):.2f}, median "
+          f"{statistics.median(ours) / statistics.median(baseline):.2f}; loader / ours "
+          f"{statistics.median(loader) / statistics.median(ours):.1f}")
+    print(f"  export cross-check on {check['positions']} positions: float vs quantised mean "
           f"{check['float_vs_quantised_mean_cp']:.2f} cp, max "
           f"{check['float_vs_quantised_max_cp']:.1f} cp; batch vs reference max "
           f"{check['quantised_vs_reference_max_cp']:.0f} cp")

@@ -18,7 +18,7 @@ class Network:
 class PerspectiveNetwork(Network):
     hidden: int
     squared: bool
-    def __init__(self, arrays: dict[str, Any], activation: str = ...,  # type: ignore[override]
+    def __init__(self, arrays: dict[str, Any], activation: str = ...,
                  name: str = ...) -> None: ...
 
 class AccumulatorStack:
