@@ -81,8 +81,7 @@ class AlphaBetaOptions:
         if self.model:
             check_model_version(self.model)
         if self.eval in NNUE_EVALS and not (self.nnue or self.model):
-            raise ValueError(f"--eval {self.eval} needs --nnue FILE or --model KIND@VERSION "
-                             f"(e.g. nnue@3)")
+            self.nnue = default_net()   # the net shipped with the package
         if self.nnue:   # a bad file fails at start-up, not at the first isready
             check_network_file(self.nnue)
         if not 0.0 <= self.search_log_rate <= 1.0:
@@ -173,6 +172,17 @@ def make_searcher(values: Mapping[str, Any]) -> Searcher:
                           nnue_path=values["EvalFile"] or None,
                           nnue_tempo=values["NnueTempo"])
     return AlphaBeta(config)
+
+
+def default_net() -> str:
+    """The shipped network (engines/nnue/nets/default.npz), what --eval nnue plays without
+    --nnue or --model; a ValueError if the installation lacks it."""
+    from engines.nnue import DEFAULT_NET
+
+    if not DEFAULT_NET.is_file():
+        raise ValueError(f"--eval nnue without --nnue or --model plays the shipped net, and "
+                         f"{DEFAULT_NET} is missing")
+    return str(DEFAULT_NET)
 
 
 def check_network_file(path: str) -> None:

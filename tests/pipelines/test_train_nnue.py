@@ -331,6 +331,12 @@ def test_config_rejects_bad_values() -> None:
         NnueConfig(king_buckets=3)
     with pytest.raises(TrainConfigError, match="preset.*'huge'"):
         preset(NnueConfig, "huge")
+    with pytest.raises(TrainConfigError, match="arch: one of halfkp, psq768, got 'halfka'"):
+        NnueConfig(arch="halfka")
+    with pytest.raises(TrainConfigError, match="hidden: a multiple of 16 in 16..1024, got 100"):
+        NnueConfig(hidden=100)
+    with pytest.raises(TrainConfigError, match="activation: one of crelu, screlu, got 'relu'"):
+        NnueConfig(activation="relu")
 
 
 def test_no_labels_is_a_one_line_error(home: Path) -> None:
@@ -541,3 +547,34 @@ def test_psq768_tiny_trains_exports_cross_checks_and_plays(
     rated = connect(lake).sql("select player, games from latest_ratings order by player"
                               ).fetchall()
     assert (player, 2) in rated, rated
+
+
+def test_psq_export_matches_the_float_model_and_refuses_what_int16_cannot_hold() -> None:
+    """quantise_psq of a float net: the integer evaluation of its file follows the float
+    model (bias correction keeps the mean gap small), for both activations; weights beyond
+    what clip_weights allows are an ExportError naming the layer."""
+    from engines.nnue.features import psq_batch
+    from pipelines.train.psq import ExportError, PsqNet, evaluate_psq_batch, quantise_psq
+
+    boards = [chess.Board()]
+    for move in ["e4", "c5", "Nf3", "d6", "d4", "cxd4", "Nxd4", "Nf6", "Nc3", "a6", "Be2"]:
+        boards.append(boards[-1].copy())
+        boards[-1].push_san(move)
+    features = psq_batch([b.fen() for b in boards])
+    for activation in ("crelu", "screlu"):
+        torch.manual_seed(1)
+        net = PsqNet(64, activation)
+        with torch.no_grad():
+            net.ft.weight.normal_(0, 0.1)
+            net.ft.weight[768].zero_()
+            net.out.weight.normal_(0, 0.1)
+        net.clip_weights()
+        arrays = quantise_psq(net, features)
+        ints = evaluate_psq_batch(arrays, features)
+        floats = net.centipawns(torch.from_numpy(features.astype(np.int64))).detach().numpy()
+        # 1/255 steps in 2 x 32 active rows and 1/64 steps in 128 output weights: a few cp
+        assert np.abs(ints - floats).mean() < 8 and np.std(floats) > 20
+    with torch.no_grad():
+        net.out.weight[0, 0] = 2.5
+    with pytest.raises(ExportError, match="out_weight"):
+        quantise_psq(net)
