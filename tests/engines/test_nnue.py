@@ -330,13 +330,42 @@ def test_uci_engine_plays_with_a_network(net_path: Path) -> None:
     assert info["pv"][0] in board.legal_moves
 
 
-def test_uci_command_line_refuses_nnue_without_a_file() -> None:
-    """--eval nnue without --nnue, with a missing file or with a file that is not a network
-    exits 2 with one line naming the option or the file."""
-    for extra in ([], ["--nnue", "no/such/net.npz"], ["--nnue", str(GAME_FILE)]):
+def test_uci_command_line_refuses_a_bad_network_file() -> None:
+    """--eval nnue with a missing file or with a file that is not a network exits 2 with one
+    line naming the option or the file (without --nnue it plays the shipped net: below)."""
+    for extra in (["--nnue", "no/such/net.npz"], ["--nnue", str(GAME_FILE)]):
         run = subprocess.run([sys.executable, "-m", "engines.uci", "alphabeta", "--eval",
                               "nnue", *extra], cwd=ROOT, capture_output=True, text=True,
                              input="quit\n", timeout=30)
         assert run.returncode == 2
         assert len(run.stderr.strip().splitlines()) == 1
         assert "--nnue" in run.stderr or str(GAME_FILE) in run.stderr
+
+
+def test_eval_nnue_alone_plays_the_shipped_net() -> None:
+    """Issue 38: `alphabeta --eval nnue` without --nnue or --model plays the net shipped in
+    the package (engines/nnue/nets/default.npz: a psq768 net, at most 5 MB), whose static
+    evaluation the engine reports over UCI as the loaded network's."""
+    from engines.nnue import DEFAULT_NET
+    from engines.nnue.netfile import load_network_file
+    from engines.nnue.network import PerspectiveNetwork
+
+    assert DEFAULT_NET.is_file() and DEFAULT_NET.stat().st_size <= 5_000_000
+    meta, _ = load_network_file(DEFAULT_NET)
+    assert meta["features"] == "psq768"
+    net = Network.load(DEFAULT_NET)
+    assert isinstance(net, PerspectiveNetwork)
+    command = [sys.executable, "-m", "engines.uci", "alphabeta", "--eval", "nnue", "--hash", "4"]
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    with chess.engine.SimpleEngine.popen_uci(command, cwd=ROOT, timeout=30) as engine:
+        assert engine.options["EvalFile"].default == str(DEFAULT_NET)
+        played = engine.play(board, chess.engine.Limit(depth=4))
+    assert played.move in board.legal_moves
+    searcher = AlphaBeta(SearchConfig(eval="nnue", nnue_path=str(DEFAULT_NET), hash_mb=1))
+    assert searcher.evaluate(board) == net.evaluate(board)
+    # a queen up is good for the side with the queen (scores are the side to move's)
+    up = chess.Board("rnb1kbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 3")
+    down = up.copy()
+    down.turn = chess.BLACK
+    assert net.evaluate(up) > 300 and net.evaluate(up.mirror()) > 300
+    assert net.evaluate(down) < -300
