@@ -175,7 +175,7 @@ def make_searcher(values: Mapping[str, Any]) -> Searcher:
 
 
 def default_net() -> str:
-    """The shipped network (engines/nnue/nets/default.npz), what --eval nnue plays without
+    """The shipped network (engines/nnue/nets/psq768.npz), what --eval nnue plays without
     --nnue or --model; a ValueError if the installation lacks it."""
     from engines.nnue import DEFAULT_NET
 

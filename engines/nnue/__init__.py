@@ -7,4 +7,5 @@ and command made it: docs/experiments/nnue.md).
 """
 from pathlib import Path
 
-DEFAULT_NET = Path(__file__).resolve().parent / "nets" / "default.npz"
+#: Not "default.npz": python-chess reads a UCI option's default up to the word "default".
+DEFAULT_NET = Path(__file__).resolve().parent / "nets" / "psq768.npz"

@@ -344,7 +344,7 @@ def test_uci_command_line_refuses_a_bad_network_file() -> None:
 
 def test_eval_nnue_alone_plays_the_shipped_net() -> None:
     """Issue 38: `alphabeta --eval nnue` without --nnue or --model plays the net shipped in
-    the package (engines/nnue/nets/default.npz: a psq768 net, at most 5 MB), whose static
+    the package (engines/nnue/nets/psq768.npz: a psq768 net, at most 5 MB), whose static
     evaluation the engine reports over UCI as the loaded network's."""
     from engines.nnue import DEFAULT_NET
     from engines.nnue.netfile import load_network_file
