@@ -384,7 +384,7 @@ def chesslab_version() -> str:
 
 
 #: The files whose text is an own engine's code: what a change to the way it plays touches.
-ENGINE_SOURCES = ("*.py", "*.pyx", "*.pxd", "*.h")
+ENGINE_SOURCES = ("*.py", "*.pyx", "*.pxd", "*.h", "*.npz")   # .npz: the shipped net
 
 
 def source_revision(root: Path) -> str:

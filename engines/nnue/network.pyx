@@ -273,7 +273,7 @@ cdef class PerspectiveNetwork(Network):
 
     >>> from engines.nnue.netfile import random_psq_arrays
     >>> PerspectiveNetwork(random_psq_arrays(1), "screlu").evaluate(chess.Board())
-    0
+    84
     """
 
     def __cinit__(self):

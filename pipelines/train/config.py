@@ -78,8 +78,8 @@ class TrainConfig:
 @dataclass(frozen=True)
 class NnueConfig(TrainConfig):
     """``chesslab train nnue``: the HalfKP 41024 -> 256x2 -> 32 -> 32 -> 1 net of the shared
-    contract, or (``--arch psq768``) the perspective net 768 -> N x2 -> 1, trained on
-    Stockfish scores of the nnue_examples view."""
+    contract, trained on Stockfish scores of the nnue_examples view; ``--arch psq768`` trains
+    the perspective net 768 -> N x2 -> 1 instead."""
 
     arch: str = field(default="halfkp", metadata={
         "help": "halfkp (41024 -> 256x2 -> 32 -> 32 -> 1) or psq768 (768 -> N x2 -> 1: piece, "

@@ -72,11 +72,19 @@ def test_own_engine_versions_follow_the_engine_code(tmp_path: Path) -> None:
     assert source_revision(tmp_path) == before
     (tmp_path / "alphabeta" / "search.pxd").write_text("cdef int f()\n")
     assert source_revision(tmp_path) != before
+    # issue 38: the shipped net (what alphabeta:eval=nnue plays) is part of the revision
+    with_pxd = source_revision(tmp_path)
+    (tmp_path / "nnue" / "nets").mkdir(parents=True)
+    (tmp_path / "nnue" / "nets" / "psq768.npz").write_bytes(b"net")
+    assert source_revision(tmp_path) != with_pxd
 
 
 def test_bad_own_engine_settings_are_errors_naming_the_engine() -> None:
-    with pytest.raises(EngineSpecError, match="'alphabeta:eval=nnue'.*--model"):
-        player_identity(parse_engine("alphabeta:eval=nnue"))
+    # issue 38: eval=nnue alone plays the shipped net (no model); a missing file is an error
+    shipped = player_identity(parse_engine("alphabeta:eval=nnue"))
+    assert (shipped.evaluation, shipped.model) == ("nnue", None)
+    with pytest.raises(EngineSpecError, match="'alphabeta:eval=nnue,nnue=no/such.npz'.*no such"):
+        player_identity(parse_engine("alphabeta:eval=nnue,nnue=no/such.npz"))
     with pytest.raises(EngineSpecError, match="KIND@VERSION.*'nnue3'"):
         player_identity(parse_engine("alphabeta:eval=nnue,model=nnue3"))
     with pytest.raises(EngineSpecError, match="no option 'Contempt'"):
