@@ -18,6 +18,23 @@ def add_runner_arguments(parser: argparse.ArgumentParser, cluster: bool = True) 
                         help="run in this process without Prefect (the same steps and output)")
 
 
+def add_games_arguments(parser: argparse.ArgumentParser) -> None:
+    """The games runner's options (``--cluster``, ``--workers``, ...) of a command that plays
+    games (``pipelines.games``)."""
+    from flows.options import add_config_arguments
+    from pipelines.games import GamesOptions
+
+    add_config_arguments(parser, GamesOptions)
+
+
+def games_options(args: argparse.Namespace) -> Any:
+    """The ``GamesOptions`` of the parsed options."""
+    from flows.options import config_from_args
+    from pipelines.games import GamesOptions
+
+    return config_from_args(GamesOptions, args)
+
+
 def make_runner(args: argparse.Namespace, show_progress: bool = True) -> Any:
     """The runner the options ask for, to be used as a context manager."""
     cluster = getattr(args, "cluster", None)

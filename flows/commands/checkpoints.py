@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
-from flows.runtime import add_runner_arguments, make_runner
+from flows.runtime import add_games_arguments, add_runner_arguments, games_options, make_runner
 from pipelines.puct.checkpoints import CheckpointsConfig
 
 
@@ -22,13 +22,15 @@ def register(subparsers: Any) -> None:
                     "BayesElo table land in the warehouse (rerun to resume); the table "
                     "printed adds each version's value-head decisive share.")
     parser.add_argument("run_id", metavar="RUN_ID", help="selfplay-train run (pv-...)")
-    add_config_arguments(parser, CheckpointsConfig, skip=("run_id",))
+    add_config_arguments(parser, CheckpointsConfig, skip=("run_id", "runner"))
+    add_games_arguments(parser)
     add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_checkpoints_command)
 
 
 def run_checkpoints_command(args: argparse.Namespace) -> int:
-    config = config_from_args(CheckpointsConfig, args, run_id=args.run_id)
+    config = config_from_args(CheckpointsConfig, args, run_id=args.run_id,
+                               runner=games_options(args))
     if not args.verbose:
         logging.getLogger("chess.engine").setLevel(logging.ERROR)
     from flows.checkpoints import checkpoints

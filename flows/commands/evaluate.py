@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
-from flows.runtime import add_runner_arguments, make_runner
+from flows.runtime import add_games_arguments, add_runner_arguments, games_options, make_runner
 from pipelines.evaluate.config import EvaluateConfig
 
 
@@ -19,13 +19,14 @@ def register(subparsers: Any) -> None:
                     "'evaluated' event; a model that passes the SPRT is promoted (KIND@best).")
     parser.add_argument("model", nargs="?", metavar="MODEL",
                         help="registry model: KIND@VERSION or KIND@latest")
-    add_config_arguments(parser, EvaluateConfig, skip=("model",))
+    add_config_arguments(parser, EvaluateConfig, skip=("model", "runner"))
+    add_games_arguments(parser)
     add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_evaluate_command)
 
 
 def run_evaluate_command(args: argparse.Namespace) -> int:
-    config = config_from_args(EvaluateConfig, args, model=args.model)
+    config = config_from_args(EvaluateConfig, args, model=args.model, runner=games_options(args))
     if not args.verbose:   # xboard engines chat a lot; python-chess warns on every line
         logging.getLogger("chess.engine").setLevel(logging.ERROR)
     from flows.evaluate_model import evaluate_model

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
-from flows.runtime import add_runner_arguments, make_runner
+from flows.runtime import add_games_arguments, add_runner_arguments, games_options, make_runner
 from pipelines.tournament.config import TournamentConfig
 
 
@@ -19,14 +19,16 @@ def register(subparsers: Any) -> None:
     parser.add_argument("engines", nargs="+", metavar="ENGINE",
                         help="engine specs: alphabeta:eval=hce, stockfish@1350, toga2, "
                              "uci:PATH, xboard:PATH, NAME from --engines-file; '#name' renames")
-    add_config_arguments(parser, TournamentConfig, skip=("engines",))
+    add_config_arguments(parser, TournamentConfig, skip=("engines", "runner"))
+    add_games_arguments(parser)
     parser.add_argument("--no-rate", action="store_true", help="do not rate the games after")
     add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_tournament_command)
 
 
 def run_tournament_command(args: argparse.Namespace) -> int:
-    config = config_from_args(TournamentConfig, args, engines=tuple(args.engines))
+    config = config_from_args(TournamentConfig, args, engines=tuple(args.engines),
+                              runner=games_options(args))
     if not args.verbose:   # xboard engines chat a lot; python-chess warns on every line
         logging.getLogger("chess.engine").setLevel(logging.ERROR)
     from flows.evaluate import evaluate

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pipelines.games.config import GamesOptions
 from pipelines.sprt import SprtConfig, SprtError
 from pipelines.tournament.config import TournamentConfig
 
@@ -58,6 +59,8 @@ class EvaluateConfig:
         "help": "games played at once (0: the number of cores)"})
     promote: bool = field(default=True, metadata={
         "help": "mark the model promoted when the SPRT accepts H1"})
+    runner: GamesOptions = field(default_factory=GamesOptions, metadata={
+        "help": "where the games are played (the --cluster, --workers, ... options)"})
 
     def __post_init__(self) -> None:
         if (self.model is None) == (self.spec is None):
@@ -84,7 +87,7 @@ class EvaluateConfig:
             engines=(candidate, *opponents), tc=self.tc, nodes=self.nodes, depth=self.depth,
             openings=self.openings, opening_plies=self.opening_plies,
             max_plies=self.max_plies, tablebases=self.tablebases,
-            concurrency=self.concurrency, progress=False)
+            concurrency=self.concurrency, runner=self.runner, progress=False)
         values.update(overrides)
         try:
             return TournamentConfig(**values)  # type: ignore[arg-type]

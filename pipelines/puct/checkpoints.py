@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipelines.games.config import GamesOptions
 from pipelines.puct.config import GAVIOTA_DIR
 from pipelines.ratings import RatingTable
 from pipelines.tournament import TournamentConfig
@@ -59,6 +60,8 @@ class CheckpointsConfig:
     max_plies: int = field(default=200, metadata={"help": "plies after which a game is a "
                                                           "draw"})
     concurrency: int = field(default=0, metadata={"help": "games at once (0: the cores)"})
+    runner: GamesOptions = field(default_factory=GamesOptions, metadata={
+        "help": "where the games are played (the --cluster, --workers, ... options)"})
 
     def __post_init__(self) -> None:
         if not self.run_id:
@@ -156,7 +159,7 @@ def tournament_config(lake: Lake, config: CheckpointsConfig,
     return TournamentConfig(
         engines=tuple(players), rounds=config.rounds, openings=openings_file(lake, config),
         nodes=config.nodes, tablebases=config.tablebase_folders(), max_plies=config.max_plies,
-        concurrency=config.concurrency, progress=False,
+        concurrency=config.concurrency, runner=config.runner, progress=False,
         event=f"chesslab checkpoints {config.run_id}")
 
 

@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from pipelines.games.config import GamesOptions
 from pipelines.sprt import SprtConfig, SprtError
 
 FORMATS = ("round-robin", "gauntlet")
@@ -55,7 +56,7 @@ def field_help(text: str, **extra: object) -> dict[str, object]:
 class TournamentConfig:
     """A tournament: players, openings, limits, adjudication, concurrency.
 
-    Everything but ``concurrency``, ``progress``, ``rating_interval`` and ``name`` goes into
+    Everything but ``concurrency``, ``runner``, ``progress``, ``rating_interval`` goes into
     the tournament id, so running the same command again resumes the same tournament. An
     SPRT's ``rounds`` stay out of it too (but with a Polyglot book): they only cap the match,
     which the SPRT stops at its verdict, so the same SPRT with more rounds continues where the
@@ -116,6 +117,9 @@ class TournamentConfig:
         "every N finished games, print the running score, the Elo with its 95% interval "
         "and, for an SPRT, the LLR (as cutechess-cli's -ratinginterval; 0: never; with "
         "--progress)"))
+
+    runner: GamesOptions = field(default_factory=GamesOptions, metadata=field_help(
+        "where the games are played (the --cluster, --workers, ... options)"))
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:

@@ -1,17 +1,15 @@
 """Running a tournament: the schedule's missing games on a pool of workers, each game written
 to the warehouse as it ends, optionally stopped by an SPRT.
 
-Each worker is an asyncio task with its own engine processes (one per player, reused across its
-games, restarted after a failure), so ``concurrency`` games run at once in one process.
+The missing games go out as batches of game pairs to the games runner (``pipelines.games``: a
+Dask cluster, local or remote); each batch is played by one worker thread with one engine
+process per player, and comes back to be stored and added up here.
 """
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import fcntl
 import logging
-import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -24,14 +22,16 @@ from engines.registry import (
     load_engines_file,
     parse_engine,
 )
+from pipelines.games.batch import BatchResult, GameBatch, client_builds
+from pipelines.games.cluster import open_cluster, run_batches
+from pipelines.games.config import GamesError
 from pipelines.models.deploy import resolve_player
 from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
 from pipelines.sprt.store import record_sprt
 from pipelines.tournament import standings, store
-from pipelines.tournament.adjudication import Adjudicator
 from pipelines.tournament.config import TournamentConfig, TournamentError
-from pipelines.tournament.game import EngineFailure, GamePlayer, GameRecord, Seat, to_pgn
-from pipelines.tournament.openings import Opening, file_digest, load_openings
+from pipelines.tournament.game import to_pgn
+from pipelines.tournament.openings import file_digest, load_openings
 from pipelines.tournament.schedule import Slot, schedule, tournament_id
 from warehouse import Lake
 
@@ -84,19 +84,11 @@ def resolve_players(config: TournamentConfig, lake: Lake | None = None) -> list[
 
 def run_tournament(config: TournamentConfig, lake: Lake,
                    progress: Progress | None = None) -> TournamentSummary:
-    """Play every game of the tournament not yet in the warehouse ``lake``.
-
-    Runs its own event loop; called from a thread that already runs one (a Prefect task, a
-    notebook), it plays in a fresh thread instead.
-    """
+    """Play every game of the tournament not yet in the warehouse ``lake``, in batches of game
+    pairs on the games runner ``config.runner`` names (:mod:`pipelines.games.cluster`)."""
     tournament = Tournament(config, lake, progress)
     with exclusive(tournament):
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(tournament.run())
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, tournament.run()).result()
+        return tournament.run()
 
 
 @contextlib.contextmanager
@@ -131,21 +123,20 @@ class Tournament:
                               len(self.openings))
         self.digest = digest
         self.results: dict[str, dict[str, Any]] = {}
-        self.stop = asyncio.Event()
+        self.per_worker: dict[str, int] = {}
+        self.stopped = False
         self.sprt_config = None
         if config.sprt_elo0 is not None and config.sprt_elo1 is not None:
             self.sprt_config = SprtConfig(config.sprt_elo0, config.sprt_elo1, config.sprt_alpha,
                                           config.sprt_beta, config.sprt_model)
 
-    async def run(self) -> TournamentSummary:
+    def run(self) -> TournamentSummary:
         started = time.perf_counter()
         done = {row["game_key"]: row for row in store.finished_games(self.lake, self.id)}
         self.results = {key: {"white_score": row["white_score"]} for key, row in done.items()}
         planned = len(self.slots)
         summary = TournamentSummary(self.id, [p.name for p in self.players], planned,
                                     len(done))
-        if len(done) < planned:
-            await self.preflight()
         store.record_tournament(self.lake, self.id, self.config, self.players, planned,
                                 self.digest)
         store.record_event(self.lake, self.id, "resumed" if done else "started", len(done),
@@ -154,82 +145,96 @@ class Tournament:
         summary.sprt = self.sprt_status()
         if summary.sprt is not None and summary.sprt.decision != "continue":
             pending = []
-        adjudicator = Adjudicator.from_config(self.config)
-        queue: asyncio.Queue[Slot] = asyncio.Queue()
-        for slot in pending:
-            queue.put_nowait(slot)
+        detail = ""
         try:
-            workers = [self.worker(queue, adjudicator, summary)
-                       for _ in range(min(self.config.workers, len(pending)))]
-            await asyncio.gather(*workers)
-        except BaseException:
+            self.play(self.batches(pending), summary)
+        except BaseException as exc:
             summary.status = "interrupted"
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise
         finally:
-            adjudicator.close()
             summary.wall_seconds = time.perf_counter() - started
             summary.sprt = self.sprt_status()
-            if summary.status != "interrupted" and self.stop.is_set():
+            if summary.status != "interrupted" and self.stopped:
                 summary.status = "sprt_stopped"
-            detail = summary.sprt.describe() if summary.sprt else ""
+            if summary.sprt:
+                detail = summary.sprt.describe()
             if summary.sprt is not None and self.sprt_config is not None:
                 record_sprt(self.lake, summary.sprt, self.sprt_config, self.id)
             store.record_event(self.lake, self.id, summary.status,
                                summary.already_done + summary.played, planned, detail)
         return summary
 
-    async def preflight(self) -> None:
-        """Start every player once before any game: a wrong path or option (``stockfish@1000``
-        is below Stockfish's UCI_Elo range) is a user error, not a tournament of forfeits."""
-        seats = [Seat(p) for p in self.players]
-        try:
-            outcomes = await asyncio.gather(*(seat.ensure_started() for seat in seats),
-                                            return_exceptions=True)
-        finally:
-            await asyncio.gather(*(seat.stop() for seat in seats))
-        for outcome in outcomes:
-            if isinstance(outcome, EngineFailure):
-                raise TournamentError(outcome.reason)
-            if isinstance(outcome, BaseException):
-                raise outcome
+    def batches(self, pending: Sequence[Slot]) -> list[GameBatch]:
+        """The pending slots as batches of ``config.runner.batch_pairs`` game pairs (a pair's
+        games stay together; a pair half played before is played as its missing half)."""
+        pairs: dict[str, list[Slot]] = {}
+        for slot in pending:
+            pairs.setdefault(slot.pair_key, []).append(slot)
+        groups = list(pairs.values())
+        size = self.config.runner.batch_pairs
+        builds = client_builds(self.players) if groups else {}
+        batches = []
+        for index, start in enumerate(range(0, len(groups), size)):
+            slots = tuple(s for group in groups[start:start + size] for s in group)
+            openings = {s.opening_index: self.openings[s.opening_index] for s in slots}
+            batches.append(GameBatch(self.id, index, self.config, tuple(self.players), slots,
+                                     openings, builds, self.config.runner.clock_reference_nps))
+        return batches
 
-    async def worker(self, queue: asyncio.Queue[Slot], adjudicator: Adjudicator,
-                     summary: TournamentSummary) -> None:
-        seats = {p.name: Seat(p) for p in self.players}
-        player = GamePlayer(self.config, adjudicator)
-        openings: Sequence[Opening] = self.openings
-        started = time.perf_counter()
+    def play(self, batches: Sequence[GameBatch], summary: TournamentSummary) -> None:
+        if not batches:
+            return
+        report = self.progress or log.warning
         try:
-            while not queue.empty() and not self.stop.is_set():
-                slot = queue.get_nowait()
-                record = await player.play(slot, openings[slot.opening_index],
-                                           seats[slot.white], seats[slot.black])
-                self.finish(record, summary)
-        finally:
-            await asyncio.gather(*(seat.stop() for seat in seats.values()))
-            summary.worker_seconds += time.perf_counter() - started
+            with open_cluster(self.config.runner, self.config.workers) as client:
+                run_batches(client, batches, lambda result: self.finish(result, summary),
+                            report)
+        except GamesError as exc:
+            raise TournamentError(str(exc)) from None
 
-    def finish(self, record: GameRecord, summary: TournamentSummary) -> None:
-        pgn = to_pgn(record, self.config, socket.gethostname())
-        store.record_game(self.lake, self.id, record, pgn)
-        self.results[record.slot.key] = {"white_score": record.white_score}
-        summary.played += 1
-        summary.engine_seconds += record.engine_seconds
-        summary.terminations[record.termination] = \
-            summary.terminations.get(record.termination, 0) + 1
+    def finish(self, result: BatchResult, summary: TournamentSummary) -> bool:
+        """Store a batch's games (keyed by slot: a batch played twice stores each game once),
+        add them up, show the progress; False when the SPRT has decided."""
+        if result.stopped or not result.records:
+            return not self.stopped
+        rows = [store.game_row(self.id, record,
+                               to_pgn(record, self.config, result.worker.split(":")[0]),
+                               result.worker, result.clock_scale)
+                for record in result.records]
+        self.lake.write("tournament_games", rows)
+        for record in result.records:
+            self.results[record.slot.key] = {"white_score": record.white_score}
+            summary.played += 1
+            summary.terminations[record.termination] = \
+                summary.terminations.get(record.termination, 0) + 1
+        summary.engine_seconds += result.engine_seconds
+        summary.worker_seconds += result.seconds
+        self.per_worker[result.worker] = self.per_worker.get(result.worker, 0) + \
+            len(result.records)
         sprt = self.sprt_status()
         if sprt is not None and sprt.decision != "continue":
-            self.stop.set()
+            self.stopped = True
         if self.progress:
-            done = summary.already_done + summary.played
+            self.show(result, summary, sprt)
+        return not self.stopped
+
+    def show(self, result: BatchResult, summary: TournamentSummary,
+             sprt: SprtResult | None) -> None:
+        assert self.progress is not None
+        done = summary.already_done + summary.played
+        for number, record in enumerate(result.records, done - len(result.records) + 1):
             self.progress(
-                f"[{done}/{summary.planned}] {record.slot.white} - {record.slot.black} "
+                f"[{number}/{summary.planned}] {record.slot.white} - {record.slot.black} "
                 f"{record.result} {record.termination} ({record.plies} plies, "
-                f"{record.wall_seconds:.1f}s){' ' + sprt.short() if sprt else ''}")
-            interval = self.config.rating_interval
-            if interval and (done % interval == 0 or self.stop.is_set()):
-                for line in self.standings(done, summary.planned, sprt):
-                    self.progress(line)
+                f"{record.wall_seconds:.1f}s, {result.worker}){' ' + sprt.short() if sprt else ''}")
+        interval = self.config.rating_interval
+        if interval and (done // interval != (done - len(result.records)) // interval
+                         or self.stopped):
+            for line in self.standings(done, summary.planned, sprt):
+                self.progress(line)
+            self.progress(f"[{done}/{summary.planned}] workers: " + ", ".join(
+                f"{name} {games}" for name, games in sorted(self.per_worker.items())))
 
     def standings(self, done: int, planned: int, sprt: SprtResult | None) -> list[str]:
         """The running score, Elo and interval (and the SPRT) over every finished game."""

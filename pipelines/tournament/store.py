@@ -24,7 +24,7 @@ def record_tournament(lake: Lake, tournament_id: str, config: TournamentConfig,
     ``tournament_players.engine_id`` joins it, and joins the labels of the same engine."""
     engine_ids = [register_engine(lake, player_identity(p)) for p in players]
     settings = {k: v for k, v in dataclasses.asdict(config).items()
-                if k not in ("progress", "concurrency", "rating_interval")}
+                if k not in ("progress", "concurrency", "rating_interval", "runner")}
     lake.write("tournaments", [{
         "tournament_id": tournament_id, "event": config.event, "format": config.format,
         "rounds": config.rounds, "planned_games": planned,
@@ -47,7 +47,8 @@ def record_event(lake: Lake, tournament_id: str, event: str, done: int, planned:
         "planned_games": planned, "detail": detail, "recorded_at": utc_now()}])
 
 
-def game_row(tournament_id: str, record: GameRecord, pgn: str) -> dict[str, Any]:
+def game_row(tournament_id: str, record: GameRecord, pgn: str, worker: str | None = None,
+             clock_scale: float | None = None) -> dict[str, Any]:
     slot, opening = record.slot, record.opening
     return {
         "tournament_id": tournament_id, "game_key": slot.key, "pairing": slot.pairing,
@@ -59,6 +60,7 @@ def game_row(tournament_id: str, record: GameRecord, pgn: str) -> dict[str, Any]
         "duration_s": record.wall_seconds, "engine_s": record.engine_seconds,
         "white_time_s": record.clock_used[True], "black_time_s": record.clock_used[False],
         "pgn": pgn, "started_at": record.started_at, "finished_at": record.finished_at,
+        "worker": worker, "clock_scale": clock_scale,
     }
 
 

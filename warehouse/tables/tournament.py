@@ -72,6 +72,10 @@ TOURNAMENT_GAMES = Table(
         ("pgn", pa.string(), "the game as PGN text (move comments as cutechess: +0.35/12 0.101s)"),
         ("started_at", NOW, "when the game started"),
         ("finished_at", NOW, "when the game ended"),
+        ("worker", pa.string(), "the games runner's worker that played it (host:pid); null "
+         "before games ran on a cluster"),
+        ("clock_scale", pa.float64(), "the factor the worker scaled the time control by "
+         "(reference over its bench nodes/s); null: not scaled"),
     ],
     key=("tournament_id", "game_key"),
 )

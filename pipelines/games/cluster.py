@@ -1,0 +1,187 @@
+"""The games runner: batches of games on a Dask cluster, their results added up by the client.
+
+:func:`open_cluster` connects to a scheduler (``--cluster``) or starts a local cluster: worker
+processes (``--workers N``) or, for the one-machine default, one worker in this process whose
+threads play ``--concurrency`` games. :func:`run_batches` hands the batches out (in plan order,
+a batch to a free worker thread), gives each result to the caller as it comes back and stops
+everything when the caller says so (an SPRT's verdict, Ctrl-C): no new batch starts, running
+ones are cancelled and their workers stop their engines (a Dask ``Event`` they poll).
+
+A worker that dies loses its running batch, which the scheduler gives to another worker; a
+worker that refuses a batch (:class:`~pipelines.games.batch.WorkerRefused`) is left out and
+the batch goes elsewhere; with no worker left, or with the scheduler gone, the run ends with
+:class:`~pipelines.games.config.GamesError` (one line).
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from pipelines.games.batch import BatchResult, GameBatch, WorkerRefused, play_batch, preflight
+from pipelines.games.config import GamesError, GamesOptions
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_S = 10
+STOP_CACHE_S = 0.5
+# A batch on a worker that dies is played again elsewhere; a batch whose workers keep dying
+# (it kills them) is given up after this many.
+ALLOWED_FAILURES = 3
+
+Report = Callable[[str], None]
+
+
+@contextlib.contextmanager
+def open_cluster(options: GamesOptions, concurrency: int) -> Iterator[Any]:
+    """A ``distributed.Client`` on the cluster the options name (closed after)."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    settings = {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+                "distributed.worker.daemon": False,        # workers start engine processes
+                "distributed.admin.tick.limit": "60s",      # engines keep a small box busy
+                "distributed.scheduler.worker-saturation": 1.0}
+    quiet(logging.getLogger("distributed"))
+    with dask.config.set(settings), contextlib.ExitStack() as stack:
+        if options.cluster:
+            try:
+                client = Client(options.cluster, timeout=CONNECT_TIMEOUT_S,
+                                set_as_default=False)
+            except (OSError, TimeoutError) as exc:
+                raise GamesError(f"no Dask scheduler at {options.cluster}: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        else:
+            processes = options.workers > 0
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=options.workers or 1, processes=processes,
+                threads_per_worker=(options.local_games_per_worker() if processes
+                                    else max(1, concurrency)),
+                dashboard_address=None, silence_logs=logging.ERROR))
+            client = Client(cluster, set_as_default=False)
+        stack.enter_context(client)
+        yield client
+
+
+def quiet(logger: logging.Logger) -> None:
+    """Dask's INFO lines (workers coming and going) only with chesslab's ``--verbose``."""
+    if not logging.getLogger().isEnabledFor(logging.DEBUG):
+        logger.setLevel(max(logger.level, logging.ERROR))
+
+
+def remote_play(batch: GameBatch, stop_name: str) -> BatchResult:
+    """A batch on a worker, stopped when the run's stop event is set."""
+    from distributed import get_worker
+
+    try:
+        return play_batch(batch, event_poller(stop_name))
+    except WorkerRefused as exc:
+        exc.address = get_worker().address
+        raise
+
+
+def event_poller(name: str) -> Callable[[], bool]:
+    """``is_set`` of the Dask event ``name``, asked at most every half second (and, when the
+    scheduler cannot be asked, taken as set: an orphaned batch stops its engines)."""
+    from distributed import Event, get_client
+
+    event = Event(name, client=get_client())
+    asked = [0.0]
+    seen = [False]
+
+    def stopped() -> bool:
+        now = time.monotonic()
+        if not seen[0] and now - asked[0] >= STOP_CACHE_S:
+            asked[0] = now
+            try:
+                seen[0] = bool(event.is_set())
+            except Exception:       # noqa: BLE001 - no scheduler: stop
+                seen[0] = True
+        return seen[0]
+
+    return stopped
+
+
+def check_workers(client: Any, batch: GameBatch, report: Report) -> list[str]:
+    """Every worker checks its builds and starts each player once; refusing workers are
+    reported and left out. The addresses of the workers that will play."""
+    workers = list(client.scheduler_info()["workers"])
+    if not workers:
+        raise GamesError("the Dask cluster has no worker")
+    futures = {address: client.submit(preflight, batch, workers=[address], pure=False,
+                                      allow_other_workers=False,
+                                      key=f"preflight-{uuid.uuid4().hex}")
+               for address in workers}
+    good, reasons = [], []
+    for address, future in futures.items():
+        try:
+            name = future.result()
+        except WorkerRefused as exc:
+            reasons.append(str(exc))
+            report(str(exc))
+            continue
+        log.debug("worker %s (%s) ready", address, name)
+        good.append(address)
+    if not good:
+        raise GamesError(reasons[0] if len(reasons) == 1 else "every worker refused: " +
+                         "; ".join(reasons))
+    return good
+
+
+def run_batches(client: Any, batches: Sequence[GameBatch], on_result: Callable[[BatchResult],
+                bool], report: Report) -> None:
+    """Play ``batches`` on the cluster; ``on_result`` takes each result as it comes back and
+    returns False to stop the run (nothing more is handed to it)."""
+    from distributed import Event, as_completed
+
+    if not batches:
+        return
+    workers = check_workers(client, batches[0], report)
+    stop_name = f"chesslab-stop-{uuid.uuid4().hex}"
+    stop = Event(stop_name, client=client)
+    by_key: dict[str, GameBatch] = {}
+
+    def submit(batch: GameBatch, allowed: list[str] | None) -> Any:
+        future = client.submit(remote_play, batch, stop_name, pure=False,
+                               priority=-batch.index, workers=allowed,
+                               key=f"games-{batch.index}-{uuid.uuid4().hex}")
+        by_key[future.key] = batch
+        return future
+
+    futures = [submit(batch, workers) for batch in batches]
+    pending = as_completed(futures, loop=client.loop)
+    try:
+        for future in pending:
+            batch = by_key[future.key]
+            try:
+                result = future.result()
+            except WorkerRefused as exc:        # a worker that joined after the checks
+                report(str(exc))
+                workers = [w for w in workers if w != exc.address]
+                if not workers:
+                    raise GamesError(str(exc)) from None
+                pending.add(submit(batch, workers))
+                continue
+            except Exception as exc:
+                raise lost_or_failed(client, exc) from None
+            if not on_result(result):
+                break
+    finally:
+        with contextlib.suppress(Exception):
+            stop.set()
+        with contextlib.suppress(Exception):
+            client.cancel([f for f in futures if not f.done()], force=True)
+
+
+def lost_or_failed(client: Any, exc: BaseException) -> BaseException:
+    """A lost scheduler as one line (GamesError); any other failure as it is."""
+    from distributed.client import FutureCancelledError
+
+    if client.status != "running" or isinstance(exc, (OSError, FutureCancelledError)):
+        address = getattr(client.scheduler, "address", None) or "the scheduler"
+        return GamesError(f"lost the Dask scheduler {address}: {type(exc).__name__}: {exc}; "
+                          "finished games are stored, run the same command again to resume")
+    return exc
