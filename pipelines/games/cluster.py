@@ -131,15 +131,15 @@ def check_workers(client: Any, batch: GameBatch, report: Report) -> list[str]:
     return good
 
 
-def run_batches(client: Any, batches: Sequence[GameBatch], on_result: Callable[[BatchResult],
-                bool], report: Report) -> None:
-    """Play ``batches`` on the cluster; ``on_result`` takes each result as it comes back and
-    returns False to stop the run (nothing more is handed to it)."""
+def run_batches(client: Any, workers: list[str], batches: Sequence[GameBatch],
+                on_result: Callable[[BatchResult], bool], report: Report) -> None:
+    """Play ``batches`` on the cluster's checked ``workers`` (:func:`check_workers`);
+    ``on_result`` takes each result as it comes back and returns False to stop the run
+    (nothing more is handed to it)."""
     from distributed import Event, as_completed
 
     if not batches:
         return
-    workers = check_workers(client, batches[0], report)
     stop_name = f"chesslab-stop-{uuid.uuid4().hex}"
     stop = Event(stop_name, client=client)
     by_key: dict[str, GameBatch] = {}

@@ -23,7 +23,7 @@ from engines.registry import (
     parse_engine,
 )
 from pipelines.games.batch import BatchResult, GameBatch, client_builds
-from pipelines.games.cluster import open_cluster, run_batches
+from pipelines.games.cluster import check_workers, open_cluster, run_batches
 from pipelines.games.config import GamesError
 from pipelines.models.deploy import resolve_player
 from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
@@ -137,17 +137,54 @@ class Tournament:
         planned = len(self.slots)
         summary = TournamentSummary(self.id, [p.name for p in self.players], planned,
                                     len(done))
-        store.record_tournament(self.lake, self.id, self.config, self.players, planned,
-                                self.digest)
-        store.record_event(self.lake, self.id, "resumed" if done else "started", len(done),
-                           planned)
         pending = [slot for slot in self.slots if slot.key not in done]
         summary.sprt = self.sprt_status()
         if summary.sprt is not None and summary.sprt.decision != "continue":
             pending = []
+        with self.cluster(bool(pending)) as client:
+            batches = self.batches(pending)
+            workers = self.check(client, batches)
+            store.record_tournament(self.lake, self.id, self.config, self.players, planned,
+                                    self.digest)
+            store.record_event(self.lake, self.id, "resumed" if done else "started",
+                               len(done), planned)
+            self.play(client, workers, batches, summary, started)
+        return summary
+
+    @contextlib.contextmanager
+    def cluster(self, needed: bool) -> Iterator[Any]:
+        """The games runner's client (None when no game is left to play)."""
+        if not needed:
+            yield None
+            return
+        try:
+            with open_cluster(self.config.runner, self.config.workers) as client:
+                yield client
+        except GamesError as exc:
+            raise TournamentError(str(exc)) from None
+
+    def check(self, client: Any, batches: Sequence[GameBatch]) -> list[str]:
+        """The workers that passed their checks, before anything is written."""
+        if client is None or not batches:
+            return []
+        try:
+            return check_workers(client, batches[0], self.progress or log.warning)
+        except GamesError as exc:
+            raise TournamentError(str(exc)) from None
+
+    def play(self, client: Any, workers: list[str], batches: Sequence[GameBatch],
+             summary: TournamentSummary, started: float) -> None:
+        planned = summary.planned
         detail = ""
         try:
-            self.play(self.batches(pending), summary)
+            if batches:
+                run_batches(client, workers, batches,
+                            lambda result: self.finish(result, summary),
+                            self.progress or log.warning)
+        except GamesError as exc:
+            summary.status = "interrupted"
+            detail = str(exc)
+            raise TournamentError(str(exc)) from None
         except BaseException as exc:
             summary.status = "interrupted"
             detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -163,11 +200,11 @@ class Tournament:
                 record_sprt(self.lake, summary.sprt, self.sprt_config, self.id)
             store.record_event(self.lake, self.id, summary.status,
                                summary.already_done + summary.played, planned, detail)
-        return summary
 
     def batches(self, pending: Sequence[Slot]) -> list[GameBatch]:
-        """The pending slots as batches of ``config.runner.batch_pairs`` game pairs (a pair's
-        games stay together; a pair half played before is played as its missing half)."""
+        """The pending slots as batches of ``config.runner.batch_pairs`` game pairs, in
+        schedule order (a pair's games stay together; a pair half played before is sent as its
+        missing half)."""
         pairs: dict[str, list[Slot]] = {}
         for slot in pending:
             pairs.setdefault(slot.pair_key, []).append(slot)
@@ -181,17 +218,6 @@ class Tournament:
             batches.append(GameBatch(self.id, index, self.config, tuple(self.players), slots,
                                      openings, builds, self.config.runner.clock_reference_nps))
         return batches
-
-    def play(self, batches: Sequence[GameBatch], summary: TournamentSummary) -> None:
-        if not batches:
-            return
-        report = self.progress or log.warning
-        try:
-            with open_cluster(self.config.runner, self.config.workers) as client:
-                run_batches(client, batches, lambda result: self.finish(result, summary),
-                            report)
-        except GamesError as exc:
-            raise TournamentError(str(exc)) from None
 
     def finish(self, result: BatchResult, summary: TournamentSummary) -> bool:
         """Store a batch's games (keyed by slot: a batch played twice stores each game once),
