@@ -1,0 +1,260 @@
+"""Games on a Dask cluster (issue 36): a scheduler and worker processes started here with
+Dask's own command line (``dask scheduler``, ``dask worker``), as a user starts them on other
+machines; games between Stockfish at a few hundred nodes and the own alpha-beta engine, both
+deterministic at fixed nodes, so a game played on any worker is the same game."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from pipelines.games import GamesOptions
+from pipelines.games.batch import GameBatch, WorkerRefused, check_worker
+from pipelines.sprt import pentanomial
+from pipelines.tournament import TournamentConfig, TournamentError, run_tournament
+from pipelines.tournament.openings import Opening
+from pipelines.tournament.runner import Tournament
+from pipelines.tournament.store import finished_games
+from warehouse import Lake
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+SF = "stockfish?Threads=1&Hash=16#sf"
+AB = "alphabeta:eval=hce-simple,hash=1#ab"
+DASK = str(Path(sys.executable).parent / "dask")
+ROOT = str(Path(__file__).parents[2])
+
+
+@dataclass
+class DaskCluster:
+    """A scheduler and workers as processes of their own (``--no-nanny``: a killed worker
+    stays dead)."""
+
+    address: str
+    scheduler: subprocess.Popen[bytes]
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def add_worker(self, name: str) -> subprocess.Popen[bytes]:
+        worker = subprocess.Popen(
+            [DASK, "worker", self.address, "--nthreads", "1", "--no-nanny", "--name", name,
+             "--no-dashboard", "--local-directory", os.environ.get("TMPDIR", "/tmp")],
+            env=dask_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.workers.append(worker)
+        return worker
+
+    def wait_for(self, count: int, timeout_s: float = 120) -> None:
+        from distributed import Client
+
+        with Client(self.address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(count, timeout=timeout_s)
+
+    def stop(self) -> None:
+        for process in [*self.workers, self.scheduler]:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+def dask_env() -> dict[str, str]:
+    """Workers import this checkout's chesslab."""
+    path = os.environ.get("PYTHONPATH", "")
+    return {**os.environ, "PYTHONPATH": ROOT + (os.pathsep + path if path else "")}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_cluster(workers: int) -> DaskCluster:
+    port = free_port()
+    scheduler = subprocess.Popen(
+        [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        env=dask_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cluster = DaskCluster(f"tcp://127.0.0.1:{port}", scheduler)
+    try:
+        for number in range(workers):
+            cluster.add_worker(f"w{number}")
+        cluster.wait_for(workers)
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[DaskCluster]:
+    """Two workers of one game each, shared by the tests that kill nothing."""
+    started = start_cluster(2)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def match(address: str | None, **overrides: object) -> TournamentConfig:
+    values: dict[str, object] = dict(engines=(SF, AB), nodes=300, rounds=3, concurrency=1,
+                                     openings=str(FIXTURES / "openings" / "two_games.pgn"),
+                                     runner=GamesOptions(cluster=address))
+    values.update(overrides)
+    return TournamentConfig.tiny(**values)  # type: ignore[arg-type]
+
+
+def stored(home: Path, tournament_id: str) -> list[tuple[str, str]]:
+    """Every stored row of the tournament (the table itself, not the view): (key, result)."""
+    table = Lake(home).read("tournament_games", columns=["tournament_id", "game_key", "result"])
+    return sorted((key, result) for tid, key, result in zip(
+        *(table.column(c).to_pylist() for c in table.column_names), strict=True)
+        if tid == tournament_id)
+
+
+def test_tournament_on_a_cluster_stores_the_schedule(home: Path, tmp_path: Path,
+                                                     stockfish_path: str,
+                                                     cluster: DaskCluster) -> None:
+    """Every slot of the schedule once, the same games as on this machine, each played by
+    one of the cluster's workers (recorded with it)."""
+    config = match(cluster.address)
+    summary = run_tournament(config, Lake(home))
+    schedule = sorted(slot.key for slot in Tournament(config, Lake(home)).slots)
+    rows = stored(home, summary.tournament_id)
+    assert [key for key, _ in rows] == schedule
+    assert (summary.played, summary.planned) == (6, 6)
+    workers = {row["worker"] for row in finished_games(Lake(home), summary.tournament_id)}
+    assert workers and all(w.rsplit(":", 1)[1].isdigit() for w in workers)
+    assert os.getpid() not in {int(w.rsplit(":", 1)[1]) for w in workers}
+
+    local = run_tournament(match(None), Lake(tmp_path / "local"))
+    assert local.tournament_id == summary.tournament_id      # where it ran is not identity
+    assert stored(tmp_path / "local", local.tournament_id) == rows
+
+
+def pair_scores(home: Path, tournament_id: str, first: str) -> dict[str, float]:
+    """Each complete pair's points for ``first`` (from the stored games)."""
+    scores: dict[str, list[float]] = {}
+    for row in finished_games(Lake(home), tournament_id):
+        score = row["white_score"] if row["white"] == first else 1 - row["white_score"]
+        scores.setdefault(f"{row['pairing']}:{row['round']}", []).append(score)
+    return {key: sum(s) for key, s in scores.items() if len(s) == 2}
+
+
+def test_sprt_on_a_cluster_stops_early_with_the_local_counts(home: Path, tmp_path: Path,
+                                                             stockfish_path: str,
+                                                             cluster: DaskCluster) -> None:
+    """Stockfish against the alpha-beta engine at the same nodes (a large, known difference)
+    stops after a few of the 20 planned pairs (logistic elo1 = 300, alpha = beta = 0.2: three
+    won pairs, LLR 1.59 > log 4); the cluster's pentanomial counts are those of its stored
+    games, each pair as it was played here, and it stops within one batch per worker of
+    where the games played here cross."""
+    sprt = dict(rounds=20, sprt_elo0=0, sprt_elo1=300, sprt_alpha=0.2, sprt_beta=0.2,
+                sprt_model="logistic")
+    summary = run_tournament(match(cluster.address, **sprt), Lake(home))
+    local = run_tournament(match(None, **sprt), Lake(tmp_path / "local"))
+    assert summary.status == local.status == "sprt_stopped"
+    assert summary.sprt is not None and local.sprt is not None
+    assert summary.sprt.decision == local.sprt.decision == "H1"
+    on_cluster = pair_scores(home, summary.tournament_id, "sf")
+    here = pair_scores(tmp_path / "local", local.tournament_id, "sf")
+    assert list(summary.sprt.counts) == pentanomial(list(on_cluster.values()))
+    assert summary.played == 2 * len(on_cluster) < summary.planned
+    assert all(here[key] == score for key, score in on_cluster.items() if key in here)
+    assert len(here) <= len(on_cluster) <= len(here) + 2      # two workers, a pair a batch
+    assert len(stored(home, summary.tournament_id)) == summary.played
+
+
+def test_killed_worker_loses_only_its_batch(home: Path, stockfish_path: str) -> None:
+    """A worker killed (SIGKILL) after the first batch came back: its running batch is played
+    again by the other worker; the stored games are the schedule's, none twice."""
+    local_cluster = start_cluster(2)
+    killed: list[int] = []
+
+    def kill_one(line: str) -> None:
+        if not killed and "ab" in line:
+            victim = local_cluster.workers[0]
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+            killed.append(victim.pid)
+
+    try:
+        config = match(local_cluster.address, rounds=6, progress=True, rating_interval=0)
+        summary = run_tournament(config, Lake(home), progress=kill_one)
+    finally:
+        local_cluster.stop()
+    assert killed
+    rows = stored(home, summary.tournament_id)
+    keys = [key for key, _ in rows]
+    assert sorted(Counter(keys).values()) == [1] * 12
+    assert keys == sorted(slot.key for slot in Tournament(config, Lake(home)).slots)
+    assert summary.played == 12
+
+
+def test_mismatched_build_is_refused_with_its_reason(home: Path, stockfish_path: str,
+                                                     cluster: DaskCluster,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client runs another own-engine build than the workers: every worker refuses with
+    a line naming itself, the player and both builds; nothing is written."""
+    import pipelines.games.batch as batch
+
+    monkeypatch.setattr(batch, "own_version", lambda: "0.0.0+rev.elsewhere")
+    with pytest.raises(TournamentError, match=r"refuses: ab is '.*\+rev\.[0-9a-f]+' here, "
+                                              r"the client runs '0.0.0\+rev.elsewhere'"):
+        run_tournament(match(cluster.address), Lake(home))
+    assert not Lake(home).parts("tournament_games")
+    assert not Lake(home).parts("tournaments")
+
+
+def test_worker_without_the_program_refuses(tmp_path: Path) -> None:
+    """A worker where an external engine's program is missing refuses the batch, one line."""
+    from engines.registry import EngineSpec
+
+    spec = EngineSpec(name="gone", command=(str(tmp_path / "no-such-engine"),))
+    config = TournamentConfig.tiny()
+    batch = GameBatch("t", 0, config, (spec,), (), {0: Opening()}, {"gone": "x"})
+    with pytest.raises(WorkerRefused, match=r"refuses: gone: no program .*no-such-engine$"):
+        check_worker(batch)
+
+
+def test_no_scheduler_is_one_line(home: Path, stockfish_path: str) -> None:
+    """--cluster at an address where nothing listens: one line, nothing written."""
+    address = f"tcp://127.0.0.1:{free_port()}"
+    with pytest.raises(TournamentError, match=f"no Dask scheduler at {address}"):
+        run_tournament(match(address), Lake(home))
+    assert not Lake(home).parts("tournaments")
+
+
+@pytest.mark.slow
+def test_lost_scheduler_ends_the_run_and_the_next_run_resumes(home: Path,
+                                                              stockfish_path: str) -> None:
+    """The scheduler killed after the first batch: the run ends with one line, the finished
+    games stay stored, and the same tournament on a new cluster plays only the others."""
+    first = start_cluster(1)
+    done: list[str] = []
+
+    def kill_scheduler(line: str) -> None:
+        if not done:
+            first.scheduler.kill()
+            done.append(line)
+
+    config = match(first.address, rounds=4, progress=True, rating_interval=0)
+    try:
+        with pytest.raises(TournamentError, match="lost the Dask scheduler"):
+            run_tournament(config, Lake(home), progress=kill_scheduler)
+    finally:
+        first.stop()
+    tournament_id = Tournament(config, Lake(home)).id
+    kept = stored(home, tournament_id)
+    assert 2 <= len(kept) < 8
+    second = start_cluster(1)
+    try:
+        summary = run_tournament(match(second.address, rounds=4), Lake(home))
+    finally:
+        second.stop()
+    assert (summary.already_done, summary.already_done + summary.played) == (len(kept), 8)
+    assert len(stored(home, tournament_id)) == 8
