@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -258,3 +259,53 @@ def test_lost_scheduler_ends_the_run_and_the_next_run_resumes(home: Path,
         second.stop()
     assert (summary.already_done, summary.already_done + summary.played) == (len(kept), 8)
     assert len(stored(home, tournament_id)) == 8
+
+
+def test_stopped_batch_stops_its_engines(stockfish_path: str) -> None:
+    """A batch told to stop mid-game (an SPRT's verdict, Ctrl-C on the client: the run's stop
+    event) returns unfinished within seconds, its engine processes gone."""
+    from pipelines.games.batch import client_builds, play_batch
+    from pipelines.tournament.runner import resolve_players
+
+    config = TournamentConfig.tiny(nodes=5_000_000, move_timeout_s=60.0, rounds=1)
+    players = tuple(resolve_players(config))
+    tournament = Tournament(config, Lake(Path("/nonexistent")))
+    batch = GameBatch("t", 0, config, players, tuple(tournament.slots), {0: Opening()},
+                      client_builds(players))
+    asked_at: list[float] = []
+    children: set[int] = set()
+
+    def stop() -> bool:
+        children.update(descendants(os.getpid()))
+        asked_at.append(time.monotonic())
+        return asked_at[-1] - asked_at[0] > 2.0
+
+    result = play_batch(batch, stop)
+    assert result.stopped and not result.records
+    assert time.monotonic() - asked_at[0] < 10
+    assert children and not [pid for pid in children if alive(pid)]
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier}
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Running (not gone, not a zombie)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
