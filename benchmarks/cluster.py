@@ -1,0 +1,130 @@
+"""Games on a local Dask cluster: games/minute of 2 worker processes against 1, and the cost
+of the cluster path against playing the same batches straight on threads of this process.
+
+Every run plays the same games (Stockfish against itself at fixed nodes, a pair per batch,
+the openings of tests/fixtures/openings/two_games.pgn alternating) into a fresh home, side by
+side in this one run, and the ratios are printed:
+
+- ``workers 2 / workers 1``: a local cluster (``--workers N``, one game per worker) of 2
+  processes against 1; target >= 1.8x (on a machine with 2 idle cores);
+- ``workers 2 / direct 2``: the cluster path against two threads calling the batch function
+  directly (the engines-only floor: what a ``--concurrency 2`` without any cluster did);
+  target: at most 5% slower;
+- ``concurrency 2`` (the default one-machine path: one in-process worker, two game threads)
+  is shown against ``direct 2`` as well.
+
+``--scale N`` instead runs 1 and N workers (a 16-core machine: ``--scale 14``, target >= 12x)
+and, with ``--tc 10+0.1``, prints the time-loss rate (target <= 0.1% of games).
+
+usage: python benchmarks/cluster.py [--nodes 20000] [--rounds 6] [--repeats 1]
+       python benchmarks/cluster.py --scale 14 --tc 10+0.1 --rounds 140
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from pipelines.games import GamesOptions
+from pipelines.games.batch import play_batch
+from pipelines.tournament import TournamentConfig, TournamentSummary, run_tournament
+from pipelines.tournament.runner import Tournament
+from warehouse import Lake
+
+ENGINE = "stockfish?Threads=1&Hash=16"
+OPENINGS = Path(__file__).parents[1] / "tests" / "fixtures" / "openings" / "two_games.pgn"
+
+
+def config(args: argparse.Namespace, runner: GamesOptions,
+           concurrency: int = 1) -> TournamentConfig:
+    limits: dict[str, object] = {"tc": args.tc} if args.tc else {"nodes": args.nodes}
+    return TournamentConfig(
+        engines=(f"{ENGINE}#a", f"{ENGINE}#b"), rounds=args.rounds, concurrency=concurrency,
+        openings=str(OPENINGS), max_plies=args.max_plies, progress=False, draw_move_number=0,
+        resign_moves=0, runner=runner, **limits)  # type: ignore[arg-type]
+
+
+def on_cluster(cfg: TournamentConfig) -> tuple[int, float, dict[str, int]]:
+    with tempfile.TemporaryDirectory() as home:
+        started = time.perf_counter()
+        summary: TournamentSummary = run_tournament(cfg, Lake(home))
+        return summary.played, time.perf_counter() - started, summary.terminations
+
+
+def direct(cfg: TournamentConfig, threads: int) -> tuple[int, float, dict[str, int]]:
+    """The same batches played by ``threads`` threads calling the batch function, results
+    stored as the cluster path stores them: no scheduler, no worker processes."""
+    with tempfile.TemporaryDirectory() as home:
+        started = time.perf_counter()
+        tournament = Tournament(cfg, Lake(home))
+        summary = TournamentSummary(tournament.id, [], len(tournament.slots), 0)
+        batches = tournament.batches(tournament.slots)
+        with ThreadPoolExecutor(threads) as pool:
+            for result in pool.map(play_batch, batches):
+                tournament.finish(result, summary)
+        return summary.played, time.perf_counter() - started, summary.terminations
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def measure(name: str, run: Callable[[], tuple[int, float, dict[str, int]]],
+            repeats: int) -> float:
+    """The best games/minute of ``repeats`` runs (the least disturbed by other load)."""
+    best = 0.0
+    for _ in range(repeats):
+        before = load()
+        games, seconds, terminations = run()
+        rate = games / seconds * 60
+        best = max(best, rate)
+        losses = terminations.get("time forfeit", 0)
+        print(f"{name:<14} {games} games in {seconds:6.1f}s = {rate:6.1f} games/min  "
+              f"time losses {losses}/{games}  ({before} -> {load()})", flush=True)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=20000)
+    parser.add_argument("--tc", default=None, help="a time control instead of --nodes")
+    parser.add_argument("--rounds", type=int, default=6, help="game pairs (games = 2x)")
+    parser.add_argument("--max-plies", type=int, default=120)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--scale", type=int, default=0,
+                        help="run 1 and N workers instead (a many-core machine)")
+    args = parser.parse_args()
+    print(f"cores {os.cpu_count()}, {load()}; "
+          f"{f'tc {args.tc}' if args.tc else f'nodes {args.nodes}'}, {args.rounds} pairs")
+    if args.scale:
+        one = measure("workers 1", lambda: on_cluster(config(args, GamesOptions(
+            workers=1, games_per_worker=1))), args.repeats)
+        many = measure(f"workers {args.scale}", lambda: on_cluster(config(args, GamesOptions(
+            workers=args.scale, games_per_worker=1))), args.repeats)
+        print(f"workers {args.scale} / workers 1: {many / one:.2f}x (target >= 12x at 14)")
+        return
+    rates = {
+        "direct 2": measure("direct 2", lambda: direct(config(args, GamesOptions()), 2),
+                            args.repeats),
+        "workers 1": measure("workers 1", lambda: on_cluster(config(args, GamesOptions(
+            workers=1, games_per_worker=1))), args.repeats),
+        "workers 2": measure("workers 2", lambda: on_cluster(config(args, GamesOptions(
+            workers=2, games_per_worker=1))), args.repeats),
+        "concurrency 2": measure("concurrency 2", lambda: on_cluster(config(
+            args, GamesOptions(), concurrency=2)), args.repeats),
+    }
+    print(f"workers 2 / workers 1: {rates['workers 2'] / rates['workers 1']:.2f}x "
+          "(target >= 1.8x)")
+    for path in ("workers 2", "concurrency 2"):
+        print(f"{path} / direct 2: {rates[path] / rates['direct 2']:.3f} "
+              f"(overhead {100 * (1 - rates[path] / rates['direct 2']):+.1f}%, target <= 5%)")
+    print(f"done, {load()}")
+
+
+if __name__ == "__main__":
+    main()
