@@ -66,7 +66,7 @@ def names_a_model(args: argparse.Namespace) -> str | None:
 
 WAREHOUSE_USE: dict[str, WarehouseUse] = {
     "bench": names_a_model, "checkpoints": NEEDS, "compact": NEEDS, "dashboard": NEEDS,
-    "demo": CREATES, "endgames": None, "engine": names_a_model, "evaluate": NEEDS,
+    "datagen": CREATES, "demo": CREATES, "endgames": None, "engine": names_a_model, "evaluate": NEEDS,
     "export": NEEDS,
     "ingest": CREATES, "label": NEEDS, "lmr-data": CREATES, "mcc": CREATES, "models": NEEDS,
     "perft": None, "pgn": NEEDS, "ratings": lambda a: NEEDS if a.tournament else CREATES,

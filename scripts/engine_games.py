@@ -14,8 +14,9 @@ on the warehouse's machine, and the annotations become training labels there:
     chesslab ingest games/sf-d8-s1-w*.pgn.gz
     chesslab train nnue --label-engine "pgn:Stockfish 15.1 depth 8" --label-depth 8
 
-(``chesslab selfplay --engine stockfish`` does the same with chesslab installed, and writes the
-games straight into the warehouse.) Game ``g`` of seed ``s`` always starts from the same
+(``chesslab datagen`` plays the same games with chesslab installed, on its games runner: a
+local or remote Dask cluster, PGN batches ingested as they come; ``chesslab selfplay
+--engine stockfish`` writes games straight into the warehouse.) Game ``g`` of seed ``s`` always starts from the same
 random plies. A game ends by the rules, by adjudication when one side's score stays at
 ``--resign`` centipawns or more for 4 plies (or a mate is found), as a draw when both
 scores stay within 10 cp for 12 plies after move 40, or at ``--max-plies`` (result ``*``).
@@ -27,80 +28,21 @@ from __future__ import annotations
 import argparse
 import gzip
 import multiprocessing
-import random
 import sys
 import time
 from pathlib import Path
 
-import chess
 import chess.engine
-import chess.pgn
 
-MATE_CP = 100_000
-
-
-def random_start(rng: random.Random, plies: int) -> chess.Board:
-    """The start position after ``plies`` random legal plies that leave the game going."""
-    for _ in range(100):
-        board = chess.Board()
-        for _ in range(plies):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-        if not board.is_game_over(claim_draw=True):
-            return board
-    return board
+# the games themselves are chesslab's (``chesslab datagen`` plays the same ones on its games
+# runner); pipelines.datagen.games needs only python-chess, so a bare machine with this
+# checkout runs this script
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from pipelines.datagen.games import GameSettings, play  # noqa: E402
 
 
-def eval_text(score: chess.engine.PovScore, depth: int) -> str:
-    """A Lichess ``[%eval]`` comment of ``score`` from White's view, with its depth."""
-    white = score.white()
-    if white.is_mate():
-        return f"[%eval #{white.mate()},{depth}]"
-    return f"[%eval {white.score(mate_score=MATE_CP) / 100:.2f},{depth}]"
-
-
-def play(engine: chess.engine.SimpleEngine, index: int, args: argparse.Namespace,
-         name: str) -> chess.pgn.Game:
-    """Game ``index``: its random start, then the engine at ``--depth`` on both sides."""
-    rng = random.Random(f"{args.seed}:{index}")
-    board = random_start(rng, args.random_plies)
-    game = chess.pgn.Game()
-    game.headers.update({"Event": f"{name} self-play", "Site": "chesslab engine_games",
-                         "Round": str(index), "White": name, "Black": name,
-                         "Annotator": f"{name} depth {args.depth}"})
-    node: chess.pgn.GameNode = game
-    for move in board.move_stack:
-        node = node.add_variation(move)
-    board = board.copy(stack=True)
-    resign, quiet = 0, 0
-    result = "*"
-    while len(board.move_stack) < args.max_plies:
-        if board.is_game_over(claim_draw=True):
-            result = board.result(claim_draw=True)
-            break
-        info = engine.analyse(board, chess.engine.Limit(depth=args.depth), game=game)
-        score, pv = info.get("score"), info.get("pv") or []
-        if score is None or not pv:
-            break
-        if node is not game:  # the evaluation of the position the last move reached
-            node.comment = eval_text(score, args.depth)
-        mover = score.relative.score(mate_score=MATE_CP)
-        resign = resign + 1 if abs(mover) >= args.resign else 0
-        quiet = quiet + 1 if abs(mover) <= 10 and board.fullmove_number > 40 else 0
-        if resign >= 4 or score.relative.is_mate() and resign >= 1:
-            result = ("1-0" if score.white().score(mate_score=MATE_CP) > 0 else "0-1")
-            game.headers["Termination"] = "adjudication"
-            break
-        if quiet >= 12:
-            result = "1/2-1/2"
-            game.headers["Termination"] = "adjudication"
-            break
-        node = node.add_variation(pv[0])
-        board.push(pv[0])
-    game.headers["Result"] = result
-    return game
+def settings_of(args: argparse.Namespace) -> GameSettings:
+    return GameSettings(args.depth, args.random_plies, args.seed, args.resign, args.max_plies)
 
 
 def worker(rank: int, args: argparse.Namespace, deadline: float) -> tuple[int, int]:
@@ -112,7 +54,7 @@ def worker(rank: int, args: argparse.Namespace, deadline: float) -> tuple[int, i
         name = engine.id.get("name", Path(args.engine).name)
         index = rank
         while time.time() < deadline and (args.games is None or index < args.games):
-            game = play(engine, index, args, name)
+            game = play(engine, index, settings_of(args), name)
             with gzip.open(out, "at") as f:  # one gzip member per game: a kill loses one game
                 print(game, file=f, end="\n\n")
             games += 1

@@ -73,11 +73,17 @@ def quiet(logger: logging.Logger) -> None:
 
 
 def remote_play(batch: GameBatch, stop_name: str) -> BatchResult:
-    """A batch on a worker, stopped when the run's stop event is set."""
+    """A batch of tournament games on a worker, stopped when the run's stop event is set."""
+    return on_worker(play_batch, batch, stop_name)
+
+
+def on_worker(play: Callable[[Any, Callable[[], bool]], Any], batch: Any,
+              stop_name: str) -> Any:
+    """``play(batch, stop)`` on this worker; a refusal names the worker's address."""
     from distributed import get_worker
 
     try:
-        return play_batch(batch, event_poller(stop_name))
+        return play(batch, event_poller(stop_name))
     except WorkerRefused as exc:
         exc.address = get_worker().address
         raise
@@ -105,13 +111,15 @@ def event_poller(name: str) -> Callable[[], bool]:
     return stopped
 
 
-def check_workers(client: Any, batch: GameBatch, report: Report) -> list[str]:
-    """Every worker checks its builds and starts each player once; refusing workers are
-    reported and left out. The addresses of the workers that will play."""
+def check_workers(client: Any, batch: Any, report: Report,
+                  check: Callable[[Any], str] = preflight) -> list[str]:
+    """Every worker runs ``check(batch)`` (default: checks its builds and starts each player
+    once); refusing workers are reported and left out. The addresses of the workers that
+    will play."""
     workers = list(client.scheduler_info()["workers"])
     if not workers:
         raise GamesError("the Dask cluster has no worker")
-    futures = {address: client.submit(preflight, batch, workers=[address], pure=False,
+    futures = {address: client.submit(check, batch, workers=[address], pure=False,
                                       allow_other_workers=False,
                                       key=f"preflight-{uuid.uuid4().hex}")
                for address in workers}
@@ -131,21 +139,23 @@ def check_workers(client: Any, batch: GameBatch, report: Report) -> list[str]:
     return good
 
 
-def run_batches(client: Any, workers: list[str], batches: Sequence[GameBatch],
-                on_result: Callable[[BatchResult], bool], report: Report) -> None:
+def run_batches(client: Any, workers: list[str], batches: Sequence[Any],
+                on_result: Callable[[Any], bool], report: Report,
+                play: Callable[[Any, str], Any] = remote_play) -> None:
     """Play ``batches`` on the cluster's checked ``workers`` (:func:`check_workers`);
     ``on_result`` takes each result as it comes back and returns False to stop the run
-    (nothing more is handed to it)."""
+    (nothing more is handed to it). ``play(batch, stop_name)`` plays one batch on a worker
+    (default: a tournament's :class:`GameBatch`); a batch has an ``index``, its rank."""
     from distributed import Event, as_completed
 
     if not batches:
         return
     stop_name = f"chesslab-stop-{uuid.uuid4().hex}"
     stop = Event(stop_name, client=client)
-    by_key: dict[str, GameBatch] = {}
+    by_key: dict[str, Any] = {}
 
-    def submit(batch: GameBatch, allowed: list[str] | None) -> Any:
-        future = client.submit(remote_play, batch, stop_name, pure=False,
+    def submit(batch: Any, allowed: list[str] | None) -> Any:
+        future = client.submit(play, batch, stop_name, pure=False,
                                priority=-batch.index, workers=allowed,
                                key=f"games-{batch.index}-{uuid.uuid4().hex}")
         by_key[future.key] = batch
