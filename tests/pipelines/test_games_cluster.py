@@ -346,3 +346,19 @@ def test_datagen_on_a_cluster_writes_pgn_batches_and_resumes(home: Path, stockfi
     assert result.ingested is not None and sum(s.games for s in result.ingested) == 5
     again = datagen(LocalRunner(show_progress=False), config, Lake(home))
     assert (again.games.played_games, again.games.already_done) == (0, 3)
+
+
+def test_clock_scaled_by_the_workers_bench_speed(home: Path, stockfish_path: str) -> None:
+    """``--clock-reference-nps``: a worker twice as slow as the reference plays with twice the
+    time (10+0.1 becomes 20+0.2; a move time doubles), and each game records its factor:
+    the reference over the worker's ``chesslab bench`` nodes/s."""
+    from pipelines.games.batch import measured_nps, scaled
+
+    assert scaled(TournamentConfig.tiny(nodes=None, tc="40/10+0.1"), 2.0).tc == "40/20+0.2"
+    assert scaled(TournamentConfig.tiny(nodes=None, movetime_ms=50), 2.0).movetime_ms == 100
+    assert scaled(TournamentConfig.tiny(), None) == TournamentConfig.tiny()
+    config = TournamentConfig.tiny(nodes=None, tc="2+0.02", max_plies=30, concurrency=1,
+                                   runner=GamesOptions(clock_reference_nps=1_000_000))
+    summary = run_tournament(config, Lake(home))
+    scales = {row["clock_scale"] for row in finished_games(Lake(home), summary.tournament_id)}
+    assert scales == {1_000_000 / measured_nps()}   # one worker in this process: its bench
