@@ -18,21 +18,25 @@ def add_runner_arguments(parser: argparse.ArgumentParser, cluster: bool = True) 
                         help="run in this process without Prefect (the same steps and output)")
 
 
-def add_games_arguments(parser: argparse.ArgumentParser) -> None:
+def add_games_arguments(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
     """The games runner's options (``--cluster``, ``--workers``, ...) of a command that plays
     games (``pipelines.games``)."""
     from flows.options import add_config_arguments
     from pipelines.games import GamesOptions
 
-    add_config_arguments(parser, GamesOptions)
+    add_config_arguments(parser, GamesOptions, skip=skip)
 
 
-def games_options(args: argparse.Namespace) -> Any:
-    """The ``GamesOptions`` of the parsed options."""
+def games_options(args: argparse.Namespace, skip: tuple[str, ...] = ()) -> Any:
+    """The ``GamesOptions`` of the parsed options (``skip``: options the command did not
+    take from ``GamesOptions``, left at their defaults)."""
+    import dataclasses
+
     from flows.options import config_from_args
     from pipelines.games import GamesOptions
 
-    return config_from_args(GamesOptions, args)
+    defaults = {f.name: f.default for f in dataclasses.fields(GamesOptions) if f.name in skip}
+    return config_from_args(GamesOptions, args, **defaults)
 
 
 def make_runner(args: argparse.Namespace, show_progress: bool = True) -> Any:

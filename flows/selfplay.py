@@ -1,5 +1,7 @@
 """The ``selfplay`` step: one unit per batch file left to ingest by a killed run, then one
-unit per missing batch, played (on the step's process pool when ``workers`` > 1) and ingested.
+unit per missing batch, played on the games runner (``pipelines.games``: ``workers`` local
+Dask worker processes, one in this process for 1, or the ``--cluster``'s workers, which send the
+batch's text back) and written and ingested here.
 Batches are ingested one at a time in this process, so positions are deduped against the
 warehouse without a race; one run per run id and home at a time (a file lock taken by the
 plan, released when the step ends). The work is ``pipelines.selfplay``."""
@@ -10,9 +12,11 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from flows.step import UnitContext
+from pipelines.games.cluster import open_cluster
 from pipelines.ingest import IngestSummary
 from pipelines.selfplay import (
     Batch,
@@ -24,7 +28,7 @@ from pipelines.selfplay import (
     plan_selfplay,
     summarize,
 )
-from pipelines.selfplay.run import close_pool, play_batch, play_in_pool, run_lock
+from pipelines.selfplay.run import play_work, run_lock, selfplay_work, write_atomically
 from warehouse import Lake
 
 #: Run locks taken by plans, released when the step's pool closes.
@@ -51,12 +55,13 @@ class SelfplayStepPlan:
 
 
 @contextlib.contextmanager
-def selfplay_pool() -> Iterator[None]:
-    """The batch process pool and the run lock live as long as the step."""
+def selfplay_pool(config: SelfplayConfig) -> Iterator[Any]:
+    """The games runner (a Dask client: ``workers`` local processes, or the ``--cluster``)
+    and the run lock live as long as the step."""
     try:
-        yield None
+        with open_cluster(config.games_options(), 1) as client:
+            yield client
     finally:
-        close_pool()
         _HELD.close()
 
 
@@ -68,7 +73,7 @@ class SelfplayStep:
         return config.workers
 
     def open_pool(self, config: SelfplayConfig) -> AbstractContextManager[Any]:
-        return selfplay_pool()
+        return selfplay_pool(config)
 
     def plan(self, config: SelfplayConfig, lake: Lake) -> SelfplayStepPlan:
         plan = plan_selfplay(lake, config)
@@ -88,8 +93,9 @@ class SelfplayStep:
     def run_unit(self, unit: SelfplayUnit, context: UnitContext) -> SelfplayResult:
         played = None
         if unit.batch is not None:
-            played = (play_in_pool(unit.plan, unit.batch) if unit.plan.config.workers > 1
-                      else play_batch(unit.plan, unit.batch))
+            text, played = context.pool.submit(play_work, selfplay_work(unit.plan, unit.batch),
+                                               pure=False).result()
+            write_atomically(Path(played.path), text)
         with _INGEST:
             ingested = ingest_batch(context.lake, played.path if played else unit.path)
         return SelfplayResult(played, ingested)

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
-from flows.runtime import add_runner_arguments, make_runner
+from flows.runtime import add_games_arguments, add_runner_arguments, games_options, make_runner
 from pipelines.selfplay.config import SelfplayConfig
 
 
@@ -18,13 +18,14 @@ def register(subparsers: Any) -> None:
                     "sides to the end by the rules or --max-plies. Batches of games are "
                     "written as PGN under <home>/selfplay/<run-id>/ and ingested; running the "
                     "same command again plays only the missing games.")
-    add_config_arguments(parser, SelfplayConfig)
+    add_config_arguments(parser, SelfplayConfig, skip=("runner",))
+    add_games_arguments(parser, skip=("workers",))   # selfplay's --workers: local processes
     add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_selfplay_command)
 
 
 def run_selfplay_command(args: argparse.Namespace) -> int:
-    config = config_from_args(SelfplayConfig, args)
+    config = config_from_args(SelfplayConfig, args, runner=games_options(args, skip=("workers",)))
     from flows.selfplay import SELFPLAY
 
     with make_runner(args) as runner:

@@ -111,11 +111,15 @@ CHECKED: set[str] = set()     # the batches' (players, builds) this worker has c
 def check_worker(batch: GameBatch) -> None:
     """WorkerRefused naming this worker, the player and what differs or is missing (once per
     set of players and builds in a worker process)."""
-    key = repr(([sorted(p.describe().items()) for p in batch.players],
-                sorted(batch.builds.items())))
+    check_players(batch.players, batch.builds)
+
+
+def check_players(players: Sequence[EngineSpec], builds: dict[str, str]) -> None:
+    """:func:`check_worker` for any players and the builds the client runs."""
+    key = repr(([sorted(p.describe().items()) for p in players], sorted(builds.items())))
     if key in CHECKED:
         return
-    _check_worker(batch.players, batch.builds)
+    _check_worker(players, builds)
     CHECKED.add(key)
 
 

@@ -60,7 +60,7 @@ def open_cluster(options: GamesOptions, concurrency: int) -> Iterator[Any]:
                 n_workers=options.workers or 1, processes=processes,
                 threads_per_worker=(options.local_games_per_worker() if processes
                                     else max(1, concurrency)),
-                dashboard_address=None, silence_logs=logging.ERROR))
+                dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR))
             client = Client(cluster, set_as_default=False)
         stack.enter_context(client)
         yield client

@@ -1,8 +1,11 @@
 """The self-play step's configuration and errors."""
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
+
+from pipelines.games.config import GamesOptions
 
 
 class SelfplayError(ValueError):
@@ -17,7 +20,7 @@ def default_workers() -> int:
 class SelfplayConfig:
     """How ``chesslab selfplay`` makes games: one engine playing both sides from varied starts.
 
-    Everything but ``games`` and ``workers`` goes into the run id, so running the same command
+    Everything but ``games``, ``workers`` and ``runner`` goes into the run id, so running the same command
     again (or with more ``games``) continues the same run: game ``g`` is seeded by
     ``(seed, g)`` and only the games missing from the run's batch files are played.
     """
@@ -42,7 +45,18 @@ class SelfplayConfig:
         "help": "games per batch: each batch is one PGN file, ingested as one source"})
     seed: int = field(default=1, metadata={"help": "seed of the random plies and book walks"})
     workers: int = field(default_factory=default_workers, metadata={
-        "help": "processes playing batches at once"})
+        "help": "processes playing batches at once (a local Dask cluster of N workers; with "
+                "--cluster: batches at once on the cluster)"})
+    runner: GamesOptions = field(default_factory=GamesOptions, metadata={
+        "help": "where the batches are played (--cluster, ...)"})
+
+    def games_options(self) -> GamesOptions:
+        """The games runner: ``workers`` processes of one batch each (one: in this process),
+        or the ``--cluster``."""
+        if self.runner.cluster:
+            return self.runner
+        return dataclasses.replace(self.runner, workers=self.workers if self.workers > 1 else 0,
+                                   games_per_worker=self.runner.games_per_worker or 1)
 
     def __post_init__(self) -> None:
         if not self.engine.strip():

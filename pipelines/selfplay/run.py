@@ -21,12 +21,10 @@ import json
 import logging
 import os
 import re
-import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -37,7 +35,6 @@ from engines.stamps import content_id
 from pipelines.ingest import IngestConfig, IngestSummary, ingest_file
 from pipelines.ingest.sources import sha256_of, source_for
 from pipelines.models.deploy import resolve_player
-from pipelines.processes import forkserver_pool
 from pipelines.selfplay.config import SelfplayConfig, SelfplayError
 from pipelines.selfplay.game import play_game, to_pgn
 from pipelines.selfplay.players import open_mover, resolve_engine
@@ -215,6 +212,14 @@ def load_openings(config: SelfplayConfig) -> list[Opening]:
 
 def play_batch(plan: SelfplayPlan, batch: Batch) -> BatchResult:
     """Play a batch's games and write them, whole, to its PGN file in the run folder."""
+    text, result = play_texts(plan, batch)
+    write_atomically(Path(result.path), text)
+    return result
+
+
+def play_texts(plan: SelfplayPlan, batch: Batch) -> tuple[str, BatchResult]:
+    """A batch's games as the PGN text of its file (not written: a worker of the games runner
+    sends it back to the client, which writes it)."""
     config = plan.config
     started = time.perf_counter()
     result = BatchResult(str(Path(plan.folder) / batch.file_name))
@@ -231,10 +236,38 @@ def play_batch(plan: SelfplayPlan, batch: Batch) -> BatchResult:
             ends[game.reason] += 1
     finally:
         mover.close()
-    write_atomically(Path(result.path), "\n\n".join(texts) + "\n")
     result.games, result.terminations = len(texts), dict(ends)
     result.seconds = time.perf_counter() - started
-    return result
+    return "\n\n".join(texts) + "\n", result
+
+
+@dataclass(frozen=True)
+class SelfplayWork:
+    """A batch for a worker of the games runner, with the engine build the client runs."""
+
+    plan: SelfplayPlan
+    batch: Batch
+    build: str
+
+
+def selfplay_work(plan: SelfplayPlan, batch: Batch) -> SelfplayWork:
+    from pipelines.games.batch import engine_build
+
+    return SelfplayWork(plan, batch, engine_build(plan.engine))
+
+
+def check_selfplay(work: SelfplayWork) -> str:
+    """This worker runs the client's engine build, its files there; its name."""
+    from pipelines.games.batch import check_players, worker_name
+
+    check_players((work.plan.engine,), {work.plan.engine.name: work.build})
+    return worker_name()
+
+
+def play_work(work: SelfplayWork) -> tuple[str, BatchResult]:
+    """A batch on a games runner's worker: checked, played, its text sent back."""
+    check_selfplay(work)
+    return play_texts(work.plan, work.batch)
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -290,29 +323,3 @@ def run_lock(lake: Lake, plan: SelfplayPlan) -> Iterator[None]:
         yield
 
 
-def process_pool(workers: int) -> ProcessPoolExecutor:
-    """Worker processes from a fork server, which imports the engine once for all of them."""
-    pool: ProcessPoolExecutor = forkserver_pool(workers, ["pipelines.selfplay.run"])
-    return pool
-
-
-_SHARED: dict[int, ProcessPoolExecutor] = {}
-_SHARED_LOCK = threading.Lock()
-
-
-def play_in_pool(plan: SelfplayPlan, batch: Batch) -> BatchResult:
-    """Play a batch on a process pool shared by the calling threads (a thread task runner's
-    tasks would otherwise contend for one interpreter); ``close_pool`` ends it."""
-    with _SHARED_LOCK:
-        if plan.config.workers not in _SHARED:
-            _SHARED[plan.config.workers] = process_pool(plan.config.workers)
-        pool = _SHARED[plan.config.workers]
-    return pool.submit(play_batch, plan, batch).result()
-
-
-def close_pool() -> None:
-    """Stop the shared pools' processes (batches not started are cancelled)."""
-    with _SHARED_LOCK:
-        for pool in _SHARED.values():
-            pool.shutdown(wait=False, cancel_futures=True)
-        _SHARED.clear()
