@@ -362,3 +362,25 @@ def test_clock_scaled_by_the_workers_bench_speed(home: Path, stockfish_path: str
     summary = run_tournament(config, Lake(home))
     scales = {row["clock_scale"] for row in finished_games(Lake(home), summary.tournament_id)}
     assert scales == {1_000_000 / measured_nps()}   # one worker in this process: its bench
+
+
+def test_selfplay_on_a_cluster_is_the_same_run(home: Path, tmp_path: Path,
+                                               cluster: DaskCluster) -> None:
+    """``selfplay --cluster``: the cluster's workers play the batches, the client writes and
+    ingests them; the same run id, games and batch files as the run in this process."""
+    import dataclasses
+
+    from flows.selfplay import SELFPLAY
+    from flows.step import LocalRunner
+    from pipelines.selfplay import SelfplayConfig
+
+    tiny = SelfplayConfig.tiny()
+    remote = dataclasses.replace(tiny, runner=GamesOptions(cluster=cluster.address))
+    summary = LocalRunner(show_progress=False).run(SELFPLAY, remote, Lake(home))
+    local = LocalRunner(show_progress=False).run(SELFPLAY, tiny, Lake(tmp_path / "local"))
+    assert summary.run_id == local.run_id
+    assert (summary.games, summary.plies, summary.batches_ingested) == \
+        (local.games, local.plies, local.batches_ingested) == (4, 577, 2)
+    files = sorted(Path(summary.folder).glob("batch-*.pgn"))
+    assert [f.read_text() for f in files] == \
+        [f.read_text() for f in sorted(Path(local.folder).glob("batch-*.pgn"))]
