@@ -1,10 +1,10 @@
 """The ``selfplay-train`` composition: per round, a games step (one unit per game the round
-still lacks, played on the step's process pool) and a training step (one unit: the round's
+still lacks, played on the games runner: a local Dask cluster of ``workers`` processes) and a training step (one unit: the round's
 ``policy_value`` version); both runners run the same steps. The work is ``pipelines.puct``."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -32,14 +32,9 @@ class RoundWork:
     model: RoundModel
 
 
-@contextlib.contextmanager
-def game_pool(workers: int) -> Iterator[Any]:
-    pool = open_pool(workers)
-    try:
-        yield pool
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+def game_pool(workers: int) -> AbstractContextManager[Any]:
+    """The games runner of a round's games (``pipelines.puct.loop.open_pool``)."""
+    return open_pool(workers)
 
 
 @dataclass(frozen=True)

@@ -10,15 +10,15 @@ trains only the rounds without a version (the trainer resumes a killed training)
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from engines.stamps import utc_now
 from pipelines.models.registry import ModelVersion
-from pipelines.processes import forkserver_pool
 from pipelines.puct.config import SelfplayTrainConfig
 from pipelines.puct.selfplay import RANDOM_MODEL, GameRecord, play_game
 from pipelines.train.policy_value_config import PolicyValueConfig
@@ -115,21 +115,26 @@ def round_summary(lake: Lake, config: SelfplayTrainConfig, round_: int) -> Round
 
 # -- the worker pool -----------------------------------------------------------------------
 
-def open_pool(workers: int) -> ProcessPoolExecutor | None:
-    """Game processes from a fork server (deltalake and torch threads do not survive a
-    fork of this process), or None for one worker (games play in this process)."""
-    if workers <= 1:
-        return None
-    pool: ProcessPoolExecutor = forkserver_pool(workers, ["pipelines.puct.selfplay"])
-    return pool
+@contextlib.contextmanager
+def open_pool(workers: int) -> Iterator[Any]:
+    """The games runner (``pipelines.games``): a local Dask cluster of ``workers`` spawned
+    processes of one game each (deltalake and torch threads do not survive a fork of this
+    process), one worker in this process for 1."""
+    from pipelines.games import GamesOptions
+    from pipelines.games.cluster import open_cluster
+
+    options = GamesOptions(workers=workers if workers > 1 else 0, games_per_worker=1)
+    with open_cluster(options, 1) as client:
+        yield client
 
 
-def play(pool: ProcessPoolExecutor | None, config: SelfplayTrainConfig, round_: int,
-         game: int, model: RoundModel) -> GameRecord:
+def play(pool: Any, config: SelfplayTrainConfig, round_: int, game: int,
+         model: RoundModel) -> GameRecord:
+    """One game on the games runner ``pool`` (a Dask client; None: in this thread)."""
     args = (config, config.run_id, round_, game, model.artifact, model.model_id)
     if pool is None:
         return play_game(*args)
-    return pool.submit(play_game, *args).result()
+    return pool.submit(play_game, *args, pure=False).result()
 
 
 def with_rounds(config: SelfplayTrainConfig, rounds: int) -> SelfplayTrainConfig:
