@@ -6,10 +6,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flows.step import Runner, UnitContext
+from pipelines.games import GamesOptions
+from pipelines.games.cluster import open_cluster
 from pipelines.lmr.config import LmrDataConfig
 from pipelines.lmr.run import (
     LmrDataPlan,
@@ -18,17 +20,21 @@ from pipelines.lmr.run import (
     label_decisions,
     pending_decisions,
     plan_lmr_data,
-    play_logged_game,
+    play_logged,
+    store_logged_game,
     summarize,
 )
 from warehouse import Lake
 
+CLUSTER_LANES = 64     # games waited for at once on a cluster (the scheduler queues the rest)
+
 
 @dataclass(frozen=True)
 class LmrWork:
-    """The run's plan: what both steps share."""
+    """The run's plan: what both steps share; where its games are played."""
 
     plan: LmrDataPlan
+    runner: GamesOptions = field(default_factory=GamesOptions)
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,20 @@ class LmrStep:
 
 
 class GamesStep(LmrStep):
+    """One unit per missing game, played on the games runner (one worker in this process,
+    ``--workers N`` local processes or the ``--cluster``'s workers: lanes wait for them) and
+    stored here."""
+
     name = "lmr-games"
+
+    def concurrency(self, config: LmrWork) -> int:
+        runner = config.runner
+        if runner.cluster:
+            return CLUSTER_LANES
+        return runner.workers * runner.local_games_per_worker() if runner.workers else 1
+
+    def open_pool(self, config: LmrWork) -> AbstractContextManager[Any]:
+        return open_cluster(config.runner, 1)
 
     def plan(self, config: LmrWork, lake: Lake) -> LmrWork:
         return config
@@ -78,7 +97,9 @@ class GamesStep(LmrStep):
         return f"lmr-data {plan.plan.data_run}: {len(plan.plan.games)} games to play"
 
     def run_unit(self, unit: GameUnit, context: UnitContext) -> int:
-        return play_logged_game(context.lake, unit.work.plan, unit.game)
+        plan = unit.work.plan
+        rows = context.pool.submit(play_logged, plan, unit.game, pure=False).result()
+        return store_logged_game(context.lake, plan, unit.game, rows)
 
     def progress(self, plan: LmrWork, results: Sequence[int], seconds: float) -> str:
         return (f"lmr-data: {len(results)}/{len(plan.plan.games)} games played, "
@@ -109,10 +130,12 @@ GAMES = GamesStep()
 LABELS = LabelsStep()
 
 
-def lmr_data(runner: Runner, config: LmrDataConfig, lake: Lake) -> LmrDataSummary:
-    """Play the run's missing games, label its unlabelled decisions, summarise."""
+def lmr_data(runner: Runner, config: LmrDataConfig, lake: Lake,
+             games: GamesOptions | None = None) -> LmrDataSummary:
+    """Play the run's missing games (on the games runner ``games``), label its unlabelled
+    decisions, summarise."""
     def body() -> LmrDataSummary:
-        work = LmrWork(plan_lmr_data(lake, config))
+        work = LmrWork(plan_lmr_data(lake, config), games or GamesOptions())
         logged = runner.run(GAMES, work, lake)
         labelled = runner.run(LABELS, work, lake)
         return summarize(lake, work.plan, len(work.plan.games), logged, labelled)

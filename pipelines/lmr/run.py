@@ -17,6 +17,8 @@ import dataclasses
 import hashlib
 import json
 import logging
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -154,12 +156,22 @@ def chunks(rows: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any
 # Units
 # --------------------------------------------------------------------------------------------
 
-def play_logged_game(lake: Lake, plan: LmrDataPlan, game: int) -> int:
-    """Play one game with the search log on, store the decisions its engine wrote to the
-    game's search log file, mark it done; the rows."""
+def store_logged_game(lake: Lake, plan: LmrDataPlan, game: int,
+                      rows: list[dict[str, Any]]) -> int:
+    """Store a played game's decisions and mark it done (in the run folder); the rows."""
+    if rows:
+        lake.write("search_log", rows)
+    marker = Path(plan.folder) / f"game-{game:05d}.done"
+    marker.write_text(f"{len(rows)}\n")
+    return len(rows)
+
+
+def play_logged(plan: LmrDataPlan, game: int) -> list[dict[str, Any]]:
+    """Play one game with the search log on (a games runner's worker may play it: the log is
+    a file of its own temporary folder); the decisions its engine wrote."""
     config = plan.config
-    log_file = Path(plan.folder) / f"game-{game:05d}.search_log.jsonl"
-    log_file.unlink(missing_ok=True)           # a killed attempt's decisions: played again
+    folder = Path(tempfile.mkdtemp(prefix="chesslab-lmr-"))
+    log_file = folder / f"game-{game:05d}.search_log.jsonl"
     spec = resolve_engine(config.engine_spec)
     spec = dataclasses.replace(spec, command=(*spec.command, "--search-log", str(log_file)))
     mover = InProcessMover(spec, config.nodes, config.depth)
@@ -168,13 +180,10 @@ def play_logged_game(lake: Lake, plan: LmrDataPlan, game: int) -> int:
     play_game(mover, game, plan.openings[game % len(plan.openings)], config.random_plies,
               config.seed, config.max_plies)
     engine.flush_search_log()
-    rows = read_search_log(log_file)
-    if rows:
-        lake.write("search_log", rows)
-    marker = Path(plan.folder) / f"game-{game:05d}.done"
-    marker.write_text(f"{len(rows)}\n")
-    log_file.unlink(missing_ok=True)
-    return len(rows)
+    try:
+        return read_search_log(log_file)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def label_engine(config: LmrDataConfig) -> AlphaBeta:

@@ -384,3 +384,22 @@ def test_selfplay_on_a_cluster_is_the_same_run(home: Path, tmp_path: Path,
     files = sorted(Path(summary.folder).glob("batch-*.pgn"))
     assert [f.read_text() for f in files] == \
         [f.read_text() for f in sorted(Path(local.folder).glob("batch-*.pgn"))]
+
+
+def test_lmr_data_games_on_a_cluster_log_the_same_decisions(home: Path, tmp_path: Path,
+                                                            cluster: DaskCluster) -> None:
+    """``lmr-data --cluster``: its logged games played by the cluster's workers, stored here:
+    the same data run and decisions as the run in this process."""
+    from flows.lmr_data import lmr_data
+    from flows.step import LocalRunner
+    from pipelines.lmr.config import LmrDataConfig
+
+    config = LmrDataConfig(games=2, nodes=2000, log_rate=0.02, max_plies=14, random_plies=4,
+                           hash_mb=1, label_chunk=16, paper_range=False)   # test_lmr's tiny
+    remote = lmr_data(LocalRunner(show_progress=False), config, Lake(home),
+                      GamesOptions(cluster=cluster.address))
+    local = lmr_data(LocalRunner(show_progress=False), config, Lake(tmp_path / "local"))
+    assert remote.data_run == local.data_run
+    assert (remote.games_played, remote.logged, remote.labelled) == \
+        (local.games_played, local.logged, local.labelled)
+    assert remote.games_played == 2 and remote.logged > 0
