@@ -14,6 +14,7 @@ def add_runner_arguments(parser: argparse.ArgumentParser, cluster: bool = True) 
     if cluster:
         parser.add_argument("--cluster", metavar="ADDRESS",
                             help="run the units on this Dask scheduler (e.g. tcp://host:8786)")
+        parser.set_defaults(units_on_cluster=True)
     parser.add_argument("--no-prefect", action="store_true",
                         help="run in this process without Prefect (the same steps and output)")
 
@@ -40,8 +41,11 @@ def games_options(args: argparse.Namespace, skip: tuple[str, ...] = ()) -> Any:
 
 
 def make_runner(args: argparse.Namespace, show_progress: bool = True) -> Any:
-    """The runner the options ask for, to be used as a context manager."""
-    cluster = getattr(args, "cluster", None)
+    """The runner the options ask for, to be used as a context manager. (A command that
+    plays games takes ``--cluster`` for its games runner, ``pipelines.games``, not for its
+    steps' units: those run here.)"""
+    cluster = getattr(args, "cluster", None) if getattr(args, "units_on_cluster", False) \
+        else None
     if args.no_prefect:
         if cluster:
             raise ValueError("--cluster needs Prefect: drop --no-prefect")

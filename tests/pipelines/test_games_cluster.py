@@ -264,7 +264,8 @@ def test_lost_scheduler_ends_the_run_and_the_next_run_resumes(home: Path,
 @pytest.mark.timeout(60)
 def test_stopped_batch_stops_its_engines(stockfish_path: str) -> None:
     """A batch told to stop mid-game (an SPRT's verdict, Ctrl-C on the client: the run's stop
-    event) returns unfinished within seconds, its engine processes gone."""
+    event) returns unfinished within seconds, its engine processes gone (killed, their exits
+    given five seconds)."""
     from pipelines.games.batch import client_builds, play_batch
     from pipelines.tournament.runner import resolve_players
 
@@ -275,16 +276,22 @@ def test_stopped_batch_stops_its_engines(stockfish_path: str) -> None:
                       client_builds(players))
     asked_at: list[float] = []
     children: set[int] = set()
+    before = descendants(os.getpid())      # a cluster's processes a test started, say
 
     def stop() -> bool:
-        children.update(descendants(os.getpid()))
+        children.update(descendants(os.getpid()) - before)
         asked_at.append(time.monotonic())
         return asked_at[-1] - asked_at[0] > 2.0
 
     result = play_batch(batch, stop)
     assert result.stopped and not result.records
     assert time.monotonic() - asked_at[0] < 10
-    assert children and not [pid for pid in children if alive(pid)]
+    assert children
+    for _ in range(50):                  # killed engines finish exiting within seconds
+        if not [pid for pid in children if alive(pid)]:
+            break
+        time.sleep(0.1)
+    assert not [pid for pid in children if alive(pid)]
 
 
 def descendants(pid: int) -> set[int]:
@@ -403,3 +410,19 @@ def test_lmr_data_games_on_a_cluster_log_the_same_decisions(home: Path, tmp_path
     assert (remote.games_played, remote.logged, remote.labelled) == \
         (local.games_played, local.logged, local.labelled)
     assert remote.games_played == 2 and remote.logged > 0
+
+
+def test_tournament_command_on_a_cluster(home: Path, stockfish_path: str,
+                                         cluster: DaskCluster,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """``chesslab tournament ... --cluster ADDRESS --no-prefect``: ``--cluster`` is the games
+    runner's (the command's own step runs here), the games are the cluster workers'."""
+    from flows.cli import main
+
+    code = main(["--home", str(home), "tournament", SF, AB, "--nodes", "300", "--rounds", "1",
+                 "--max-plies", "200", "--cluster", cluster.address, "--no-prefect",
+                 "--no-rate", "--no-progress"])
+    assert code == 0
+    assert "2/2 games (2 played now)" in capsys.readouterr().out
+    rows = Lake(home).read("tournament_games", columns=["worker"]).column("worker").to_pylist()
+    assert len(rows) == 2 and os.getpid() not in {int(w.rsplit(":", 1)[1]) for w in rows}
