@@ -69,6 +69,19 @@ def direct(cfg: TournamentConfig, threads: int) -> tuple[int, float, dict[str, i
         return summary.played, time.perf_counter() - started, summary.terminations
 
 
+def startup(cfg: TournamentConfig) -> float:
+    """Seconds to start the games runner and check its workers (engines started once): the
+    fixed cost of a run, which a long match spreads over its games."""
+    from pipelines.games.cluster import check_workers, open_cluster
+
+    with tempfile.TemporaryDirectory() as home:
+        tournament = Tournament(cfg, Lake(home))
+        started = time.perf_counter()
+        with open_cluster(cfg.runner, cfg.workers) as client:
+            check_workers(client, tournament.batches(tournament.slots)[0], print)
+            return time.perf_counter() - started
+
+
 def load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
@@ -120,6 +133,11 @@ def main() -> None:
     }
     print(f"workers 2 / workers 1: {rates['workers 2'] / rates['workers 1']:.2f}x "
           "(target >= 1.8x)")
+    for name, options, concurrency in (("workers 1", GamesOptions(workers=1), 1),
+                                       ("workers 2", GamesOptions(workers=2), 1),
+                                       ("concurrency 2", GamesOptions(), 2)):
+        print(f"{name} start-up (cluster + worker checks): "
+              f"{startup(config(args, options, concurrency)):.1f}s  ({load()})")
     for path in ("workers 2", "concurrency 2"):
         print(f"{path} / direct 2: {rates[path] / rates['direct 2']:.3f} "
               f"(overhead {100 * (1 - rates[path] / rates['direct 2']):+.1f}%, target <= 5%)")

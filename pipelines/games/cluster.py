@@ -153,37 +153,53 @@ def run_batches(client: Any, workers: list[str], batches: Sequence[Any],
     stop_name = f"chesslab-stop-{uuid.uuid4().hex}"
     stop = Event(stop_name, client=client)
     by_key: dict[str, Any] = {}
+    everyone = set(client.scheduler_info()["workers"])
+    restrict = [] if everyone <= set(workers) else workers
+    queue = list(batches)
+    running: list[Any] = []
 
-    def submit(batch: Any, allowed: list[str] | None) -> Any:
+    def submit(batch: Any) -> Any:
+        # a batch restricted to workers is not queued nor stolen: restricted only when a
+        # worker refused
         future = client.submit(play, batch, stop_name, pure=False,
-                               priority=-batch.index, workers=allowed,
+                               priority=-batch.index, workers=restrict or None,
                                key=f"games-{batch.index}-{uuid.uuid4().hex}")
         by_key[future.key] = batch
+        running.append(future)
         return future
 
-    futures = [submit(batch, workers) for batch in batches]
-    pending = as_completed(futures, loop=client.loop)
+    def capacity() -> int:
+        """Batches in flight: one per worker thread (the next batch goes out when one comes
+        back, so the scheduler always has a free thread for it, in plan order)."""
+        threads = client.nthreads()
+        return max(1, sum(n for w, n in threads.items() if not restrict or w in restrict))
+
+    pending = as_completed([submit(queue.pop(0)) for _ in range(min(capacity(), len(queue)))],
+                           loop=client.loop)
     try:
         for future in pending:
+            running.remove(future)
             batch = by_key[future.key]
             try:
                 result = future.result()
             except WorkerRefused as exc:        # a worker that joined after the checks
                 report(str(exc))
-                workers = [w for w in workers if w != exc.address]
-                if not workers:
+                restrict = [w for w in (restrict or list(everyone)) if w != exc.address]
+                if not restrict:
                     raise GamesError(str(exc)) from None
-                pending.add(submit(batch, workers))
+                pending.add(submit(batch))
                 continue
             except Exception as exc:
                 raise lost_or_failed(client, exc) from None
             if not on_result(result):
                 break
+            while queue and len(running) < capacity():
+                pending.add(submit(queue.pop(0)))
     finally:
         with contextlib.suppress(Exception):
             stop.set()
         with contextlib.suppress(Exception):
-            client.cancel([f for f in futures if not f.done()], force=True)
+            client.cancel([f for f in running if not f.done()], force=True)
 
 
 def lost_or_failed(client: Any, exc: BaseException) -> BaseException:
