@@ -21,6 +21,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -134,6 +135,26 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def failure_reason(log_path: Path) -> str:
+    """The line of a server's log that says why it stopped: its last exception line
+    (``OSError: [Errno 28] No space left on device``), else its last line.
+
+    >>> import tempfile
+    >>> log = Path(tempfile.mkdtemp()) / "server.log"
+    >>> _ = log.write_text("Traceback (most recent call last):\\n  File x\\n"
+    ...                    "sqlite3.OperationalError: database or disk is full\\n\\n")
+    >>> failure_reason(log)
+    'sqlite3.OperationalError: database or disk is full'
+    """
+    try:
+        lines = [line.strip() for line in
+                 log_path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError as exc:
+        return f"its log is unreadable ({exc.strerror})"
+    errors = [line for line in lines if re.match(r"^[\w.]*(Error|Exception)\b.*:", line)]
+    return (errors or lines or ["it wrote nothing"])[-1][:300]
+
+
 def start(folder: Path, services: bool = False
           ) -> tuple[subprocess.Popen[bytes], ServerRecord, Path]:
     """Start a server and write its record (after it answers, so a record means a server).
@@ -154,7 +175,8 @@ def start(folder: Path, services: bool = False
     while not healthy(record.url):
         if process.poll() is not None or time.monotonic() > deadline:
             stop(process.pid)
-            raise RuntimeError(f"the temporary Prefect server did not start (see {log_path})")
+            raise RuntimeError(f"the temporary Prefect server did not start: "
+                               f"{failure_reason(log_path)} (log: {log_path})")
         time.sleep(0.2)
     path = folder / f"server-{os.getpid()}-{port}.json"
     temporary = path.with_name("." + path.name)

@@ -195,6 +195,8 @@ def run_batches(client: Any, workers: list[str], batches: Sequence[Any],
                 break
             while queue and len(running) < capacity():
                 pending.add(submit(queue.pop(0)))
+    except OSError as exc:              # asking a scheduler that went away (CommClosedError)
+        raise lost_or_failed(client, exc) from None
     finally:
         with contextlib.suppress(Exception):
             stop.set()
