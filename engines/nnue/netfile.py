@@ -70,15 +70,7 @@ class NnueFileError(ValueError):
 
 def check_meta(path: Path, meta: np.ndarray) -> None:
     """The ``meta`` array must be a 0-d string holding the v1 JSON (extra keys allowed)."""
-    if meta.shape != () or meta.dtype.kind != "U":
-        raise NnueFileError(f"{path}: field 'meta' must be a 0-d string, got {meta.dtype} "
-                            f"{meta.shape}")
-    try:
-        fields = json.loads(str(meta))
-    except json.JSONDecodeError as exc:
-        raise NnueFileError(f"{path}: field 'meta' is not JSON: {exc}") from None
-    if not isinstance(fields, dict):
-        raise NnueFileError(f"{path}: field 'meta' must be a JSON object, got {fields!r}")
+    fields = read_meta(path, meta)
     for key, expected in META.items():
         if fields.get(key) != expected:
             raise NnueFileError(f"{path}: meta field {key!r} must be {expected!r}, "
@@ -131,6 +123,7 @@ def random_arrays(seed: int) -> NetArrays:
 
 
 def read_meta(path: Path, meta: np.ndarray) -> dict[str, object]:
+    """The ``meta`` array as its JSON object: a 0-d string, else one line naming the field."""
     if meta.shape != () or meta.dtype.kind != "U":
         raise NnueFileError(f"{path}: field 'meta' must be a 0-d string, got {meta.dtype} "
                             f"{meta.shape}")

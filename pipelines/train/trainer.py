@@ -10,6 +10,7 @@ at step = epoch number (1 first). The warehouse stays the source of truth.
 """
 from __future__ import annotations
 
+import abc
 import json
 import logging
 import shutil
@@ -90,7 +91,7 @@ class LightningKind(Protocol):
     def export(self, module: Any, folder: Path, data: KindData, config: Any) -> Export: ...
 
 
-class KindModule(L.LightningModule):
+class KindModule(L.LightningModule, abc.ABC):
     """Base Lightning module: the kind gives ``loss(batch)``; optimiser from the config;
     ``after_step`` runs after each optimiser step (weight clipping)."""
 
@@ -98,8 +99,9 @@ class KindModule(L.LightningModule):
         super().__init__()
         self.config = config
 
+    @abc.abstractmethod
     def loss(self, batch: Any) -> torch.Tensor:
-        raise NotImplementedError
+        """The batch's training loss."""
 
     def after_step(self) -> None:
         """Called after every optimiser step."""
