@@ -251,7 +251,7 @@ def run_child(mode: str, home: str, out: str) -> None:
     if mode == "snapshot":
         path = write_snapshot(lake, "nnue_snapshot",
                               {"engine_ids": [JSONL_ENGINE], "depth": DEEP,
-                               "validation_permille": 100},
+                               "validation_permille": 100, "train_permille": 1000},
                               Path(out), keep_examples(True), 65536)
         import pyarrow.parquet as pq
 

@@ -119,6 +119,10 @@ class NnueConfig(TrainConfig):
                 "not; 16: pairs of files, ranks 1, 2, 3 and beyond; 64: every square), added to "
                 "the shared one and exported in the same HalfKP form; 1 (the default) is the "
                 "piece-square net, which cannot see where the kings stand"})
+    train_percent: float = field(default=100.0, metadata={
+        "help": "share of the training games kept, percent, chosen by a hash of the game "
+                "independent of the validation split (which stays whole): the data-size knob "
+                "of an Elo-against-positions curve; smaller shares are subsets of larger ones"})
     check_positions: int = field(default=10_000, metadata={
         "help": "positions of the validation split on which the exported net is cross-checked "
                 "against the float model"})
@@ -133,6 +137,9 @@ class NnueConfig(TrainConfig):
             raise TrainConfigError(f"depth: must be at least 1, got {self.depth!r}")
         if not self.score_scale > 0:
             raise TrainConfigError(f"score_scale: must be positive, got {self.score_scale!r}")
+        if not 0 < self.train_percent <= 100:
+            raise TrainConfigError(
+                f"train_percent: must be in (0, 100], got {self.train_percent!r}")
         if not 0 <= self.eval_lambda <= 1:
             raise TrainConfigError(
                 f"eval_lambda: must be between 0 and 1, got {self.eval_lambda!r}")

@@ -141,7 +141,8 @@ def concat(first: NnueBatch, second: NnueBatch) -> NnueBatch:
 def snapshot_parameters(config: NnueConfig, engine_ids: tuple[str, ...],
                         depth: int) -> dict[str, Any]:
     return {"engine_ids": list(engine_ids), "depth": depth,
-            "validation_permille": config.validation_permille}
+            "validation_permille": config.validation_permille,
+            "train_permille": round(config.train_percent * 10)}
 
 
 

@@ -7,6 +7,9 @@
 -- its lowest game id): validation and training never share a game. md5_number's 128-bit
 -- modulo costs more than the rest of the query, so it is computed from its two 64-bit halves
 -- (md5_number = upper + lower * 2^64, and 2^64 % 1000 = 616): the same number, 2.5x faster.
+-- A training game is kept when another three digits of its hash, (md5_number_lower //
+-- 1000) % 1000, are below $train_permille (1000: every game): a data-size knob whose smaller
+-- subsets are inside the larger ones, with the validation split unchanged.
 -- best_move goes along for the trainer's quiet-position filter (it needs the board).
 with examples as not materialized (
     select *, list_position($engine_ids, engine_id) as engine_rank
@@ -21,7 +24,7 @@ earlier as (
     where len($engine_ids) > 1
     group by position_key
 )
-select
+select * exclude (keep) from (select
     e.position_key,
     e.fen,
     e.score_cp,
@@ -30,7 +33,9 @@ select
     e.in_check,
     e.best_move,
     ((md5_number_upper(e.split_key) % 1000) + (md5_number_lower(e.split_key) % 1000) * 616)
-        % 1000 < $validation_permille as validation
+        % 1000 < $validation_permille as validation,
+    (md5_number_lower(e.split_key) // 1000) % 1000 < $train_permille as keep
 from examples e
-anti join earlier f on f.position_key = e.position_key and f.engine_rank < e.engine_rank
-order by e.position_key
+anti join earlier f on f.position_key = e.position_key and f.engine_rank < e.engine_rank)
+where validation or keep
+order by position_key
