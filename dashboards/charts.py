@@ -156,6 +156,30 @@ def ladder_chart(rows: Rows, pick: Any = None) -> alt.LayerChart:
     return (bars + dots).properties(width=WIDTH, height=HEIGHT)
 
 
+def elo_by_data(data: Mapping[str, Rows], options: Params) -> Built:
+    """Elo against training positions: one point per evaluated version with its 95% interval,
+    a line per architecture and baseline, the baseline's level at 0; positions on a log axis
+    (each doubling of the data is one step)."""
+    rows = [{**r, "low": r["elo_lower"] if r["elo_lower"] is not None else r["elo"],
+             "high": r["elo_upper"] if r["elo_upper"] is not None else r["elo"],
+             "series": f"{r['arch']} vs {r['against']}"}
+            for r in data["dashboard_elo_by_data"] if r["train_rows"]]
+    if not rows:
+        return None
+    base = alt.Chart(values(rows))
+    x = alt.X("train_rows:Q", title="training positions", scale=alt.Scale(type="log"))
+    scale = alt.Scale(domain=padded_domain([min(0.0, *(r["low"] for r in rows))],
+                                           [max(0.0, *(r["high"] for r in rows))]), zero=False)
+    series = alt.Color("series:N", title="net vs baseline")
+    bars = base.mark_rule().encode(x=x, y=alt.Y("low:Q", scale=scale, title="Elo"), y2="high:Q",
+                                   color=series)
+    line = base.mark_line(point=alt.OverlayMarkDef(filled=True, size=70), tooltip=True).encode(
+        x=x, y=alt.Y("elo:Q", scale=scale), color=series)
+    level = alt.Chart(values([{"elo": 0.0}])).mark_rule(strokeDash=[4, 4], color="#555").encode(
+        y=alt.Y("elo:Q", scale=scale))
+    return (level + bars + line).properties(width=WIDTH, height=HEIGHT)
+
+
 def errors(data: Mapping[str, Rows], options: Params) -> Built:
     rows = [{**r, "what": f"{r['step']}: {os.path.basename(str(r['subject']))}"}
             for r in data["dashboard_errors"]]
@@ -408,6 +432,12 @@ CHARTS = (
           training, log_option=True,
           note="Click a version to show only its curves and ratings; click empty space to "
                "show all."),
+    Chart("elo-by-data", "Elo against training positions (each evaluated version)",
+          ("dashboard_elo_by_data",), elo_by_data,
+          note="Each version's latest match against its baseline, with the 95% interval; "
+               "0 is the baseline's level. Train with --train-percent for a curve in one "
+               "home.",
+          empty="No evaluated version with a recorded data set yet."),
     Chart("errors", "Ingest and label errors", ("dashboard_errors",), errors),
     Chart("model-losses", "Loss per epoch: train against validation",
           ("dashboard_model_curves",), model_losses, log_option=True),

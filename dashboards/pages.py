@@ -85,7 +85,8 @@ def overview() -> Page:
     return Page("Overview", "overview", (
         Section("Data coverage", (chart("positions-per-source"), chart("labels"),
                                   chart("coverage-over-time", live=True), table("labels"))),
-        Section("Models", (table("latest-models"), chart("training"), table("models"))),
+        Section("Models", (table("latest-models"), chart("training"), chart("elo-by-data"),
+                            table("models"))),
         Section("Matches", (table("matches", live=True),)),
         Section("Errors", (chart("errors"), table("errors"))),
     ))

@@ -66,8 +66,17 @@ def dashboard_home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str
     lake.write("model_events", [
         {"event_id": f"e{v}", "model_id": f"nnue@{v}", "event": "evaluated",
          "payload": json.dumps({"ladder_elo": elo, "ladder_plus": 40.0, "ladder_minus": 40.0,
-                                "sprt_decision": "H1"}),
-         "recorded_at": T0 + dt.timedelta(hours=v)} for v, elo in ((1, 1712.0), (2, 1788.0))])
+                                "sprt_decision": "H1", "against": "alphabeta:eval=hce",
+                                "elo": match, "elo_lower": match - 60.0,
+                                "elo_upper": match + 55.0, "games": 120}),
+         "recorded_at": T0 + dt.timedelta(hours=v)}
+        for v, elo, match in ((1, 1712.0, -187.0), (2, 1788.0, -98.5))])
+    lake.write("model_datasets", [
+        {"model_id": f"nnue@{v}", "view": "nnue_examples", "query": "nnue_dataset",
+         "parameters": "{}", "label_engine_id": "stockfish", "label_depths": [6],
+         "table_versions": "{}", "train_rows": rows, "validation_rows": rows // 20,
+         "position_keys_hash": "00", "recorded_at": T0} for v, rows in ((1, 97131),
+                                                                       (2, 193882))])
     lake.write("volatility_roc", [
         {"model_id": "volatility@1", "point": i, "fpr": fpr, "tpr": tpr, "threshold": 1 - fpr}
         for i, (fpr, tpr) in enumerate([(0.0, 0.0), (0.1, 0.45), (0.5, 0.875), (1.0, 1.0)])])

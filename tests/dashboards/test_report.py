@@ -75,6 +75,22 @@ def test_the_warehouse_figures_are_in_the_specs(dashboard_home: Path) -> None:
     assert [r["elo"] for r in pool] == [41.0, -41.0]
 
 
+def test_elo_against_positions(dashboard_home: Path) -> None:
+    """Issue 38: each evaluated version's match Elo and interval at its training rows, on a log
+    axis of positions, with the baseline's level (0) inside the Elo axis."""
+    chart = spec(dashboard_home, "elo-by-data")
+    points = {(r["train_rows"], r["elo"], r["low"], r["high"])
+              for r in data_values(chart) if "train_rows" in r}
+    assert points == {(97131, -187.0, -247.0, -132.0), (193882, -98.5, -158.5, -43.5)}
+    assert {"type": "log"} in [s for s in find(chart, "scale") if isinstance(s, dict)]
+    domain = [s["domain"] for s in find(chart, "scale") if isinstance(s, dict)
+              and "domain" in s][0]
+    assert domain[0] <= -247.0 and domain[1] >= 0.0
+    assert charts.BY_NAME["elo-by-data"] in [charts.BY_NAME[b.name] for s in
+                                             pages.overview().sections for b in s.blocks
+                                             if b.kind == "chart"]
+
+
 def test_parameters_are_bound_never_spliced(dashboard_home: Path) -> None:
     """A model id that is SQL text selects nothing (and the query runs): it was bound."""
     con = connect(dashboard_home)
