@@ -144,13 +144,15 @@ class Lake:
         return sorted(Path(uri) for uri in delta.file_uris()) if delta else []
 
     def write(self, name: str, rows: pa.Table | Sequence[Mapping[str, Any]],
-              unique: bool = False) -> int:
+              unique: bool = False, absent_from: DeltaTable | None = None) -> int:
         """Commit rows to a table; returns the rows stored (rows whose key is new).
 
         Rows must match the schema: an unknown column, or a missing or null required column,
         is a WarehouseError naming the table and the column. Within ``rows``, the first row
         of each key wins (``unique``: the caller vouches that no key is there twice, and that
-        check is skipped); a key already stored keeps its stored row.
+        check is skipped); a key already stored keeps its stored row. ``absent_from`` (a
+        keyed, unpartitioned table): the caller looked every key up in that version of the
+        table and found none, so only the files committed since are checked.
         """
         spec = table(name)
         data = conform(spec, rows)
@@ -165,7 +167,7 @@ class Lake:
         if not spec.key:
             return with_retries(name, lambda: self._append(spec, stored))
         if not spec.partition_by:
-            return self._append_staged(spec, stored)
+            return self._append_staged(spec, stored, absent_from)
         with write_lock(self.table_dir(name)):
             return with_retries(name, lambda: self._append_new(spec, stored))
 
@@ -223,7 +225,8 @@ class Lake:
             KeyIndex(folder, values).refresh(
                 {basename(uri): uri for uri in mine.column("uri").to_pylist()}, row_key(spec)[0])
 
-    def _append_staged(self, spec: Table, data: pa.Table) -> int:
+    def _append_staged(self, spec: Table, data: pa.Table,
+                       absent_from: DeltaTable | None = None) -> int:
         """A keyed append that holds the table's lock only to commit: the rows whose key the
         current version does not hold are found and written to staged files (a Delta table of
         their own under ``_staging/``, which the table's readers and vacuum ignore) without
@@ -231,8 +234,11 @@ class Lake:
         against the files committed since, and the staged files are moved in and committed
         (or, when a key was committed meanwhile, the rows still new are written as before)."""
         folder = self.table_dir(spec.name)
-        before = DeltaTable(str(folder))
-        new = unseen_rows(spec, before, data, index=self._index_dir(spec))
+        if absent_from is not None:     # the caller checked the keys against this version
+            before, new = absent_from, data
+        else:
+            before = DeltaTable(str(folder))
+            new = unseen_rows(spec, before, data, index=self._index_dir(spec))
         if new.num_rows == 0:
             return 0
         staged = Staged(folder)
@@ -286,14 +292,15 @@ class Lake:
             pc.cast(keys, pa.int64(), safe=False).to_numpy(), by_name, by_name)
         return sorted(Path(by_name[n]) for n in found.holders | set(found.uncovered))
 
-    def indexed_checks(self, name: str, keys: pa.Array | pa.ChunkedArray
+    def indexed_checks(self, name: str, keys: pa.Array | pa.ChunkedArray,
+                       delta: DeltaTable | None = None
                        ) -> tuple[np.ndarray, np.ndarray, list[Path]]:
         """For table ``name`` (unpartitioned, one-integer key, a column of
         ``keyindex.CHECKED``): (a mask of ``keys`` its key index finds stored, the stored
         rows' fingerprints of the checked column there (0 elsewhere), the current files no
         run covers, which may hold the other keys). Without the index: nothing found, every
-        file uncovered."""
-        delta = self.delta(name)
+        file uncovered. ``delta``: that version of the table (default: the current one)."""
+        delta = delta if delta is not None else self.delta(name)
         none = np.zeros(len(keys), dtype=bool), np.zeros(len(keys), dtype=np.uint64)
         if delta is None:
             return *none, []

@@ -97,6 +97,10 @@ GAME_COLUMNS = ("event", "site", "date", "round", "white", "black", "result", "t
 # Tags with a column of their own in ``games`` (and the two read for replay), in this order.
 KNOWN_TAGS = ("Event", "Site", "Date", "Round", "White", "Black", "Result", "TimeControl",
               "Termination", "ECO", "Opening", "WhiteElo", "BlackElo", "Variant", "FEN")
+# A position's in_check byte when the reader did not see the board (a replay made elsewhere).
+cdef enum:
+    CHECK_UNKNOWN = 2
+
 cdef int N_KNOWN = 15
 cdef int K_VARIANT = 13
 cdef int K_FEN = 14
@@ -1117,7 +1121,7 @@ cdef class ChunkReader:
     # replay output
     cdef Buf m_game, m_ply, m_key, m_clock, m_clock_ok, m_cp, m_cp_ok, m_mate, m_mate_ok
     cdef StrCol m_uci, m_san
-    cdef Buf p_key, p_game, p_line
+    cdef Buf p_key, p_game, p_line, p_check, p_check_ok
     cdef StrCol p_fen
     cdef PosSlot* slots
     cdef int64_t slot_mask, n_positions
@@ -1168,6 +1172,8 @@ cdef class ChunkReader:
         release(&self.p_key)
         release(&self.p_game)
         release(&self.p_line)
+        release(&self.p_check)
+        release(&self.p_check_ok)
         release(&self.p_fen.offsets)
         release(&self.p_fen.data)
         free(self.slots)
@@ -1631,6 +1637,7 @@ cdef class ChunkReader:
         """Empty the positions columns and forget them (taken by the caller, who dedupes
         what comes next against what it wrote)."""
         self.p_key.len = self.p_game.len = self.p_line.len = 0
+        self.p_check.len = self.p_check_ok.len = 0
         str_init(&self.p_fen)
         self.n_positions = 0
         self.clashes = set()
@@ -1657,7 +1664,7 @@ cdef class ChunkReader:
             str_add(&self.m_san, text, len(text))
         for j in range(len(fens)):
             text = fens[j].encode()
-            self.add_position(keys[j], text, len(text), r[G_INDEX], r[G_LINE])
+            self.add_position(keys[j], text, len(text), r[G_INDEX], r[G_LINE], CHECK_UNKNOWN)
 
     cdef inline int move_key(self, int i, int64_t ply, const Position* pos,
                              const Token* tok) except -1:
@@ -1694,10 +1701,10 @@ cdef class ChunkReader:
         # the slot is a cache miss: ask for it first, write the FEN meanwhile
         prefetch(&self.slots[mix(key) & <uint64_t>self.slot_mask])
         cdef int n = epd_text(pos, fen)
-        return self.add_position(key, fen, n, r[G_INDEX], r[G_LINE])
+        return self.add_position(key, fen, n, r[G_INDEX], r[G_LINE], 1 if in_check(pos) else 0)
 
     cdef int add_position(self, uint64_t key, const char* fen, int n, int64_t game,
-                          int64_t line) except -1:
+                          int64_t line, uint8_t check) except -1:
         """Keep a (key, FEN) pair unless this chunk has it; a FEN other than the first under
         a key is kept too, once (a collision, judged by the writer)."""
         cdef int64_t slot, row
@@ -1712,27 +1719,29 @@ cdef class ChunkReader:
                 if offsets[row + 1] - offsets[row] == n and memcmp(
                         self.p_fen.data.data + offsets[row], fen, n) == 0:
                     return 0
-                return self.clash(key, fen, n, game, line)
+                return self.clash(key, fen, n, game, line, check)
             slot = (slot + 1) & self.slot_mask
         self.slots[slot].key = key
         self.slots[slot].row = self.n_positions
-        self.append_position(key, fen, n, game, line)
+        self.append_position(key, fen, n, game, line, check)
         return 0
 
     cdef int clash(self, uint64_t key, const char* fen, int n, int64_t game,
-                   int64_t line) except -1:
+                   int64_t line, uint8_t check) except -1:
         pair = (key, PyBytes_FromStringAndSize(fen, n))
         if pair not in self.clashes:
             self.clashes.add(pair)
-            self.append_position(key, fen, n, game, line)
+            self.append_position(key, fen, n, game, line, check)
         return 0
 
     cdef int append_position(self, uint64_t key, const char* fen, int n, int64_t game,
-                             int64_t line) except -1:
+                             int64_t line, uint8_t check) except -1:
         put_u64(&self.p_key, key)
         str_add(&self.p_fen, fen, n)
         put_i32(&self.p_game, <int32_t>game)
         put_i32(&self.p_line, <int32_t>line)
+        put_byte(&self.p_check, <char>(check == 1))
+        put_byte(&self.p_check_ok, <char>(check != CHECK_UNKNOWN))
         self.n_positions += 1
         return 0
 
@@ -1778,6 +1787,8 @@ cdef class ChunkReader:
         reserve(&self.p_key, 8 * rows)
         reserve(&self.p_game, 4 * rows)
         reserve(&self.p_line, 4 * rows)
+        reserve(&self.p_check, rows)
+        reserve(&self.p_check_ok, rows)
         reserve(&self.p_fen.data, 60 * rows)
         reserve(&self.p_fen.offsets, 4 * rows + 4)
         str_init(&self.m_uci)
@@ -1814,7 +1825,8 @@ cdef class ChunkReader:
         out = {"position_key": fixed_array(pa.uint64(), &self.p_key, NULL, take),
                "fen": str_array(&self.p_fen, take),
                "game_index": fixed_array(pa.int32(), &self.p_game, NULL, take),
-               "line": fixed_array(pa.int32(), &self.p_line, NULL, take)}
+               "line": fixed_array(pa.int32(), &self.p_line, NULL, take),
+               "in_check": fixed_array(pa.uint8(), &self.p_check, &self.p_check_ok, take)}
         if take:
             self.clear_positions()
         return out

@@ -69,6 +69,9 @@ FEN_QUOTE = re.compile(r"\s+(?:in|of)\s+fen:\s+'.*\Z", re.DOTALL)
 ROW_LIMIT = 1 << 18
 POSITION_SCHEMA = pa.schema([("position_key", pa.uint64()), ("fen", pa.string()),
                              ("game_index", pa.int32()), ("line", pa.int32())])
+# The compiled reader's positions: also whether the side to move is in check (null where the
+# reader did not replay the board itself: Chess960 games replayed by python-chess).
+READER_POSITION_SCHEMA = POSITION_SCHEMA.append(pa.field("in_check", pa.bool_()))
 
 
 @dataclass(frozen=True)
@@ -345,8 +348,10 @@ def write_compiled(parsed: CompiledChunk, keys: list[str]) -> ChunkResult:
         moves = reader.moves(take=True)
         game_ids = pc.take(key_array, moves.pop("game"))
         distinct = reader.distinct_positions
+        positions = reader.positions(take=True)
+        positions["in_check"] = pc.cast(positions["in_check"], pa.bool_())
         return (pa.table({"game_id": game_ids, **moves}),
-                pa.table(reader.positions(take=True), schema=POSITION_SCHEMA), distinct)
+                pa.table(positions, schema=READER_POSITION_SCHEMA), distinct)
 
     def flush() -> None:    # a game longer than a batch: its moves so far
         writer.part(*columns())

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from deltalake import DeltaTable
 
 from pipelines.formats.fens import UNREAD, board_flags
 from pipelines.ingest.lookup import stored_lookup
@@ -56,7 +57,8 @@ class PositionSink:
         distinct = distinct and len(self.batches) == 1
         self.batches = []
         winners, clashes = (batch, []) if distinct else first_fen_per_key(batch)
-        stored = stored_fens(self.lake, winners["position_key"], winners["fen"])
+        delta = self.lake.delta("positions")
+        stored, complete = stored_fens(self.lake, winners["position_key"], winners["fen"], delta)
         if stored.num_rows and clashes:  # a key stored before: the stored FEN is the first
             clashes = against_stored(clashes, stored)
         if stored.num_rows:
@@ -65,7 +67,8 @@ class PositionSink:
             other = pc.not_equal(taken["fen"], lookup(stored, taken["position_key"], "stored_fen"))
             clashes += rows_with(taken.filter(other), stored)
             winners = winners.filter(pc.invert(known))
-        self.write(winners)
+        # the keys left are in no file of that version: the lake checks only newer files
+        self.write(winners, delta if complete else None)
         return clashes
 
     def report(self, clashes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -73,17 +76,18 @@ class PositionSink:
         return [self.collision_row(row) for row in clashes
                 if (row["position_key"], row["fen"]) not in self.reported]
 
-    def write(self, new: pa.Table) -> None:
+    def write(self, new: pa.Table, absent_from: DeltaTable | None = None) -> None:
         """Write positions (new ones: a key another writer stored meanwhile is not stored
-        again, nor counted)."""
+        again, nor counted). Their ``in_check`` column, when they come with one and it has no
+        nulls (the compiled reader's, read from the board it replayed), is stored as it is;
+        else it is read from the FENs."""
         now = datetime.now(UTC)
-        in_check, _ = board_flags(new["fen"])
         self.new_positions += self.lake.write("positions", unique=True, rows=pa.table({
             "position_key": new["position_key"], "fen": new["fen"],
             "source_id": pa.repeat(pa.scalar(self.source_id), new.num_rows),
             "first_seen": pa.repeat(pa.scalar(now, pa.timestamp("us", tz="UTC")), new.num_rows),
-            "in_check": pa.array(in_check == 1, mask=in_check == UNREAD),
-        }))
+            "in_check": checks_of(new),
+        }), absent_from=absent_from)
 
     def collision_row(self, row: dict[str, Any]) -> dict[str, Any]:
         self.reported.add((row["position_key"], row["fen"]))
@@ -95,6 +99,15 @@ class PositionSink:
                 "line": row["line"], "kind": "collision", "message": message}
 
 
+def checks_of(positions: pa.Table) -> pa.Array | pa.ChunkedArray:
+    """The ``in_check`` column of positions: theirs when complete, else read from each FEN
+    (null where the core cannot read it: a Chess960 castling field)."""
+    if "in_check" in positions.column_names and positions["in_check"].null_count == 0:
+        return positions["in_check"]
+    in_check, _ = board_flags(positions["fen"])
+    return pa.array(in_check == 1, mask=in_check == UNREAD)
+
+
 def first_fen_per_key(batch: pa.Table) -> tuple[pa.Table, list[dict[str, Any]]]:
     """(the first row of each key in arrival order, rows whose FEN differs from that one)."""
     rows = pa.array(np.arange(batch.num_rows, dtype=np.int64))
@@ -103,8 +116,8 @@ def first_fen_per_key(batch: pa.Table) -> tuple[pa.Table, list[dict[str, Any]]]:
     winners = batch.take(pc.take(first, pc.sort_indices(first)))
     if winners.num_rows == batch.num_rows:
         return winners, []
-    expected = lookup(winners.rename_columns(
-        ["position_key", "stored_fen", "game_index", "line"]), batch["position_key"], "stored_fen")
+    expected = lookup(winners.select(["position_key", "fen"]).rename_columns(
+        ["position_key", "stored_fen"]), batch["position_key"], "stored_fen")
     other = pc.not_equal(batch["fen"], expected)
     clashes = batch.filter(other).append_column("stored_fen", expected.filter(other))
     return winners, clashes.to_pylist()
@@ -131,29 +144,39 @@ def rows_with(clashing: pa.Table, stored: pa.Table) -> list[dict[str, Any]]:
     return clashing.append_column("stored_fen", fens).to_pylist()
 
 
-def stored_fens(lake: Lake, keys: pa.ChunkedArray, fens: pa.ChunkedArray) -> pa.Table:
-    """(position_key, stored_fen) for each of ``keys`` already in the positions parts.
+def stored_fens(lake: Lake, keys: pa.ChunkedArray, fens: pa.ChunkedArray,
+                delta: DeltaTable | None) -> tuple[pa.Table, bool]:
+    """(position_key, stored_fen) for each of ``keys`` already in the positions parts of
+    version ``delta`` (the current one), and whether every other key was looked up in every
+    file of that version (not so when some key's FEN differs from the index's fingerprint:
+    the files holding those are found in the current version).
 
     The key index settles most keys without reading a FEN: a stored key whose row's FEN
     fingerprint equals the fingerprint of its FEN in ``fens`` stored that FEN (a different
     FEN under the same Zobrist key and the same 64-bit fingerprint is a 2**-64 chance). The
     other stored keys, and keys the index cannot see (parts it does not cover yet), are
     looked up in the parts that can hold them."""
-    found, prints, uncovered = lake.indexed_checks("positions", keys)
-    same = found & (prints == fingerprints(fens)) if found.any() else found
+    if delta is None:
+        return pa.table({"position_key": pa.array([], pa.uint64()),
+                         "stored_fen": pa.array([], pa.string())}), True
+    found, prints, uncovered = lake.indexed_checks("positions", keys, delta)
+    same = found.copy()
+    if found.any():     # fingerprints of the FENs of the keys found only (most are new)
+        same[found] = prints[found] == fingerprints(fens.filter(pa.array(found)))
     unsure = found & ~same
     parts = set(uncovered)
-    if unsure.any():
+    complete = not unsure.any()
+    if not complete:
         parts |= set(lake.key_files("positions", keys.filter(pa.array(unsure))))
     settled = pa.table({"position_key": keys.filter(pa.array(same)),
                         "stored_fen": fens.filter(pa.array(same))})
     ask = keys.filter(pa.array(~same)) if same.any() else keys
     if not parts or len(ask) == 0:
-        return settled
+        return settled, complete
     stored_bits = pc.cast(ask, pa.int64(), safe=False)   # the stored column's bits
     found_rows = stored_lookup("ingest_stored_positions",
                                {"batch_keys": pa.table({"position_key": stored_bits})},
                                {"known_positions": (sorted(parts), "position_key, fen")})
     return pa.concat_tables([settled, pa.table({
         "position_key": pc.cast(found_rows["position_key"], pa.uint64(), safe=False),
-        "stored_fen": found_rows["stored_fen"].cast(pa.string())})])
+        "stored_fen": found_rows["stored_fen"].cast(pa.string())})]), complete

@@ -240,7 +240,8 @@ def python_chess_rows(text: str) -> list[dict[str, Any]]:
         board = game.board()
         headers = game.headers
         row: dict[str, Any] = {"errors": bool(game.errors), "moves": [],
-                               "positions": {(chess.polyglot.zobrist_hash(board), board.epd())},
+                               "positions": {(chess.polyglot.zobrist_hash(board), board.epd(),
+                                              board.is_check())},
                                "tags": (headers["Event"], headers["White"], headers["Black"],
                                         headers["Result"], elo(headers.get("WhiteElo")))}
         for node in game.mainline():
@@ -252,7 +253,8 @@ def python_chess_rows(text: str) -> list[dict[str, Any]]:
                 white.score() if white is not None and not white.is_mate() else None,
                 white.mate() if white is not None and white.is_mate() else None))
             board.push(node.move)
-            row["positions"].add((chess.polyglot.zobrist_hash(board), board.epd()))
+            row["positions"].add((chess.polyglot.zobrist_hash(board), board.epd(),
+                                  board.is_check()))
         games.append(row)
     return games
 
@@ -261,8 +263,8 @@ def python_chess_rows(text: str) -> list[dict[str, Any]]:
 def test_generated_games_read_like_python_chess(home: Path, tmp_path: Path, seed: int) -> None:
     """python-chess is the oracle: the same games and tags (the result marker filling an
     unknown Result), the same moves (UCI, SAN, the key of the position before each), the same
-    clocks and evals, the same positions, and an error on exactly the games python-chess
-    reads with errors (their plies before it kept)."""
+    clocks and evals, the same positions (and whether the side to move is in check), and an
+    error on exactly the games python-chess reads with errors (their plies before it kept)."""
     rng = random.Random(seed)
     text = "".join(generated_game(rng, n) for n in range(120))
     path = tmp_path / "generated.pgn"
@@ -289,7 +291,7 @@ def test_generated_games_read_like_python_chess(home: Path, tmp_path: Path, seed
         "select g.game_index, m.position_key, m.uci, m.san, m.clock_s, m.eval_cp, m.eval_mate "
         "from moves m join games g using (game_id) order by g.game_index, m.ply").fetchall()
     assert [tuple(m[1:]) for m in moves] == [m for row in expected for m in row["moves"]]
-    stored = set(con.execute("select position_key, fen from positions").fetchall())
+    stored = set(con.execute("select position_key, fen, in_check from positions").fetchall())
     assert stored == set().union(*(row["positions"] for row in expected))
     assert summary.new_positions == len(stored)
 

@@ -209,10 +209,25 @@ def test_stored_fens_tell_a_collision_from_a_known_position_through_the_index(
     Lake(home, key_index=False).write("positions", position_rows([50], "first"))  # not indexed
     keys = [10, 20, 40, 50, 60]
     fens = ["first 10", "other 20", "first 40", "other 50", "first 60"]
-    got = stored_fens(lake, pa.chunked_array([pa.array(keys, pa.uint64())]),
-                      pa.chunked_array([pa.array(fens)]))
+    got, complete = stored_fens(lake, pa.chunked_array([pa.array(keys, pa.uint64())]),
+                                pa.chunked_array([pa.array(fens)]), lake.delta("positions"))
+    assert not complete     # key 20 came with another FEN: its part was found afresh
     assert sorted(zip(got.column("position_key").to_pylist(),
                       got.column("stored_fen").to_pylist(), strict=True)) == \
         [(10, "first 10"), (20, "first 20"), (40, "first 40"), (50, "first 50")]
     runs = KeyIndex(lake.table_dir("positions"), {}).runs()
     assert sorted(k for run in runs for k in np.asarray(run.keys).tolist()) == [10, 20, 30, 40]
+
+
+def test_a_write_absent_from_a_version_checks_the_files_committed_since(home: Path) -> None:
+    """A caller that found its keys in no file of a version has only the files committed
+    after it checked: a key committed since is not stored twice, nor counted."""
+    lake = Lake(home)
+    lake.write("positions", position_rows([10, 20], "first"))
+    checked = lake.delta("positions")
+    lake.write("positions", position_rows([30], "first"))
+    assert lake.write("positions", position_rows([30, 40], "later"), unique=True,
+                      absent_from=checked) == 1
+    stored = lake.read("positions", columns=["position_key", "fen"]).to_pylist()
+    assert sorted((row["position_key"], row["fen"]) for row in stored) == \
+        [(10, "first 10"), (20, "first 20"), (30, "first 30"), (40, "later 40")]
