@@ -597,13 +597,48 @@ def row_key(spec: Table) -> list[str]:
 
 
 def absent_rows(spec: Table, uris: list[str], group: pa.Table) -> pa.Array:
-    """The ``ROW`` numbers of ``group`` whose key is in none of the files ``uris``."""
+    """The ``ROW`` numbers of ``group`` whose key is in none of the files ``uris``.
+
+    A key of several columns is looked up in two steps: the batch's values of its first
+    column that the files hold (one column read, the others not: a batch of new facts, such
+    as the moves of new games, finds none and is done), then the whole key of the rows with
+    such a value only."""
     if not uris:
         return group.column(ROW).combine_chunks()
     columns = row_key(spec)
+    con = key_scanner()
+    if len(columns) > 1:
+        held = held_values(con, spec, uris, group, columns[0])
+        if len(held) == 0:
+            return group.column(ROW).combine_chunks()
+        maybe = pc.is_in(group.column(columns[0]), value_set=held)
+        if not pc.all(maybe).as_py():
+            return pa.concat_arrays([
+                group.filter(pc.invert(maybe)).column(ROW).combine_chunks(),
+                key_absent(con, spec, uris, group.filter(maybe), columns)])
+    return key_absent(con, spec, uris, group, columns)
+
+
+def held_values(con: duckdb.DuckDBPyConnection, spec: Table, uris: list[str], group: pa.Table,
+                column: str) -> pa.Array:
+    """The distinct values of ``group``'s ``column`` that the files ``uris`` hold."""
+    equal = (f"t.{column} is not distinct from g.{column}" if column in spec.nullable_key
+             else f"t.{column} = g.{column}")
+    con.register("b", group.select([column]))
+    try:
+        return con.sql(f"select distinct t.{column} from read_parquet($uris) t semi join "
+                       f"(select distinct {column} from b) g on {equal}",
+                       params={"uris": uris}).to_arrow_table().column(column).combine_chunks() \
+            .cast(group.schema.field(column).type)
+    finally:
+        con.unregister("b")
+
+
+def key_absent(con: duckdb.DuckDBPyConnection, spec: Table, uris: list[str], group: pa.Table,
+               columns: list[str]) -> pa.Array:
+    """The ``ROW`` numbers of ``group`` whose whole key (``columns``) no file holds."""
     equal = " and ".join(f"t.{c} is not distinct from b.{c}" if c in spec.nullable_key
                          else f"t.{c} = b.{c}" for c in columns)
-    con = key_scanner()
     con.register("b", group.select([*columns, ROW]))
     try:
         # the stored keys of the batch first (a semi join, hashing the small batch), then

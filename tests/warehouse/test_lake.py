@@ -173,3 +173,25 @@ def test_a_table_another_process_is_creating_reads_as_not_there_yet(home: Path) 
     lake = Lake(home)
     (lake.table_dir("labels") / "_delta_log").mkdir(parents=True)
     assert lake.delta("labels") is None and lake.parts("labels") == []
+
+
+def test_a_key_of_two_columns_is_found_whatever_its_first_column_holds(home: Path) -> None:
+    """Moves (game_id, ply): a batch mixing moves stored already, new plies of a stored game
+    and moves of new games stores exactly the keys a set of the stored keys lacks; a batch of
+    new games only stores all of it."""
+    lake = Lake(home)
+
+    def moves(keys: list[tuple[str, int]], uci: str) -> list[dict[str, object]]:
+        return [{"game_id": g, "ply": p, "position_key": 1, "uci": uci} for g, p in keys]
+
+    stored = [("a", 0), ("a", 1), ("b", 0)]
+    assert lake.write("moves", moves(stored, "e2e4")) == 3
+    assert lake.write("moves", moves([("c", 0), ("d", 0), ("d", 1)], "e2e4")) == 3
+    batch = [("a", 1), ("a", 2), ("b", 0), ("e", 0), ("c", 1), ("d", 1)]
+    assert lake.write("moves", moves(batch, "d2d4"), unique=True) == 3
+    assert lake.write("moves", moves([("f", 0), ("g", 3)], "d2d4"), unique=True) == 2
+    rows = lake.read("moves", columns=["game_id", "ply", "uci"]).to_pylist()
+    assert sorted((r["game_id"], r["ply"], r["uci"]) for r in rows) == [
+        ("a", 0, "e2e4"), ("a", 1, "e2e4"), ("a", 2, "d2d4"), ("b", 0, "e2e4"),
+        ("c", 0, "e2e4"), ("c", 1, "d2d4"), ("d", 0, "e2e4"), ("d", 1, "e2e4"),
+        ("e", 0, "d2d4"), ("f", 0, "d2d4"), ("g", 3, "d2d4")]
