@@ -102,14 +102,16 @@ class KeyIndex:
             runs.append(Run(manifest.stem, keys, ids, tuple(about["files"]), checks))
         return sorted(runs, key=lambda run: (-len(run.keys), run.name))
 
-    def lookup(self, keys: np.ndarray, live: Iterable[str], candidates: Iterable[str]) -> Found:
+    def lookup(self, keys: np.ndarray, live: Iterable[str], candidates: Iterable[str],
+               holders: bool = True) -> Found:
         """Look ``keys`` (int64) up in the runs whose files are all ``live`` (the names of the
         partition's current files); the ``candidates`` (the files that can hold the keys) no
-        such run covers are given back as uncovered."""
+        such run covers are given back as uncovered. ``holders``: name the files that hold
+        the keys found (else that set is empty)."""
         live = set(live)
         present = np.zeros(len(keys), dtype=bool)
         checks = np.zeros(len(keys), dtype=np.uint64) if self.check else None
-        holders: set[str] = set()
+        held: set[str] = set()
         covered: set[str] = set()
         order = np.argsort(keys, kind="stable")  # sorted needles walk each run's pages in order
         for run in self.runs():
@@ -119,10 +121,11 @@ class KeyIndex:
             covered |= set(run.files)
             hit, at = search(run.keys, keys, order)
             present |= hit
-            holders.update(run.files[i] for i in np.unique(np.asarray(run.file_ids[at])))
+            if holders:
+                held.update(run.files[i] for i in np.unique(np.asarray(run.file_ids[at])))
             if checks is not None and run.checks is not None:
                 checks[hit] = np.asarray(run.checks[at])
-        return Found(present, holders, sorted(set(candidates) - covered), checks)
+        return Found(present, held, sorted(set(candidates) - covered), checks)
 
     def refresh(self, files: Mapping[str, str], column: str) -> None:
         """Make the runs cover exactly ``files`` (name -> URI, the partition's current files):

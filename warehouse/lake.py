@@ -310,7 +310,7 @@ class Lake:
             return *none, sorted(Path(uri) for uri in uris)
         by_name = {basename(uri): uri for uri in uris}
         found = KeyIndex(folder, {}).lookup(
-            pc.cast(keys, pa.int64(), safe=False).to_numpy(), by_name, by_name)
+            pc.cast(keys, pa.int64(), safe=False).to_numpy(), by_name, by_name, holders=False)
         checks = found.checks if found.checks is not None else none[1]
         return found.present, checks, sorted(Path(by_name[n]) for n in found.uncovered)
 
