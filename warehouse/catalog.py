@@ -24,6 +24,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from warehouse.derived import current_file, derived_tables
 from warehouse.lake import Lake, WarehouseError, duckdb_connection, first_line
 from warehouse.tables import REGISTRY, Table
 
@@ -90,6 +91,9 @@ def remove_empty_warehouse(home: str | os.PathLike[str]) -> bool:
     return True
 
 
+DERIVED_NAMES = frozenset(spec.name for spec in derived_tables())
+
+
 class ViewOrderError(WarehouseError):
     """The named views' ``-- depends:`` headers name an unknown view or form a cycle."""
 
@@ -99,14 +103,28 @@ def connect(home: str | os.PathLike[str] | Lake,
     """An in-memory DuckDB connection with the warehouse's views over ``home``'s lake,
     locked to reading the tables' current files (and the ``readable`` files: a training
     run's snapshot)."""
+    return connect_with_files(home, readable)[0]
+
+
+def connect_with_files(home: str | os.PathLike[str] | Lake,
+                       readable: Sequence[str | os.PathLike[str]] = (), derived: bool = True
+                       ) -> tuple[duckdb.DuckDBPyConnection, dict[str, list[Path]]]:
+    """:func:`connect`, and the data files each table's view reads. ``derived``: False to
+    name every derived table's view over its defining query (what ``refresh`` computes)."""
     lake = home if isinstance(home, Lake) else Lake(home)
     con = duckdb_connection()
-    files = [path for spec in REGISTRY.values() for path in create_table_view(con, lake, spec)]
+    tables = {spec.name: create_table_view(con, lake, spec) for spec in REGISTRY.values()}
+    files = [path for paths in tables.values() for path in paths]
     files += [Path(path) for path in readable]
+    for spec in derived_tables():
+        stored = current_file(lake.root, spec, tables) if derived else None
+        source = f"select * from read_parquet({sql_strings([stored])})" if stored else spec.sql
+        con.execute(f"create or replace view {spec.name} as {source}")
+        files += [stored] if stored else []
     for name, sql in named_views():
         con.execute(f"create or replace view {name} as {sql}")
     lock_down(con, files)
-    return con
+    return con, tables
 
 
 def connect_files(readable: Sequence[str | os.PathLike[str]]) -> duckdb.DuckDBPyConnection:
@@ -198,7 +216,7 @@ def view_order(graph: dict[str, tuple[str, ...]]) -> list[str]:
         for dependency in graph[name]:
             if dependency in graph:
                 visit(dependency)
-            elif dependency not in REGISTRY:
+            elif dependency not in REGISTRY and dependency not in DERIVED_NAMES:
                 raise ViewOrderError(f"view {name!r} depends on unknown {dependency!r}")
         visiting.pop()
         order.append(name)

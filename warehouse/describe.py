@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import duckdb
 
 from warehouse.catalog import SQL_DIR, named_views
+from warehouse.derived import derived_tables
 from warehouse.lake import WarehouseError
 from warehouse.tables import REGISTRY
 
@@ -111,6 +112,8 @@ def empty_catalog() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:")
     for spec in REGISTRY.values():
         con.register(spec.name, spec.schema.empty_table())
+    for derived in derived_tables():
+        con.execute(f"create or replace view {derived.name} as {derived.sql}")
     for view, sql in named_views():
         con.execute(f"create or replace view {view} as {sql}")
     return con

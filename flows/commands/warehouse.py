@@ -83,6 +83,7 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_compact(args: argparse.Namespace) -> int:
+    from warehouse.derived import refresh
     from warehouse.tables import REGISTRY, table
 
     lake = args.lake
@@ -90,4 +91,7 @@ def run_compact(args: argparse.Namespace) -> int:
         before, after = lake.compact(table(name).name, retain_hours=args.retain_hours)
         if before != after:
             print(f"{name}: {before} files -> {after}")
+    for name, rows in refresh(lake).items():
+        if rows:
+            print(f"{name}: {rows} rows kept (derived)")
     return 0

@@ -80,14 +80,16 @@ def test_compact_merges_files_and_vacuums_the_old_ones(home: Path,
                                                        ) -> None:
     """`compact positions labels --retain-hours 0`: positions' two files become one, each
     depth of labels one file; the files no version needs are deleted from disk; every row
-    is still there; a second compact has nothing to do and prints nothing."""
+    is still there; the derived position_facts is computed for the new files; a second
+    compact has nothing to do and prints nothing."""
     lake = Lake(home)
     fill(lake)
     before = {name: rows(lake, name) for name in ("positions", "labels")}
     assert main(["--home", str(home), "compact", "positions", "labels",
                  "--retain-hours", "0"]) == 0
     assert capsys.readouterr().out.splitlines() == ["positions: 2 files -> 1",
-                                                    "labels: 3 files -> 2"]
+                                                    "labels: 3 files -> 2",
+                                                    "position_facts: 4 rows kept (derived)"]
     for name in ("positions", "labels"):
         assert rows(lake, name) == before[name], name
         on_disk = sorted(lake.table_dir(name).rglob("*.parquet"))
@@ -104,6 +106,7 @@ def test_compact_keeps_files_time_travel_needs(home: Path,
     fill(lake)
     version = lake.version("positions")
     assert main(["--home", str(home), "compact", "positions"]) == 0
-    assert capsys.readouterr().out.splitlines() == ["positions: 2 files -> 1"]
+    assert capsys.readouterr().out.splitlines() == ["positions: 2 files -> 1",
+                                                    "position_facts: 4 rows kept (derived)"]
     assert len(list(lake.table_dir("positions").rglob("*.parquet"))) == 3
     assert lake.read("positions", version=version).num_rows == 4

@@ -1,4 +1,4 @@
--- depends: positions, labels, moves, games
+-- depends: position_facts, labels, moves, games
 -- NNUE training examples (paper 002): one row per labelled position, engine and depth with a
 -- centipawn score from the side to move's view (mate scores and bounds left out: a
 -- lowerbound/upperbound label is a limit, not a score to fit). game_id is the lowest
@@ -20,17 +20,13 @@
 -- column split_key: game_id, or 'position:<key>' without one: the unit of the train/validation split
 -- column in_check: the side to move is in check; null when unknown (stored before positions.in_check)
 -- column best_move: the label's best move, UCI; null when the engine gave none
+-- The FEN, side to move, check, lowest game and its result come from position_facts (a
+-- derived table: kept by compact, see warehouse/derived.py), one join per label.
 -- (the tables are named up front not materialized: materialized, each CTE read twice would be
 -- copied whole into memory first, a million positions' FENs taking longer than the query)
-with positions as not materialized (select * from positions),
-labels as not materialized (select * from labels),
+with labels as not materialized (select * from labels),
 moves as not materialized (select * from moves),
 games as not materialized (select * from games),
-first_game as (
-    select position_key, min(game_id) as game_id
-    from moves
-    group by position_key
-),
 annotations as (
     select
         after.position_key,
@@ -61,21 +57,19 @@ examples as (
     select
         l.position_key,
         p.fen,
-        split_part(p.fen, ' ', 2) as side_to_move,
+        p.side_to_move,
         l.engine_id,
         l.depth,
         case when l.white_cp is null then l.score_cp
-            when split_part(p.fen, ' ', 2) = 'w' then l.white_cp
+            when p.side_to_move = 'w' then l.white_cp
             else -l.white_cp end as score_cp,
         l.best_move,
         l.label_result,
-        f.game_id,
-        g.result as game_result,
+        p.game_id,
+        p.game_result,
         p.in_check
     from scores l
-    join positions p using (position_key)
-    left join first_game f using (position_key)
-    left join games g using (game_id)
+    join position_facts p using (position_key)
 )
 select
     position_key,
