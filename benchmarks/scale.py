@@ -49,6 +49,7 @@ from warehouse import Lake, connect  # noqa: E402
 from warehouse.catalog import named_query, query  # noqa: E402
 
 OUT = Path(__file__).parent / "out" / "scale"
+BASELINE = Path(__file__).parent / "scale_baseline"
 TEXT_ENGINE, TEXT_DEPTH = "sf-text", 9
 JSONL_ENGINE, DEEP, SHALLOW = "lichess-eval", 20, 12
 TARGET_IMPORT = 200_000        # positions/s at 10M (issue 35)
@@ -181,6 +182,7 @@ def build(data: DataSet, home: Path, report: Report, key_index: bool = True) -> 
 
 
 def measure_compact(lake: Lake, report: Report) -> None:
+    from warehouse.derived import refresh
     from warehouse.tables import REGISTRY
 
     began, files = time.perf_counter(), {}
@@ -191,6 +193,12 @@ def measure_compact(lake: Lake, report: Report) -> None:
     report.add("compact", {"seconds": seconds, "files": files},
                f"compact: {seconds:.1f} s; files before -> after: "
                + ", ".join(f"{n} {a} -> {b}" for n, (a, b) in big.items()))
+    began, cpu = time.perf_counter(), cpu_seconds()
+    rows = refresh(lake)
+    seconds, cpu = time.perf_counter() - began, cpu_seconds() - cpu
+    report.add("derived", {"seconds": seconds, "cpu_seconds": cpu, "rows": rows},
+               f"derived tables kept by compact ({load()}): {seconds:.1f} s ({cpu:.1f} s CPU); "
+               + ", ".join(f"{n} {r:,} rows" for n, r in rows.items()))
 
 
 QUERIES: tuple[tuple[str, str, Mapping[str, Any]], ...] = (
@@ -205,23 +213,48 @@ QUERIES: tuple[tuple[str, str, Mapping[str, Any]], ...] = (
 )
 
 
+def baseline_sql(name: str) -> str | None:
+    """The query as it was before the derived position_facts (``scale_baseline/<name>.sql``:
+    the old view inlined), for the queries that changed; None for the others."""
+    path = BASELINE / f"{name}.sql"
+    return path.read_text() if path.is_file() else None
+
+
+def timed_query(lake: Lake, sql: str, params: Mapping[str, Any]) -> tuple[float, float, Any]:
+    """Seconds and CPU seconds (this process's threads: DuckDB's) of a query on a fresh
+    connection, and its rows."""
+    con = connect(lake)
+    began, cpu = time.perf_counter(), cpu_seconds()
+    rows = query(con, sql, dict(params)).to_pylist()
+    seconds, cpu = time.perf_counter() - began, cpu_seconds() - cpu
+    con.close()
+    return seconds, cpu, rows
+
+
 def measure_queries(lake: Lake, report: Report) -> None:
     began = time.perf_counter()
     connect(lake).close()
     report.add("connect_seconds", time.perf_counter() - began,
                f"connect (views over every table): {time.perf_counter() - began:.2f} s")
     for title, name, params in QUERIES:
-        times, rows = [], 0
-        for _ in range(2):
-            con = connect(lake)
-            began = time.perf_counter()
-            rows = query(con, named_query(name), dict(params)).num_rows
-            times.append(time.perf_counter() - began)
-            con.close()
+        runs = [timed_query(lake, named_query(name), params) for _ in range(2)]
+        times = [t for t, _, _ in runs]
         verdict = "under" if max(times) < TARGET_QUERY_S else "OVER"
-        report.add(f"query_{name}", {"seconds": times, "rows": rows},
-                   f"query {title} ({name}): {times[0]:.2f} s, again {times[1]:.2f} s, "
-                   f"{rows} rows ({verdict} the {TARGET_QUERY_S:.0f} s target)")
+        figure: dict[str, Any] = {"seconds": times, "cpu_seconds": [c for _, c, _ in runs],
+                                  "rows": len(runs[0][2]), "load": load()}
+        line = (f"query {title} ({name}): {times[0]:.2f} s, again {times[1]:.2f} s "
+                f"({runs[1][1]:.1f} s CPU), {len(runs[0][2])} rows ({verdict} the "
+                f"{TARGET_QUERY_S:.0f} s target; {load()})")
+        old = baseline_sql(name)
+        if old is not None:
+            base = timed_query(lake, old, params)
+            if base[2] != runs[0][2]:
+                raise SystemExit(f"{name}: the baseline gives {base[2]}, the query {runs[0][2]}")
+            figure["baseline"] = {"seconds": base[0], "cpu_seconds": base[1]}
+            line += (f"\n    baseline (before position_facts), same rows: {base[0]:.2f} s "
+                     f"({base[1]:.1f} s CPU): {base[0] / times[1]:.1f}x wall, "
+                     f"{base[1] / max(runs[1][1], 1e-9):.1f}x CPU")
+        report.add(f"query_{name}", figure, line)
 
 
 def child(mode: str, home: str, out: str) -> dict[str, Any]:
