@@ -407,6 +407,15 @@ def extrapolate(report: Report) -> None:
             return 1e6 / (base_s + max(extra, 0.0))
         line(f"import {step} (positions/s)", import_rate, "/s", TARGET_IMPORT,
              "fitted write seconds per row, growing with the rows held")
+    def linear(cpu: float) -> Callable[[int], float]:
+        return lambda scale: cpu * scale / n
+    for name, got in f.items():     # the joins read every label of a depth: linear in N
+        if name.startswith("query_") and "cpu_seconds" in got:
+            line(f"{name} (CPU seconds)", linear(got["cpu_seconds"][-1]), " s CPU",
+                 TARGET_QUERY_S, "linear in N: a hash join or scan of every label of a depth")
+    if "derived" in f:
+        line("derived tables at compact (CPU seconds)", linear(f["derived"]["cpu_seconds"]),
+             " s CPU", None, "linear in N: an aggregate of every move, a join of every position")
     report.add("extrapolation", rows, "extrapolated:")
     for row in rows:
         print(f"  {row['figure']}: " + ", ".join(
