@@ -20,8 +20,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from warehouse.lake import Lake
 
 DERIVED_DIR = "_derived"
 SQL_DIR = Path(__file__).parent / "sql" / "derived"
@@ -77,14 +83,12 @@ def current_file(root: Path, spec: Derived,
     return None
 
 
-def refresh(home: object, names: Sequence[str] | None = None) -> dict[str, int]:
+def refresh(lake: Lake, names: Sequence[str] | None = None) -> dict[str, int]:
     """Compute each derived table (``names``: all by default) not current for the lake's
     current files and keep it; older results are removed. Returns rows written per table
     (0: it was current already, or its input tables are empty)."""
     from warehouse.catalog import connect_with_files
-    from warehouse.lake import Lake
 
-    lake = home if isinstance(home, Lake) else Lake(home)   # type: ignore[arg-type]
     written = {}
     for spec in derived_tables():
         if names is not None and spec.name not in names:
@@ -101,13 +105,14 @@ def refresh(home: object, names: Sequence[str] | None = None) -> dict[str, int]:
     return written
 
 
-def write(root: Path, spec: Derived, con: object, files: Mapping[str, Sequence[Path]]) -> int:
+def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
+          files: Mapping[str, Sequence[Path]]) -> int:
     """Stream the defining query's result into a new file, then its manifest; drop the rest."""
     out = folder(root, spec.name)
     out.mkdir(parents=True, exist_ok=True)
     ident = uuid.uuid4().hex
     data, manifest = out / f"{ident}.parquet", out / f"{ident}.json"
-    reader = con.sql(spec.sql).to_arrow_reader(BATCH_ROWS)   # type: ignore[attr-defined]
+    reader = con.sql(spec.sql).to_arrow_reader(BATCH_ROWS)
     rows = 0
     with pq.ParquetWriter(data, reader.schema, compression="zstd") as writer:
         for batch in reader:
