@@ -1,5 +1,7 @@
 """The ``selfplay-train`` composition: per round, a games step (one unit per game the round
-still lacks, played on the games runner: a local Dask cluster of ``workers`` processes) and a training step (one unit: the round's
+still lacks, played on the games runner as ``selfplay``'s games are: ``workers`` local Dask
+worker processes, one in this process for 1, or the ``--cluster``'s workers, which send the
+game's record back to be stored here) and a training step (one unit: the round's
 ``policy_value`` version); both runners run the same steps. The work is ``pipelines.puct``."""
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pipelines.puct.config import SelfplayTrainConfig
 from pipelines.puct.loop import (
     RoundModel,
     RoundSummary,
+    game_work,
     missing_games,
     open_pool,
     play,
@@ -30,11 +33,6 @@ class RoundWork:
     config: SelfplayTrainConfig
     round: int
     model: RoundModel
-
-
-def game_pool(workers: int) -> AbstractContextManager[Any]:
-    """The games runner of a round's games (``pipelines.puct.loop.open_pool``)."""
-    return open_pool(workers)
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,7 @@ class GamesStep:
         return config.config.workers
 
     def open_pool(self, config: RoundWork) -> AbstractContextManager[Any]:
-        return game_pool(config.config.workers)
+        return open_pool(config.config)
 
     def plan(self, config: RoundWork, lake: Lake) -> GamesPlan:
         return GamesPlan(config, missing_games(lake, config.config, config.round))
@@ -74,7 +72,7 @@ class GamesStep:
 
     def run_unit(self, unit: GameUnit, context: UnitContext) -> int:
         work = unit.work
-        record = play(context.pool, work.config, work.round, unit.game, work.model)
+        record = play(context.pool, game_work(work.config, work.round, unit.game, work.model))
         store_game(context.lake, record)
         return len(record.samples)
 

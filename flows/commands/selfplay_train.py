@@ -7,8 +7,12 @@ import dataclasses
 from typing import Any
 
 from flows.options import add_config_arguments
-from flows.runtime import add_runner_arguments, make_runner
+from flows.runtime import add_games_arguments, add_runner_arguments, games_options, make_runner
 from pipelines.puct.config import PRESETS, SelfplayTrainConfig, preset_config
+
+#: The games runner's options selfplay-train does not take: ``--workers`` is its own (local
+#: processes), a game is one unit (no pairs) and PUCT searches by simulations (no clock).
+GAMES_SKIP = ("workers", "batch_pairs", "clock_reference_nps")
 
 
 def register(subparsers: Any) -> None:
@@ -19,20 +23,27 @@ def register(subparsers: Any) -> None:
                     "each followed by Lightning updates on the replay window that register "
                     "policy_value@N. Rerunning the same command continues where it stopped; "
                     "a larger --rounds extends the run.")
-    add_config_arguments(parser, SelfplayTrainConfig, skip=("preset",))
+    add_config_arguments(parser, SelfplayTrainConfig, skip=("preset", "runner"))
     for action in parser._actions:       # unset options take the preset's value
         if action.dest in {f.name for f in dataclasses.fields(SelfplayTrainConfig)}:
             action.default = None
     parser.add_argument("--preset", default="tiny", choices=tuple(PRESETS),
                         help="defaults: tiny (seconds on a CPU) or small (default: tiny)")
+    add_games_arguments(parser, skip=GAMES_SKIP)      # --workers: the config's (local processes)
     add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_selfplay_train)
 
 
+def config_from(args: argparse.Namespace) -> SelfplayTrainConfig:
+    """The preset's values, the options given and the games runner's options."""
+    names = [f.name for f in dataclasses.fields(SelfplayTrainConfig)
+             if f.name not in ("preset", "runner")]
+    return preset_config(args.preset, runner=games_options(args, skip=GAMES_SKIP),
+                         **{n: getattr(args, n, None) for n in names})
+
+
 def run_selfplay_train(args: argparse.Namespace) -> int:
-    names = [f.name for f in dataclasses.fields(SelfplayTrainConfig) if f.name != "preset"]
-    config: SelfplayTrainConfig = preset_config(
-        args.preset, **{n: getattr(args, n, None) for n in names})
+    config = config_from(args)
     from flows.selfplay_train import selfplay_train
 
     with make_runner(args) as runner:

@@ -9,11 +9,12 @@ from typing import Any
 
 from engines.puct import FORMULAS
 from engines.stamps import content_id
+from pipelines.games.config import GamesOptions
 from pipelines.train.policy_value_config import POLICY_TARGETS, VALUE_TARGETS
 
 STARTS = ("endgames", "startpos", "mixed")
 #: Fields that do not change what a run computes (left out of its id).
-NOT_IDENTITY = ("rounds", "workers", "progress", "preset")
+NOT_IDENTITY = ("rounds", "workers", "progress", "preset", "runner")
 #: Fields added after runs existed, left out of the id at these values, so a run started
 #: before a field existed keeps its id (and resumes) under the new code.
 ADDED_DEFAULTS: dict[str, Any] = {"search_weight": 0.0, "tablebases": ""}
@@ -73,8 +74,12 @@ class SelfplayTrainConfig:
     channels: int = field(default=16, metadata={"help": "channels"})
     value_hidden: int = field(default=32, metadata={"help": "value head width"})
     seed: int = field(default=1, metadata={"help": "seed of starts, moves and weights"})
-    workers: int = field(default=1, metadata={"help": "games played in parallel (processes)"})
+    workers: int = field(default=1, metadata={
+        "help": "games played at once (a local Dask cluster of N worker processes; with "
+                "--cluster: games at once on the cluster)"})
     progress: bool = field(default=False, metadata={"help": "Lightning's progress bar"})
+    runner: GamesOptions = field(default_factory=GamesOptions, metadata={
+        "help": "where the games are played (--cluster, ...)"})
 
     def __post_init__(self) -> None:
         for name in ("rounds", "games", "simulations", "fast_simulations", "max_plies",
@@ -98,6 +103,14 @@ class SelfplayTrainConfig:
         if not 0 <= self.search_weight <= 1:
             raise SelfplayTrainError(f"search_weight: must be in [0, 1], got "
                                      f"{self.search_weight!r}")
+
+    def games_options(self) -> GamesOptions:
+        """The games runner, as ``selfplay``'s: ``workers`` processes of one game each (one:
+        in this process), or the ``--cluster``."""
+        if self.runner.cluster:
+            return self.runner
+        return dataclasses.replace(self.runner, workers=self.workers if self.workers > 1 else 0,
+                                   games_per_worker=self.runner.games_per_worker or 1)
 
     def tablebase_folders(self) -> str | None:
         """The folders of ``tablebases`` ('gaviota' resolved), None for none."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -113,33 +114,77 @@ def round_summary(lake: Lake, config: SelfplayTrainConfig, round_: int) -> Round
                         model["model_id"] if model else "")
 
 
-# -- the worker pool -----------------------------------------------------------------------
+# -- the games runner -----------------------------------------------------------------------
 
 @contextlib.contextmanager
-def open_pool(workers: int) -> Iterator[Any]:
-    """The games runner (``pipelines.games``): a local Dask cluster of ``workers`` spawned
-    processes of one game each (deltalake and torch threads do not survive a fork of this
-    process), one worker in this process for 1."""
-    from pipelines.games import GamesOptions
+def open_pool(config: SelfplayTrainConfig) -> Iterator[Any]:
+    """The games runner (``pipelines.games``), as ``selfplay``'s: a local Dask cluster of
+    ``workers`` spawned processes of one game each (deltalake and torch threads do not
+    survive a fork of this process), one worker in this process for 1, or the ``--cluster``."""
     from pipelines.games.cluster import open_cluster
 
-    options = GamesOptions(workers=workers if workers > 1 else 0, games_per_worker=1)
-    with open_cluster(options, 1) as client:
+    with open_cluster(config.games_options(), 1) as client:
         yield client
 
 
-def play(pool: Any, config: SelfplayTrainConfig, round_: int, game: int,
-         model: RoundModel) -> GameRecord:
+@dataclass(frozen=True)
+class GameWork:
+    """A game for a worker of the games runner, with the build the client runs."""
+
+    config: SelfplayTrainConfig
+    round: int
+    game: int
+    model: RoundModel
+    build: str
+
+
+def game_work(config: SelfplayTrainConfig, round_: int, game: int,
+              model: RoundModel) -> GameWork:
+    from engines.registry import own_version
+
+    return GameWork(config, round_, game, model, own_version())
+
+
+def check_game_worker(work: GameWork) -> str:
+    """This worker runs the client's build and has the net and the tablebases the game
+    needs (WorkerRefused naming the worker and what differs or is missing); its name."""
+    from engines.registry import own_version
+    from pipelines.games.batch import WorkerRefused, worker_name
+
+    here = worker_name()
+    build = own_version()
+    if build != work.build:
+        raise WorkerRefused(f"worker {here} refuses: selfplay-train's PUCT engine is {build!r} "
+                            f"here, the client runs {work.build!r}")
+    artifact = work.model.artifact
+    if artifact and not os.path.isfile(artifact):
+        raise WorkerRefused(f"worker {here} refuses: {work.model.model_id}: no model file "
+                            f"{artifact}")
+    for folder in filter(None, (work.config.tablebase_folders() or "").split(os.pathsep)):
+        if not os.path.isdir(folder):
+            raise WorkerRefused(f"worker {here} refuses: no tablebase folder {folder}")
+    return here
+
+
+def play_work(work: GameWork) -> GameRecord:
+    """A game on a games runner's worker: checked, played, its record sent back."""
+    check_game_worker(work)
+    config = work.config
+    return play_game(config, config.run_id, work.round, work.game, work.model.artifact,
+                     work.model.model_id)
+
+
+def play(pool: Any, work: GameWork) -> GameRecord:
     """One game on the games runner ``pool`` (a Dask client; None: in this thread)."""
-    args = (config, config.run_id, round_, game, model.artifact, model.model_id)
     if pool is None:
-        return play_game(*args)
-    return pool.submit(play_game, *args, pure=False).result()
+        return play_work(work)
+    return pool.submit(play_work, work, pure=False).result()
 
 
 def with_rounds(config: SelfplayTrainConfig, rounds: int) -> SelfplayTrainConfig:
     return dataclasses.replace(config, rounds=rounds)
 
 
-__all__ = ["RoundModel", "RoundSummary", "missing_games", "open_pool", "play",
+__all__ = ["GameWork", "RoundModel", "RoundSummary", "game_work", "missing_games", "open_pool",
+           "play",
            "playing_model", "round_summary", "store_game", "train_round"]

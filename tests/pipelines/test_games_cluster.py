@@ -426,3 +426,94 @@ def test_tournament_command_on_a_cluster(home: Path, stockfish_path: str,
     assert "2/2 games (2 played now)" in capsys.readouterr().out
     rows = Lake(home).read("tournament_games", columns=["worker"]).column("worker").to_pylist()
     assert len(rows) == 2 and os.getpid() not in {int(w.rsplit(":", 1)[1]) for w in rows}
+
+
+def played_nets(address: str) -> int:
+    """Nets the cluster's workers loaded to play selfplay-train games (the PUCT self-play
+    module's per-process cache: only a game played in that process fills it)."""
+    from distributed import Client
+
+    def loaded() -> int:
+        module = sys.modules.get("pipelines.puct.selfplay")
+        return len(getattr(module, "_NETS", {}))
+
+    with Client(address, timeout=30, set_as_default=False) as client:
+        return sum(client.run(loaded).values())
+
+
+def selfplay_rows(lake: Lake) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    from warehouse import connect
+
+    con = connect(lake)
+    try:
+        games = con.sql("select game, start_fen, result, termination, plies, samples "
+                        "from selfplay_games order by game").fetchall()
+        samples = con.sql("select game, ply, fen, played, visits, outcome from "
+                          "selfplay_samples order by game, ply").fetchall()
+    finally:
+        con.close()
+    return games, samples
+
+
+def test_selfplay_train_games_on_a_cluster_are_the_same_games(home: Path, tmp_path: Path,
+                                                              cluster: DaskCluster) -> None:
+    """``selfplay-train --cluster``: a round's games played by the cluster's workers (as
+    ``selfplay``'s batches are), their records stored here: the same run id, games and samples
+    as the round played in this process."""
+    import dataclasses
+
+    from flows.selfplay_train import GAMES, RoundWork
+    from flows.step import LocalRunner
+    from pipelines.puct.config import preset_config
+    from pipelines.puct.loop import playing_model
+
+    tiny = preset_config("tiny", rounds=1, games=2, max_plies=20)
+    remote = dataclasses.replace(tiny, runner=GamesOptions(cluster=cluster.address))
+    assert remote.run_id == tiny.run_id
+    before = played_nets(cluster.address)
+    lakes = {"remote": Lake(home), "local": Lake(tmp_path / "local")}
+    for config, lake in ((remote, lakes["remote"]), (tiny, lakes["local"])):
+        work = RoundWork(config, 1, playing_model(lake, config.run_id, 1))
+        assert LocalRunner(show_progress=False).run(GAMES, work, lake) == 2
+    assert played_nets(cluster.address) > before       # the workers played them
+    games, samples = selfplay_rows(lakes["remote"])
+    assert [g[0] for g in games] == [0, 1] and len(samples) == sum(g[5] for g in games) > 0
+    assert (games, samples) == selfplay_rows(lakes["local"])
+
+
+def test_selfplay_train_worker_without_the_net_or_build_refuses(tmp_path: Path) -> None:
+    """A worker missing the round's net file, or running another chesslab build, refuses the
+    game with the reason instead of playing it with another net or engine."""
+    import dataclasses
+
+    from engines.registry import own_version
+    from pipelines.puct.config import preset_config
+    from pipelines.puct.loop import RoundModel, check_game_worker, game_work
+
+    config = preset_config("tiny")
+    net = tmp_path / "policy_value-1.pt"
+    work = game_work(config, 2, 0, RoundModel("policy_value@1", str(net)))
+    assert work.build == own_version()
+    with pytest.raises(WorkerRefused, match=r"refuses: policy_value@1: no model file .*"
+                                            r"policy_value-1\.pt"):
+        check_game_worker(work)
+    net.write_bytes(b"net")
+    assert check_game_worker(work)           # the worker's name
+    with pytest.raises(WorkerRefused, match=r"is '.*' here, the client runs '0\.0\.0\+rev\.x'"):
+        check_game_worker(dataclasses.replace(work, build="0.0.0+rev.x"))
+
+
+def test_selfplay_train_command_takes_the_games_runner_options() -> None:
+    """``chesslab selfplay-train --cluster ADDRESS`` (or ``--workers N``) reaches the games
+    runner; neither changes the run id."""
+    from flows.cli import build_parser
+    from flows.commands.selfplay_train import config_from
+
+    parser = build_parser("selfplay-train")
+    remote = config_from(parser.parse_args(["selfplay-train", "--cluster", "tcp://h:8786"]))
+    local = config_from(parser.parse_args(["selfplay-train", "--workers", "3"]))
+    plain = config_from(parser.parse_args(["selfplay-train"]))
+    assert remote.games_options() == GamesOptions(cluster="tcp://h:8786")
+    assert local.games_options() == GamesOptions(workers=3, games_per_worker=1)
+    assert plain.games_options() == GamesOptions(workers=0, games_per_worker=1)
+    assert remote.run_id == local.run_id == plain.run_id
