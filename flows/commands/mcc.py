@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flows.options import add_config_arguments, config_from_args
+from flows.runtime import add_games_arguments, games_options
 from pipelines.mcc import MccConfig
+
+if TYPE_CHECKING:
+    from pipelines.tournament import TournamentConfig
 
 
 def register(subparsers: Any) -> None:
@@ -21,7 +25,8 @@ def register(subparsers: Any) -> None:
                                           "ProgressiveBias, MCC"),
                            ("epsilon", "Tables 1/3: the epsilon sweep of heavy playouts")):
         sub = experiments.add_parser(name, help=helptext)
-        add_config_arguments(sub, MccConfig)
+        add_config_arguments(sub, MccConfig, skip=("runner",))
+        add_games_arguments(sub)     # --cluster, --workers: the games runner (pipelines.games)
         if name == "epsilon":
             sub.add_argument("--kind", choices=("see", "eval"), default="see")
         sub.set_defaults(run=run_round_robin)
@@ -47,18 +52,24 @@ def register(subparsers: Any) -> None:
     solver.set_defaults(run=run_solver)
 
 
+def round_robin_of(args: argparse.Namespace
+                   ) -> tuple[TournamentConfig, Mapping[str, tuple[float, ...]]]:
+    """The experiment's tournament (played on the games runner the options name) and the
+    thesis' table it is printed beside."""
+    from pipelines import mcc
+
+    config = config_from_args(MccConfig, args, runner=games_options(args))
+    if args.experiment == "roundrobin":
+        return mcc.main_round_robin(config), dict(mcc.TABLE_8)
+    return mcc.epsilon_round_robin(args.kind, config), mcc.sweep_reference(args.kind)
+
+
 def run_round_robin(args: argparse.Namespace) -> int:
     from pipelines import mcc
     from pipelines.tournament import run_tournament
 
     logging.getLogger("chess.engine").setLevel(logging.ERROR)
-    config = config_from_args(MccConfig, args)
-    if args.experiment == "roundrobin":
-        thesis: Mapping[str, tuple[float, ...]] = dict(mcc.TABLE_8)
-        tournament = mcc.main_round_robin(config)
-    else:
-        tournament = mcc.epsilon_round_robin(args.kind, config)
-        thesis = mcc.sweep_reference(args.kind)
+    tournament, thesis = round_robin_of(args)
     summary = run_tournament(tournament, args.lake)
     table = mcc.rate_against_mcc(args.lake, summary.tournament_id)
     print(mcc.beside_thesis(table, thesis))

@@ -20,6 +20,7 @@ from engines.mcts.tree import playout_batch
 
 from engines.mcts import MctsConfig, MonteCarlo
 from engines.stamps import content_id, utc_now
+from pipelines.games import GamesOptions
 from pipelines.ratings.bayeselo import RatingsConfig, RatingTable, fit
 from pipelines.ratings.sources import record_ratings, tournament_games
 from pipelines.tournament import TournamentConfig
@@ -68,6 +69,9 @@ class MccConfig:
     max_plies: int = field(default=400, metadata={"help": "adjudicate a draw after this"})
     timemargin_ms: int = field(default=3000, metadata={
         "help": "grace past the move time before a time forfeit"})
+    runner: GamesOptions = field(default_factory=GamesOptions, metadata={
+        "help": "where the games are played (--cluster, --workers, ...; not part of the "
+                "tournament's id)"})
 
     def __post_init__(self) -> None:
         for name in ("movetime_ms", "rounds", "concurrency", "max_plies", "timemargin_ms"):
@@ -97,7 +101,7 @@ def round_robin(players: Iterable[str], config: MccConfig, event: str) -> Tourna
     return TournamentConfig(engines=tuple(players), rounds=config.rounds,
                             movetime_ms=config.movetime_ms, concurrency=config.concurrency,
                             max_plies=config.max_plies, timemargin_ms=config.timemargin_ms,
-                            event=event)
+                            event=event, runner=config.runner)
 
 
 def main_round_robin(config: MccConfig) -> TournamentConfig:
