@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import logging
 import os
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +35,8 @@ from pipelines.tournament.config import TimeControl, TournamentConfig
 from pipelines.tournament.game import EngineFailure, GamePlayer, GameRecord, Seat
 from pipelines.tournament.openings import Opening
 from pipelines.tournament.schedule import Slot
+
+log = logging.getLogger(__name__)
 
 STOP_POLL_S = 0.5
 Stop = Callable[[], bool]
@@ -171,28 +175,137 @@ def scaled(config: TournamentConfig, scale: float | None) -> TournamentConfig:
     return dataclasses.replace(config, **changes) if changes else config  # type: ignore[arg-type]
 
 
+# -- the engines of a worker thread -------------------------------------------------------------
+
+#: Engines of a thread that has played no batch for this long are stopped (a run that ended
+#: without releasing them: its client was killed).
+IDLE_S = 10.0
+REAP_EVERY_S = 1.0
+
+
+def seat_key(spec: EngineSpec) -> str:
+    return repr((spec.name, spec.command, spec.protocol, sorted(spec.options.items())))
+
+
+@dataclass
+class EngineHost:
+    """The engine processes of one thread that plays batches, kept from one batch to the next
+    (as a lane of the one-machine runner keeps its engines for the whole match): an engine
+    starts once per worker thread, not once per batch. They live on an event loop of the
+    thread's own, run only while a batch (or a release) holds ``lock``."""
+
+    loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
+    seats: dict[str, Seat] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    used: float = field(default_factory=time.monotonic)
+
+    async def seats_for(self, players: Sequence[EngineSpec]) -> dict[str, Seat]:
+        """A seat per player, the running ones reused; engines of players this batch does
+        not have are stopped."""
+        specs = {seat_key(s): s for s in map(localized, players)}
+        await self.drop([k for k in self.seats if k not in specs], polite=True)
+        return {p.name: self.seats.setdefault(k, Seat(s))
+                for p, (k, s) in zip(players, specs.items(), strict=True)}
+
+    async def drop(self, keys: Sequence[str], polite: bool) -> None:
+        seats = [self.seats.pop(k) for k in keys]
+        await asyncio.gather(*(seat.stop(polite=polite) for seat in seats))
+
+    def release(self) -> int:
+        """Stop every engine (the caller holds ``lock``); how many were running."""
+        count = sum(seat.engine is not None for seat in self.seats.values())
+        self.loop.run_until_complete(self.drop(list(self.seats), polite=True))
+        return count
+
+
+_HOSTS: dict[int, EngineHost] = {}
+_HOSTS_LOCK = threading.Lock()
+_REAPER: list[threading.Thread] = []
+
+
+def engine_host() -> EngineHost:
+    """This thread's engines (and, once per process, the reaper of idle ones)."""
+    ident = threading.get_ident()
+    with _HOSTS_LOCK:
+        if not _REAPER:
+            _REAPER.append(threading.Thread(target=_reap, name="chesslab-engine-reaper",
+                                            daemon=True))
+            _REAPER[0].start()
+        return _HOSTS.setdefault(ident, EngineHost())
+
+
+def release_engines(idle_s: float = 0.0) -> int:
+    """Stop the engines of every thread of this process that has played nothing for
+    ``idle_s`` (a thread playing a batch keeps its own); the engines stopped. The games
+    runner calls it on every worker when a run ends (on the worker's event loop: the engines'
+    loops run in a thread of their own)."""
+    stopped = [0]
+
+    def run() -> None:
+        stopped[0] = _release(idle_s)
+
+    thread = threading.Thread(target=run, name="chesslab-engine-release")
+    thread.start()
+    thread.join()
+    return stopped[0]
+
+
+def _release(idle_s: float) -> int:
+    alive = {t.ident for t in threading.enumerate()}
+    stopped = 0
+    with _HOSTS_LOCK:
+        hosts = list(_HOSTS.items())
+    for ident, host in hosts:
+        if time.monotonic() - host.used < idle_s or not host.lock.acquire(blocking=False):
+            continue
+        try:
+            if host.seats:
+                stopped += host.release()
+            if ident not in alive:            # a finished thread's loop: closed
+                host.loop.close()
+                with _HOSTS_LOCK:
+                    _HOSTS.pop(ident, None)
+        finally:
+            host.lock.release()
+    return stopped
+
+
+def _reap() -> None:
+    while True:
+        time.sleep(REAP_EVERY_S)
+        try:
+            _release(IDLE_S)
+        except Exception:          # noqa: BLE001 - the reaper must outlive one bad release
+            log.debug("engine reaper", exc_info=True)
+
+
 def play_batch(batch: GameBatch, stop: Stop = never) -> BatchResult:
     """Check this worker, then play the batch's games in order with one engine process per
-    player; ``stop`` (polled between games and every half second) ends it early, its
-    engines stopped."""
+    player, kept running for this thread's next batch; ``stop`` (polled between games and
+    every half second) ends it early, its engines stopped."""
     check_worker(batch)
     scale = clock_scale(batch.clock_reference_nps)
     result = BatchResult(batch.index, worker_name(), clock_scale=scale)
     started = time.perf_counter()
-    try:
-        asyncio.run(_play(batch, scaled(batch.config, scale), stop, result))
-    finally:
-        result.seconds = time.perf_counter() - started
+    host = engine_host()
+    with host.lock:
+        try:
+            host.loop.run_until_complete(_play(batch, scaled(batch.config, scale), stop,
+                                               result, host))
+        finally:
+            host.used = time.monotonic()
+            result.seconds = time.perf_counter() - started
     return result
 
 
 async def _play(batch: GameBatch, config: TournamentConfig, stop: Stop,
-                result: BatchResult) -> None:
-    seats = {p.name: Seat(localized(p)) for p in batch.players}
+                result: BatchResult, host: EngineHost) -> None:
+    seats = await host.seats_for(batch.players)
     adjudicator = Adjudicator.from_config(config)
     player = GamePlayer(config, adjudicator)
     games = asyncio.create_task(_games(batch, player, seats, stop, result))
     watcher = asyncio.create_task(_watch(stop))
+    finished = False
     try:
         await asyncio.wait({games, watcher}, return_when=asyncio.FIRST_COMPLETED)
         if not games.done():
@@ -201,11 +314,12 @@ async def _play(batch: GameBatch, config: TournamentConfig, stop: Stop,
         await asyncio.gather(games, return_exceptions=True)
         if not games.cancelled() and games.exception() is not None:
             raise games.exception()  # type: ignore[misc]
+        finished = not result.stopped
     finally:
         watcher.cancel()
         await asyncio.gather(watcher, return_exceptions=True)
-        await asyncio.gather(*(seat.stop(polite=not result.stopped)
-                               for seat in seats.values()))
+        if not finished:            # stopped or failed: its engines go (killed when stopped)
+            await host.drop(list(host.seats), polite=not result.stopped)
         adjudicator.close()
 
 
@@ -226,15 +340,15 @@ async def _watch(stop: Stop) -> None:
         await asyncio.sleep(STOP_POLL_S)
 
 
-async def start_players(players: Sequence[EngineSpec]) -> None:
+async def start_players(players: Sequence[EngineSpec], host: EngineHost) -> None:
     """Start every player once (a wrong path or option is the user's error, not a tournament
-    of forfeits): EngineFailure's reason, one line."""
-    seats = [Seat(localized(p)) for p in players]
-    try:
-        outcomes = await asyncio.gather(*(seat.ensure_started() for seat in seats),
-                                        return_exceptions=True)
-    finally:
-        await asyncio.gather(*(seat.stop() for seat in seats))
+    of forfeits): EngineFailure's reason, one line. The started engines stay on ``host``
+    for the thread's first batch (all are stopped when one fails)."""
+    seats = (await host.seats_for(players)).values()
+    outcomes = await asyncio.gather(*(seat.ensure_started() for seat in seats),
+                                    return_exceptions=True)
+    if any(isinstance(outcome, BaseException) for outcome in outcomes):
+        await host.drop(list(host.seats), polite=True)
     for outcome in outcomes:
         if isinstance(outcome, EngineFailure):
             raise WorkerRefused(f"worker {worker_name()}: {outcome.reason}")
@@ -243,7 +357,13 @@ async def start_players(players: Sequence[EngineSpec]) -> None:
 
 
 def preflight(batch: GameBatch) -> str:
-    """The worker's checks and one start of every player, before any game; the worker."""
+    """The worker's checks and one start of every player, before any game (the engines kept
+    for the first batch this thread plays); the worker."""
     check_worker(batch)
-    asyncio.run(start_players(batch.players))
+    host = engine_host()
+    with host.lock:
+        try:
+            host.loop.run_until_complete(start_players(batch.players, host))
+        finally:
+            host.used = time.monotonic()
     return worker_name()

@@ -21,7 +21,14 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from pipelines.games.batch import BatchResult, GameBatch, WorkerRefused, play_batch, preflight
+from pipelines.games.batch import (
+    BatchResult,
+    GameBatch,
+    WorkerRefused,
+    play_batch,
+    preflight,
+    release_engines,
+)
 from pipelines.games.config import GamesError, GamesOptions
 
 log = logging.getLogger(__name__)
@@ -34,6 +41,16 @@ ALLOWED_FAILURES = 3
 
 Report = Callable[[str], None]
 
+#: Dask's background work, cut for games: its statistical profiler (every worker thread's
+#: stack every 10 ms, for the dashboard), the event-loop tick (every 20 ms), the memory and
+#: system monitors (every 100 and 500 ms). With a batch running on each of 2 local workers
+#: they took 11% of a core (2 worker processes and the client); with these, 1.3%: CPU an
+#: engine searching a fixed number of nodes no longer shares with them.
+QUIET_CLUSTER = {"distributed.worker.profile.enabled": False,
+                 "distributed.admin.tick.interval": "1s",
+                 "distributed.worker.memory.monitor-interval": "1s",
+                 "distributed.admin.system-monitor.interval": "5s"}
+
 
 @contextlib.contextmanager
 def open_cluster(options: GamesOptions, concurrency: int) -> Iterator[Any]:
@@ -44,7 +61,8 @@ def open_cluster(options: GamesOptions, concurrency: int) -> Iterator[Any]:
     settings = {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
                 "distributed.worker.daemon": False,        # workers start engine processes
                 "distributed.admin.tick.limit": "60s",      # engines keep a small box busy
-                "distributed.scheduler.worker-saturation": 1.0}
+                "distributed.scheduler.worker-saturation": 1.0,
+                **QUIET_CLUSTER}
     quiet(logging.getLogger("distributed"))
     with dask.config.set(settings), contextlib.ExitStack() as stack:
         if options.cluster:
@@ -191,10 +209,13 @@ def run_batches(client: Any, workers: list[str], batches: Sequence[Any],
                 continue
             except Exception as exc:
                 raise lost_or_failed(client, exc) from None
+            # the freed thread gets its next batch before the client stores this one (a
+            # verdict in ``on_result`` cancels it: the run still stops within one batch)
+            threads = capacity()
+            while queue and len(running) < threads:
+                pending.add(submit(queue.pop(0)))
             if not on_result(result):
                 break
-            while queue and len(running) < capacity():
-                pending.add(submit(queue.pop(0)))
     except OSError as exc:              # asking a scheduler that went away (CommClosedError)
         raise lost_or_failed(client, exc) from None
     finally:
@@ -202,6 +223,14 @@ def run_batches(client: Any, workers: list[str], batches: Sequence[Any],
             stop.set()
         with contextlib.suppress(Exception):
             client.cancel([f for f in running if not f.done()], force=True)
+        release(client)
+
+
+def release(client: Any) -> None:
+    """Every worker stops the engines its threads kept between batches (a thread still
+    playing a stopped batch stops its own; a worker not answering in time, its reaper)."""
+    with contextlib.suppress(Exception):
+        client.run(release_engines)
 
 
 def lost_or_failed(client: Any, exc: BaseException) -> BaseException:

@@ -294,6 +294,36 @@ def test_stopped_batch_stops_its_engines(stockfish_path: str) -> None:
     assert not [pid for pid in children if alive(pid)]
 
 
+def test_engines_start_once_per_thread_and_go_when_released(stockfish_path: str) -> None:
+    """A thread's engines outlive its batch: its next batch plays on the same engine
+    processes (started once per worker thread, as a lane of the old one-machine runner), the
+    games the same as fresh engines play; releasing them (the end of a run) stops them."""
+    from pipelines.games.batch import client_builds, play_batch, release_engines
+    from pipelines.tournament.runner import resolve_players
+
+    config = TournamentConfig.tiny(nodes=500, rounds=2, max_plies=30, openings=str(
+        FIXTURES / "openings" / "two_games.pgn"))
+    tournament = Tournament(config, Lake(Path("/nonexistent")))
+    first, second = tournament.batches(tournament.slots)
+    before = descendants(os.getpid())
+    one = play_batch(first)
+    engines = descendants(os.getpid()) - before
+    assert len(engines) == 2 and all(alive(pid) for pid in engines)
+    two = play_batch(second)
+    assert descendants(os.getpid()) - before == engines          # the same two processes
+    assert release_engines() == 2
+    for _ in range(50):
+        if not [pid for pid in engines if alive(pid)]:
+            break
+        time.sleep(0.1)
+    assert not [pid for pid in engines if alive(pid)]
+    fresh = play_batch(second)                                   # new engines: same games
+    release_engines()
+    moves = [[m.move for m in r.records[i].moves] for r in (two, fresh) for i in (0, 1)]
+    assert moves[:2] == moves[2:] and len(one.records) == len(two.records) == 2
+    assert tuple(resolve_players(config)) == first.players
+
+
 def descendants(pid: int) -> set[int]:
     """Every live process below ``pid`` (from /proc)."""
     parents: dict[int, int] = {}
@@ -517,3 +547,34 @@ def test_selfplay_train_command_takes_the_games_runner_options() -> None:
     assert local.games_options() == GamesOptions(workers=3, games_per_worker=1)
     assert plain.games_options() == GamesOptions(workers=0, games_per_worker=1)
     assert remote.run_id == local.run_id == plain.run_id
+
+
+def test_mcc_round_robin_on_a_cluster(home: Path, cluster: DaskCluster) -> None:
+    """``chesslab mcc roundrobin --cluster ADDRESS``: the Monte-Carlo players' games are the
+    cluster workers', stored and rated here against MCC = 0; the option reaches the tournament
+    without changing its id."""
+    import dataclasses
+
+    from flows.cli import build_parser
+    from flows.commands.mcc import round_robin_of
+    from pipelines.mcc import MccConfig, player_spec, rate_against_mcc
+
+    parser = build_parser("mcc")
+    remote, _ = round_robin_of(parser.parse_args(
+        ["mcc", "roundrobin", "--cluster", cluster.address, "--movetime-ms", "20",
+         "--rounds", "1", "--max-plies", "20"]))
+    local, _ = round_robin_of(parser.parse_args(
+        ["mcc", "roundrobin", "--movetime-ms", "20", "--rounds", "1", "--max-plies", "20"]))
+    assert remote.runner == GamesOptions(cluster=cluster.address)
+    assert Tournament(remote, Lake(home)).id == Tournament(local, Lake(home)).id
+    assert round_robin_of(parser.parse_args(["mcc", "epsilon", "--workers", "2"]))[0].runner \
+        == GamesOptions(workers=2)
+    players = (player_spec("MCC_DecisiveMoves", "decisive"), player_spec("MCC", "mcc"))
+    summary = run_tournament(dataclasses.replace(remote, engines=players, progress=False),
+                             Lake(home))
+    assert summary.played == 2 and summary.planned == 2
+    rows = Lake(home).read("tournament_games", columns=["worker"]).column("worker").to_pylist()
+    assert len(rows) == 2 and os.getpid() not in {int(w.rsplit(":", 1)[1]) for w in rows}
+    table = rate_against_mcc(Lake(home), summary.tournament_id)
+    assert table.by_name()["MCC"].elo == 0.0 and table.by_name()["MCC"].games == 2
+    assert MccConfig().runner == GamesOptions()
