@@ -16,6 +16,9 @@ side in this one run, and the ratios are printed:
 ``--scale N`` instead runs 1 and N workers (a 16-core machine: ``--scale 14``, target >= 12x)
 and, with ``--tc 10+0.1``, prints the time-loss rate (target <= 0.1% of games).
 
+The paths take turns, once each per repeat, and each ratio is the median of the repeats' own
+ratios: on a machine others load, the load drifts between runs more than the paths differ.
+
 usage: python benchmarks/cluster.py [--nodes 20000] [--rounds 6] [--repeats 1]
        python benchmarks/cluster.py --scale 14 --tc 10+0.1 --rounds 140
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pipelines.games import GamesOptions
-from pipelines.games.batch import play_batch
+from pipelines.games.batch import play_batch, release_engines
 from pipelines.tournament import TournamentConfig, TournamentSummary, run_tournament
 from pipelines.tournament.runner import Tournament
 from warehouse import Lake
@@ -48,16 +52,24 @@ def config(args: argparse.Namespace, runner: GamesOptions,
         resign_moves=0, runner=runner, **limits)  # type: ignore[arg-type]
 
 
-def on_cluster(cfg: TournamentConfig) -> tuple[int, float, dict[str, int]]:
+Run = tuple[TournamentSummary, float, int]       # the summary, seconds, game threads
+
+
+def on_cluster(cfg: TournamentConfig) -> Run:
     with tempfile.TemporaryDirectory() as home:
         started = time.perf_counter()
         summary: TournamentSummary = run_tournament(cfg, Lake(home))
-        return summary.played, time.perf_counter() - started, summary.terminations
+        runner = cfg.runner
+        threads = runner.workers * runner.local_games_per_worker() if runner.workers \
+            else cfg.workers
+        return summary, time.perf_counter() - started, threads
 
 
-def direct(cfg: TournamentConfig, threads: int) -> tuple[int, float, dict[str, int]]:
-    """The same batches played by ``threads`` threads calling the batch function, results
-    stored as the cluster path stores them: no scheduler, no worker processes."""
+def direct(cfg: TournamentConfig, threads: int) -> Run:
+    """The same batches played by ``threads`` threads calling the batch function (each
+    thread's engines kept from batch to batch, as the old ``--concurrency`` lanes kept
+    theirs), results stored as the cluster path stores them: no scheduler, no worker
+    processes."""
     with tempfile.TemporaryDirectory() as home:
         started = time.perf_counter()
         tournament = Tournament(cfg, Lake(home))
@@ -66,7 +78,8 @@ def direct(cfg: TournamentConfig, threads: int) -> tuple[int, float, dict[str, i
         with ThreadPoolExecutor(threads) as pool:
             for result in pool.map(play_batch, batches):
                 tournament.finish(result, summary)
-        return summary.played, time.perf_counter() - started, summary.terminations
+        release_engines()
+        return summary, time.perf_counter() - started, threads
 
 
 def startup(cfg: TournamentConfig) -> float:
@@ -87,19 +100,40 @@ def load() -> str:
     return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
 
 
-def measure(name: str, run: Callable[[], tuple[int, float, dict[str, int]]],
-            repeats: int) -> float:
-    """The best games/minute of ``repeats`` runs (the least disturbed by other load)."""
-    best = 0.0
-    for _ in range(repeats):
-        before = load()
-        games, seconds, terminations = run()
-        rate = games / seconds * 60
-        best = max(best, rate)
-        losses = terminations.get("time forfeit", 0)
-        print(f"{name:<14} {games} games in {seconds:6.1f}s = {rate:6.1f} games/min  "
-              f"time losses {losses}/{games}  ({before} -> {load()})", flush=True)
-    return best
+def measure(name: str, run: Callable[[], Run]) -> float:
+    """Games/minute of one run, with where the game threads' time went: playing batches
+    (of it, waiting for engines) or idle (start-up, a batch's round trip, the last batches'
+    tail)."""
+    before = load()
+    summary, seconds, threads = run()
+    games = summary.played
+    rate = games / seconds * 60
+    losses = summary.terminations.get("time forfeit", 0)
+    busy = summary.worker_seconds / (seconds * threads)
+    engines = summary.engine_seconds / (seconds * threads)
+    print(f"{name:<14} {games} games in {seconds:6.1f}s = {rate:6.1f} games/min  "
+          f"time losses {losses}/{games}  ({before} -> {load()})\n"
+          f"{'':<14} {threads} threads: in batches {100 * busy:.1f}% of their time (engines "
+          f"{100 * engines:.1f}%, the rest {100 * (busy - engines):.1f}%), "
+          f"idle {100 * (1 - busy):.1f}%", flush=True)
+    return rate
+
+
+def interleaved(paths: dict[str, Callable[[], Run]], repeats: int) -> list[dict[str, float]]:
+    """Every path once per repeat, in turn: a machine whose load drifts (others' jobs) weighs
+    on the paths of one repeat alike, so ratios are taken within a repeat."""
+    rounds = []
+    for repeat in range(repeats):
+        print(f"-- repeat {repeat + 1}/{repeats}", flush=True)
+        rounds.append({name: measure(name, run) for name, run in paths.items()})
+    return rounds
+
+
+def ratio(rounds: list[dict[str, float]], top: str, bottom: str) -> str:
+    """The median over repeats of ``top / bottom`` (each repeat's own), and every repeat's."""
+    values = sorted(r[top] / r[bottom] for r in rounds)
+    middle = statistics.median(values)
+    return f"{middle:.3f} (repeats: {', '.join(f'{v:.3f}' for v in values)})"
 
 
 def main() -> None:
@@ -114,33 +148,31 @@ def main() -> None:
     args = parser.parse_args()
     print(f"cores {os.cpu_count()}, {load()}; "
           f"{f'tc {args.tc}' if args.tc else f'nodes {args.nodes}'}, {args.rounds} pairs")
+
+    def workers(n: int) -> Callable[[], Run]:
+        return lambda: on_cluster(config(args, GamesOptions(workers=n, games_per_worker=1)))
+
     if args.scale:
-        one = measure("workers 1", lambda: on_cluster(config(args, GamesOptions(
-            workers=1, games_per_worker=1))), args.repeats)
-        many = measure(f"workers {args.scale}", lambda: on_cluster(config(args, GamesOptions(
-            workers=args.scale, games_per_worker=1))), args.repeats)
-        print(f"workers {args.scale} / workers 1: {many / one:.2f}x (target >= 12x at 14)")
+        rounds = interleaved({"workers 1": workers(1), f"workers {args.scale}":
+                              workers(args.scale)}, args.repeats)
+        print(f"workers {args.scale} / workers 1: "
+              f"{ratio(rounds, f'workers {args.scale}', 'workers 1')} (target >= 12x at 14)")
         return
-    rates = {
-        "direct 2": measure("direct 2", lambda: direct(config(args, GamesOptions()), 2),
-                            args.repeats),
-        "workers 1": measure("workers 1", lambda: on_cluster(config(args, GamesOptions(
-            workers=1, games_per_worker=1))), args.repeats),
-        "workers 2": measure("workers 2", lambda: on_cluster(config(args, GamesOptions(
-            workers=2, games_per_worker=1))), args.repeats),
-        "concurrency 2": measure("concurrency 2", lambda: on_cluster(config(
-            args, GamesOptions(), concurrency=2)), args.repeats),
-    }
-    print(f"workers 2 / workers 1: {rates['workers 2'] / rates['workers 1']:.2f}x "
-          "(target >= 1.8x)")
+    rounds = interleaved({
+        "direct 2": lambda: direct(config(args, GamesOptions()), 2),
+        "workers 2": workers(2),
+        "concurrency 2": lambda: on_cluster(config(args, GamesOptions(), concurrency=2)),
+        "workers 1": workers(1),
+    }, args.repeats)
+    print(f"workers 2 / workers 1: {ratio(rounds, 'workers 2', 'workers 1')} (target >= 1.8x)")
     for name, options, concurrency in (("workers 1", GamesOptions(workers=1), 1),
                                        ("workers 2", GamesOptions(workers=2), 1),
                                        ("concurrency 2", GamesOptions(), 2)):
         print(f"{name} start-up (cluster + worker checks): "
               f"{startup(config(args, options, concurrency)):.1f}s  ({load()})")
     for path in ("workers 2", "concurrency 2"):
-        print(f"{path} / direct 2: {rates[path] / rates['direct 2']:.3f} "
-              f"(overhead {100 * (1 - rates[path] / rates['direct 2']):+.1f}%, target <= 5%)")
+        print(f"{path} / direct 2: {ratio(rounds, path, 'direct 2')} (target >= 0.95: at "
+              "most 5% slower)")
     print(f"done, {load()}")
 
 
