@@ -19,8 +19,14 @@ and, with ``--tc 10+0.1``, prints the time-loss rate (target <= 0.1% of games).
 The paths take turns, once each per repeat, and each ratio is the median of the repeats' own
 ratios: on a machine others load, the load drifts between runs more than the paths differ.
 
+``--background-cpu`` measures the CPU Dask's own work takes (profiler, ticks, monitors) with
+its defaults and with the games runner's settings, in CPU seconds (others' load does not
+enter): on 2 cores shared with 2 engines, every percent of a core it takes is half a percent
+of the engines' speed.
+
 usage: python benchmarks/cluster.py [--nodes 20000] [--rounds 6] [--repeats 1]
        python benchmarks/cluster.py --scale 14 --tc 10+0.1 --rounds 140
+       python benchmarks/cluster.py --background-cpu --repeats 2
 """
 from __future__ import annotations
 
@@ -82,9 +88,9 @@ def direct(cfg: TournamentConfig, threads: int) -> Run:
         return summary, time.perf_counter() - started, threads
 
 
-def startup(cfg: TournamentConfig) -> float:
-    """Seconds to start the games runner and check its workers (engines started once): the
-    fixed cost of a run, which a long match spreads over its games."""
+def startup(cfg: TournamentConfig) -> tuple[float, float]:
+    """Seconds to start the games runner and check its workers (engines started once), and
+    to close it: the fixed cost of a run, which a long match spreads over its games."""
     from pipelines.games.cluster import check_workers, open_cluster
 
     with tempfile.TemporaryDirectory() as home:
@@ -92,7 +98,53 @@ def startup(cfg: TournamentConfig) -> float:
         started = time.perf_counter()
         with open_cluster(cfg.runner, cfg.workers) as client:
             check_workers(client, tournament.batches(tournament.slots)[0], print)
-            return time.perf_counter() - started
+            client.run(release_engines)
+            opened = time.perf_counter()
+        return opened - started, time.perf_counter() - opened
+
+
+def polling(name: str, seconds: float) -> int:
+    """What a worker thread does besides waiting for engines: ask the run's stop event (as a
+    batch does, through its cached poller) for ``seconds``."""
+    from pipelines.games.cluster import event_poller
+
+    stopped, asked, end = event_poller(name), 0, time.monotonic() + seconds
+    while time.monotonic() < end:
+        stopped()
+        asked += 1
+        time.sleep(0.05)
+    return asked
+
+
+def background_cpu(quiet: bool, seconds: float = 10.0) -> float:
+    """Percent of a core the processes of a local cluster of 2 workers (this client and
+    scheduler, the workers) use while each worker thread polls a stop event as a batch does:
+    CPU seconds, not wall time, so other jobs' load does not enter."""
+    import psutil
+    from distributed import Event
+
+    from pipelines.games import cluster
+
+    saved = cluster.QUIET_CLUSTER
+    cluster.QUIET_CLUSTER = saved if quiet else {}
+    try:
+        with cluster.open_cluster(GamesOptions(workers=2, games_per_worker=1), 1) as client:
+            Event("benchmark-stop", client=client)
+            tasks = [client.submit(polling, "benchmark-stop", seconds + 4, pure=False,
+                                   workers=[w]) for w in client.scheduler_info()["workers"]]
+            time.sleep(2)
+            me = psutil.Process()
+            processes = [me, *me.children(recursive=True)]
+            before = [sum(p.cpu_times()[:2]) for p in processes]
+            started = time.perf_counter()
+            time.sleep(seconds)
+            used = sum(sum(p.cpu_times()[:2]) - b for p, b in zip(processes, before,
+                                                                    strict=True))
+            wall = time.perf_counter() - started
+            client.gather(tasks)
+    finally:
+        cluster.QUIET_CLUSTER = saved
+    return 100 * used / wall
 
 
 def load() -> str:
@@ -145,9 +197,19 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--scale", type=int, default=0,
                         help="run 1 and N workers instead (a many-core machine)")
+    parser.add_argument("--background-cpu", action="store_true",
+                        help="only the CPU Dask's own work takes: its defaults against the "
+                             "games runner's settings")
     args = parser.parse_args()
     print(f"cores {os.cpu_count()}, {load()}; "
           f"{f'tc {args.tc}' if args.tc else f'nodes {args.nodes}'}, {args.rounds} pairs")
+    if args.background_cpu:
+        for _ in range(args.repeats):
+            default, quiet = background_cpu(quiet=False), background_cpu(quiet=True)
+            print(f"Dask's background CPU, 2 local workers polling as batches do: defaults "
+                  f"{default:.1f}% of a core, the games runner's {quiet:.1f}% "
+                  f"({default / max(quiet, 0.01):.1f}x less; {load()})", flush=True)
+        return
 
     def workers(n: int) -> Callable[[], Run]:
         return lambda: on_cluster(config(args, GamesOptions(workers=n, games_per_worker=1)))
@@ -168,8 +230,9 @@ def main() -> None:
     for name, options, concurrency in (("workers 1", GamesOptions(workers=1), 1),
                                        ("workers 2", GamesOptions(workers=2), 1),
                                        ("concurrency 2", GamesOptions(), 2)):
-        print(f"{name} start-up (cluster + worker checks): "
-              f"{startup(config(args, options, concurrency)):.1f}s  ({load()})")
+        opened, closed = startup(config(args, options, concurrency))
+        print(f"{name} start-up (cluster + worker checks): {opened:.1f}s, close: "
+              f"{closed:.1f}s  ({load()})")
     for path in ("workers 2", "concurrency 2"):
         print(f"{path} / direct 2: {ratio(rounds, path, 'direct 2')} (target >= 0.95: at "
               "most 5% slower)")

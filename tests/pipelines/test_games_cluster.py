@@ -298,7 +298,7 @@ def test_engines_start_once_per_thread_and_go_when_released(stockfish_path: str)
     """A thread's engines outlive its batch: its next batch plays on the same engine
     processes (started once per worker thread, as a lane of the old one-machine runner), the
     games the same as fresh engines play; releasing them (the end of a run) stops them."""
-    from pipelines.games.batch import client_builds, play_batch, release_engines
+    from pipelines.games.batch import play_batch, release_engines
     from pipelines.tournament.runner import resolve_players
 
     config = TournamentConfig.tiny(nodes=500, rounds=2, max_plies=30, openings=str(
@@ -578,3 +578,24 @@ def test_mcc_round_robin_on_a_cluster(home: Path, cluster: DaskCluster) -> None:
     table = rate_against_mcc(Lake(home), summary.tournament_id)
     assert table.by_name()["MCC"].elo == 0.0 and table.by_name()["MCC"].games == 2
     assert MccConfig().runner == GamesOptions()
+
+
+def test_local_workers_run_without_dasks_profiler_and_fast_ticks() -> None:
+    """A local cluster's worker processes get the quiet settings (no statistical profiler,
+    slow tick and monitors: CPU the engines would otherwise share); Dask's defaults are on."""
+    import dask
+
+    from pipelines.games.cluster import QUIET_CLUSTER, open_cluster
+
+    def settings() -> dict[str, object]:
+        import dask
+
+        return {name: dask.config.get(name) for name in QUIET_CLUSTER}
+
+    assert dask.config.get("distributed.worker.profile.enabled") is True      # the default
+    with open_cluster(GamesOptions(workers=1, games_per_worker=1), 1) as client:
+        on_workers = list(client.run(settings).values())
+    assert on_workers == [{"distributed.worker.profile.enabled": False,
+                           "distributed.admin.tick.interval": "1s",
+                           "distributed.worker.memory.monitor-interval": "1s",
+                           "distributed.admin.system-monitor.interval": "5s"}]
