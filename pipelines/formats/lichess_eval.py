@@ -11,8 +11,11 @@ Every eval becomes a label at its depth: the score of its first line (the best),
 move that line's first move, the line's first 8 moves as the PV (what chesslab's own labels
 keep), nodes ``1000 * knodes``; the other lines (MultiPV) are not kept.
 
-A block is parsed by Arrow's JSON reader in C++ (no Python per line). A block it refuses (a
-line that is not JSON, a value of the wrong type) is read again line by line, so each bad line
+A block is read by a compiled scanner (:mod:`pipelines.formats._lichess_eval`: no Python per
+line), straight into the columns of its records and labels. The lines it does not take as
+plain (anything unusual: a line that is not JSON, a value of the wrong type, an escape in a
+string, an eval without a score, ...) are parsed by Arrow's JSON reader and checked column by
+column as before; when Arrow refuses them they are read again line by line, so each bad line
 is recorded with its line number and the others are kept.
 
 >>> from pipelines.formats.blocks import TextBlock
@@ -35,7 +38,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
 
-from pipelines.formats.blocks import TextBlock, blank_lines, line_spans
+from pipelines.formats._lichess_eval import scan_block
+from pipelines.formats.blocks import TextBlock, line_spans
 from pipelines.formats.records import WHITE, RecordBlock, error, label_table, quoted
 
 PV = pa.struct([("cp", pa.int64()), ("mate", pa.int64()), ("line", pa.string())])
@@ -50,16 +54,74 @@ INT32 = 2**31 - 1
 
 
 def parse_block(block: TextBlock) -> RecordBlock:
-    """The positions and labels of a block of the evaluation database."""
+    """The positions and labels of a block of the evaluation database: the plain lines by
+    the compiled scanner, the others by :func:`parse_lines`, in line order."""
+    scanned = scan_block(block.data, PV_MOVES)
+    fast = scanned_records(scanned, block.first_line)
+    slow_lines = scanned["slow"]
+    if len(slow_lines) == 0:
+        return fast
     starts, ends = line_spans(block.data)
-    solid = np.flatnonzero(~blank_lines(block.data, starts, ends))
-    numbers = block.first_line + solid
-    table = fast_table(block.data, len(solid))
+    slow = parse_lines(block.data, starts[slow_lines], ends[slow_lines],
+                       block.first_line + slow_lines)
+    return merged(fast, slow)
+
+
+def parse_lines(data: bytes, starts: np.ndarray, ends: np.ndarray,
+                numbers: np.ndarray) -> RecordBlock:
+    """The records of some lines of ``data`` (none blank; ``numbers`` their line numbers),
+    parsed by Arrow's JSON reader, or line by line when it refuses them."""
+    text = b"\n".join(data[start:end] for start, end in zip(starts.tolist(), ends.tolist(),
+                                                            strict=True))
+    table = fast_table(text, len(numbers))
     errors: list[dict[str, Any]] = []
     if table is None:
-        table, kept, errors = careful_table(block.data, starts[solid], ends[solid], numbers)
+        spans = line_spans(text)
+        table, kept, errors = careful_table(text, *spans, numbers)
         numbers = numbers[kept]
-    return records_of(table, pa.array(numbers, pa.int64()), len(solid), errors)
+    return records_of(table, pa.array(numbers, pa.int64()), len(starts), errors)
+
+
+def scanned_records(scanned: dict[str, np.ndarray], first_line: int) -> RecordBlock:
+    """The records and labels the compiled scanner read (its ``fast`` lines)."""
+    fens = pa.StringArray.from_buffers(
+        len(scanned["fast"]), pa.py_buffer(scanned["fen_offsets"].astype(np.int32)),
+        pa.py_buffer(scanned["fen_data"]))
+    best = pa.StringArray.from_buffers(
+        len(scanned["depth"]), pa.py_buffer(scanned["best_offsets"].astype(np.int32)),
+        pa.py_buffer(scanned["best_data"]))
+    moves = pa.StringArray.from_buffers(
+        len(scanned["pv_offsets"]) - 1, pa.py_buffer(scanned["pv_offsets"].astype(np.int32)),
+        pa.py_buffer(scanned["pv_data"]))
+    pv = pa.ListArray.from_arrays(pa.array(scanned["pv_list_offsets"].astype(np.int32)), moves)
+    labels = label_table(
+        record=scanned["record"], depth=scanned["depth"],
+        cp=pa.array(scanned["cp"], pa.int32(), mask=~scanned["cp_ok"]),
+        mate=pa.array(scanned["mate"], pa.int32(), mask=~scanned["mate_ok"]),
+        best_move=best, pv=pv,
+        nodes=pa.array(scanned["nodes"], pa.int64(), mask=~scanned["nodes_ok"]))
+    return RecordBlock(records=len(scanned["fast"]), fens=fens,
+                       lines=pa.array(first_line + scanned["fast"], pa.int64()),
+                       labels=labels, view=WHITE)
+
+
+def merged(fast: RecordBlock, slow: RecordBlock) -> RecordBlock:
+    """One block of two blocks' records, in line order (the first FEN of a key and the
+    first label of a key are the first in the file)."""
+    assert fast.fens is not None and fast.lines is not None
+    assert slow.fens is not None and slow.lines is not None
+    lines = pa.concat_arrays([fast.lines, flat(slow.lines)])
+    order = pc.sort_indices(lines).to_numpy()
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    labels = pa.concat_tables([fast.labels, slow.labels.set_column(
+        0, "record", pc.add(slow.labels["record"], len(fast.fens)))])
+    labels = labels.set_column(0, "record", pa.array(rank[labels["record"].to_numpy()]))
+    labels = labels.take(pc.sort_indices(labels, [("record", "ascending")]))
+    return RecordBlock(records=fast.records + slow.records,
+                       fens=pa.concat_arrays([fast.fens, flat(slow.fens)]).take(order),
+                       lines=lines.take(order), labels=labels, view=WHITE,
+                       errors=slow.errors)
 
 
 def fast_table(data: bytes, rows: int) -> pa.Table | None:
@@ -94,6 +156,10 @@ def careful_table(data: bytes, starts: np.ndarray, ends: np.ndarray,
         entries.append(entry)
         kept.append(index)
     return pa.Table.from_pylist(entries, schema=SCHEMA), np.array(kept, np.int64), errors
+
+
+def flat(array: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
 def entry_problem(entry: Any) -> tuple[str, str] | None:
@@ -158,11 +224,11 @@ def eval_labels(evals: pa.Array, numbers: pa.Array) -> tuple[pa.Table, list[dict
     best = pc.list_element(pc.if_else(pc.greater(pc.list_value_length(pv), 0), pv,
                                       pa.scalar([""], pv.type)), 0)
     one_score = pc.xor(pc.is_valid(cp), pc.is_valid(mate))
-    in_range = pc.and_(pc.less_equal(pc.abs(pc.fill_null(cp, 0)), INT32),
-                       pc.less_equal(pc.abs(pc.fill_null(mate, 0)), INT32))
+    in_range = pc.and_(within_32_bits(cp), within_32_bits(mate))
     checks = [
         (has_pv, "bad_record", "an eval without pvs"),
         (pc.is_valid(depth), "bad_record", "an eval without a depth"),
+        (within_32_bits(depth), "bad_record", "an eval whose depth is out of range"),
         (pc.and_(one_score, in_range), "bad_score", "a pv needs one of cp or mate, a number"),
         (pc.match_substring_regex(best, UCI), "bad_move", "a pv's first move is not UCI"),
     ]
@@ -183,6 +249,12 @@ def eval_labels(evals: pa.Array, numbers: pa.Array) -> tuple[pa.Table, list[dict
         best_move=best.filter(keep), pv=pc.list_slice(pv.filter(keep), 0, PV_MOVES),
         nodes=pc.multiply(knodes.filter(keep), 1000))
     return labels, problems
+
+
+def within_32_bits(values: pa.Array) -> pa.Array:
+    """Whether each value is null or within +-(2**31 - 1) (no abs: it wraps at -2**63)."""
+    filled = pc.fill_null(values, 0)
+    return pc.and_(pc.greater_equal(filled, -INT32), pc.less_equal(filled, INT32))
 
 
 def index_in_list(parent: pa.Array, index: int) -> int:
