@@ -216,8 +216,7 @@ class Lake:
         if folder is None:
             return
         files = file_index(delta)
-        for group in partition_groups(spec, data):
-            values = partition_values(spec, group)
+        for values in partition_combos(spec, data):
             mine = files.filter(matches(files, {f"partition.{c}": v for c, v in values.items()})) \
                 if values else files
             if not self._indexing(spec, delta, values):
@@ -500,7 +499,9 @@ def unseen_rows(spec: Table, delta: DeltaTable, data: pa.Table,
         files = files.filter(pc.is_in(files.column("uri"), value_set=pa.array(sorted(only))))
     if files.num_rows == 0:
         return data
-    numbered = data.append_column(ROW, row_numbers(data.num_rows))
+    # the key columns only: the groups are filtered copies, the other columns are not needed
+    numbered = data.select([*spec.partition_by, *row_key(spec)]).append_column(
+        ROW, row_numbers(data.num_rows))
     rows = pa.chunked_array([absent_rows(spec, *indexed_lookup(spec, files, group, index))
                              for group in partition_groups(spec, numbered)], pa.int64())
     if len(rows) == data.num_rows:
@@ -559,12 +560,21 @@ def basename(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def partition_groups(spec: Table, data: pa.Table) -> list[pa.Table]:
-    """``data`` split by the table's partition values (one group when unpartitioned)."""
+def partition_combos(spec: Table, data: pa.Table) -> list[dict[str, Any]]:
+    """The partition values ``data`` holds ([{}] when unpartitioned)."""
     if not spec.partition_by:
+        return [{}]
+    return data.select(list(spec.partition_by)).group_by(
+        list(spec.partition_by)).aggregate([]).to_pylist()
+
+
+def partition_groups(spec: Table, data: pa.Table) -> list[pa.Table]:
+    """``data`` split by the table's partition values (one group when unpartitioned or when
+    every row is in one partition)."""
+    combos = partition_combos(spec, data)
+    if len(combos) == 1:
         return [data]
-    combos = data.select(list(spec.partition_by)).group_by(list(spec.partition_by)).aggregate([])
-    return [data.filter(matches(data, combo)) for combo in combos.to_pylist()]
+    return [data.filter(matches(data, combo)) for combo in combos]
 
 
 def matches(data: pa.Table, values: Mapping[str, Any]) -> pa.ChunkedArray:
@@ -685,12 +695,42 @@ def dedupe(spec: Table, data: pa.Table) -> pa.Table:
     if not spec.key or data.num_rows == 0:
         return data
     keys = data.select(list(spec.key))
-    if keys.group_by(list(spec.key)).aggregate([]).num_rows == data.num_rows:
+    if distinct_hashes(keys):
         return data  # the common case, checked cheaply: no key twice
     indexed = keys.append_column(ROW, row_numbers(data.num_rows))
     first = indexed.group_by(list(spec.key), use_threads=False).aggregate([(ROW, "min")])
     rows = first.column(f"{ROW}_min")
     return data.take(pc.take(rows, pc.sort_indices(rows)))
+
+
+def distinct_hashes(keys: pa.Table) -> bool:
+    """True when the rows of ``keys`` have distinct hashes, so no key is there twice (equal
+    keys hash alike); False when two rows share a hash (the same key, or rarely not).
+
+    >>> distinct_hashes(pa.table({"k": [1, 2], "s": ["a", "a"]}))
+    True
+    >>> distinct_hashes(pa.table({"k": [1, 1], "s": ["a", None]}))
+    True
+    >>> distinct_hashes(pa.table({"k": [1, 1], "s": ["a", "a"]}))
+    False
+    """
+    mixed = np.zeros(keys.num_rows, np.uint64)
+    for column in keys.columns:
+        values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        try:
+            if pa.types.is_integer(values.type) or pa.types.is_timestamp(values.type):
+                codes = pc.cast(values, pa.int64(), safe=False)
+            else:     # strings and the rest: the index of the value in the column's dictionary
+                codes = pc.cast(pc.dictionary_encode(values).indices, pa.int64())
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+            return False    # a type without either: the exact check
+        raw = codes.fill_null(-1).to_numpy(zero_copy_only=False).view(np.uint64)
+        if codes.null_count:   # null, not -1: a distinct code
+            raw = np.where(codes.is_null().to_numpy(zero_copy_only=False),
+                           np.uint64(0x9E3779B97F4A7C15), raw)
+        mixed = (mixed ^ raw) * np.uint64(0x100000001B3) + np.uint64(0x632BE59BD9B4E019)
+    mixed.sort()
+    return not bool((mixed[1:] == mixed[:-1]).any())
 
 
 def first_line(text: str) -> str:

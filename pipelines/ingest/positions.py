@@ -62,10 +62,16 @@ class PositionSink:
         if stored.num_rows and clashes:  # a key stored before: the stored FEN is the first
             clashes = against_stored(clashes, stored)
         if stored.num_rows:
-            known = pc.is_in(winners["position_key"], value_set=stored["position_key"])
-            taken = winners.filter(known)
-            other = pc.not_equal(taken["fen"], lookup(stored, taken["position_key"], "stored_fen"))
-            clashes += rows_with(taken.filter(other), stored)
+            # one hash of the stored keys: where each winner's key is stored, and its FEN there
+            index = pc.index_in(winners["position_key"],
+                                value_set=stored["position_key"].combine_chunks())
+            known = pc.is_valid(index)
+            other = pc.fill_null(pc.not_equal(winners["fen"],
+                                              pc.take(stored["stored_fen"], index)), False)
+            if pc.any(other).as_py():
+                clashing = winners.filter(other)
+                clashes += clashing.append_column(
+                    "stored_fen", pc.take(stored["stored_fen"], index).filter(other)).to_pylist()
             winners = winners.filter(pc.invert(known))
         # the keys left are in no file of that version: the lake checks only newer files
         self.write(winners, delta if complete else None)
@@ -110,6 +116,9 @@ def checks_of(positions: pa.Table) -> pa.Array | pa.ChunkedArray:
 
 def first_fen_per_key(batch: pa.Table) -> tuple[pa.Table, list[dict[str, Any]]]:
     """(the first row of each key in arrival order, rows whose FEN differs from that one)."""
+    keys = np.sort(batch["position_key"].to_numpy())
+    if not (keys[1:] == keys[:-1]).any():
+        return batch, []    # no key twice (the common case, checked cheaply)
     rows = pa.array(np.arange(batch.num_rows, dtype=np.int64))
     first = batch.select(["position_key"]).append_column("row", rows).group_by(
         "position_key", use_threads=False).aggregate([("row", "min")])["row_min"]
@@ -137,11 +146,6 @@ def lookup(table: pa.Table, keys: pa.ChunkedArray | pa.Array, column: str) -> pa
     """``table[column]`` for each of ``keys`` (every key is in ``table``)."""
     index = pc.index_in(keys, value_set=table["position_key"].combine_chunks())
     return pc.take(table[column], index)
-
-
-def rows_with(clashing: pa.Table, stored: pa.Table) -> list[dict[str, Any]]:
-    fens = lookup(stored, clashing["position_key"], "stored_fen")
-    return clashing.append_column("stored_fen", fens).to_pylist()
 
 
 def stored_fens(lake: Lake, keys: pa.ChunkedArray, fens: pa.ChunkedArray,

@@ -45,6 +45,19 @@ def test_first_row_of_a_key_wins_within_one_write(home: Path) -> None:
     assert lake.read("positions", columns=["fen"]).to_pylist() == [{"fen": START_FEN}]
 
 
+def test_first_label_of_a_key_wins_within_one_write_of_several_partitions(home: Path) -> None:
+    """The key is (position, engine, depth): a row repeating all three is dropped, rows that
+    differ in the engine (a string) or the depth are kept, the first of a key wins."""
+    lake = Lake(home)
+    rows = [label_row(5, 1), label_row(5, 2), label_row(5, 3, engine="other"), label_row(6, 4),
+            label_row(5, 5, key=HIGH_KEY), label_row(6, 6)]
+    assert lake.write("labels", rows) == 4
+    got = connect(lake).execute("select position_key, engine_id, depth, score_cp from labels "
+                                "order by all").fetchall()
+    assert got == sorted([(START_KEY, "sf-15.1-abc", 5, 1), (START_KEY, "other", 5, 3),
+                          (START_KEY, "sf-15.1-abc", 6, 4), (HIGH_KEY, "sf-15.1-abc", 5, 5)])
+
+
 def test_labels_are_partitioned_by_engine_and_depth(home: Path) -> None:
     """labels live in engine_id=/depth= folders and depth reads back as an integer."""
     lake = Lake(home)
