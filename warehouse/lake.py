@@ -691,28 +691,52 @@ def check_partition_values(spec: Table, column: str, values: list[Any]) -> None:
 
 
 def dedupe(spec: Table, data: pa.Table) -> pa.Table:
-    """Keep the first row of each key (all rows when the table has no key)."""
+    """Keep the first row of each key (all rows when the table has no key), in order.
+
+    A hash of each row's key finds the rows that may repeat a key (equal keys hash alike):
+    usually none; otherwise only those rows are grouped exactly."""
     if not spec.key or data.num_rows == 0:
         return data
     keys = data.select(list(spec.key))
-    if distinct_hashes(keys):
-        return data  # the common case, checked cheaply: no key twice
-    indexed = keys.append_column(ROW, row_numbers(data.num_rows))
-    first = indexed.group_by(list(spec.key), use_threads=False).aggregate([(ROW, "min")])
-    rows = first.column(f"{ROW}_min")
-    return data.take(pc.take(rows, pc.sort_indices(rows)))
+    hashes = key_hashes(keys)
+    if hashes is None:
+        suspects = np.arange(data.num_rows)
+    else:
+        suspects = shared(hashes)
+        if len(suspects) == 0:
+            return data  # the common case, checked cheaply: no key twice
+    some = keys.take(pa.array(suspects)).append_column(ROW, pa.array(suspects, pa.int64()))
+    first = some.group_by(list(spec.key), use_threads=False).aggregate([(ROW, "min")])
+    keep = np.ones(data.num_rows, bool)
+    keep[suspects] = False
+    keep[first.column(f"{ROW}_min").to_numpy()] = True
+    return data.filter(pa.array(keep))
 
 
-def distinct_hashes(keys: pa.Table) -> bool:
-    """True when the rows of ``keys`` have distinct hashes, so no key is there twice (equal
-    keys hash alike); False when two rows share a hash (the same key, or rarely not).
+def shared(hashes: np.ndarray) -> np.ndarray:
+    """The rows (ascending) whose hash another row has too.
 
-    >>> distinct_hashes(pa.table({"k": [1, 2], "s": ["a", "a"]}))
-    True
-    >>> distinct_hashes(pa.table({"k": [1, 1], "s": ["a", None]}))
-    True
-    >>> distinct_hashes(pa.table({"k": [1, 1], "s": ["a", "a"]}))
-    False
+    >>> shared(np.array([5, 7, 5, 9, 7, 1], np.uint64)).tolist()
+    [0, 1, 2, 4]
+    """
+    order = np.argsort(hashes, kind="stable")
+    ordered = hashes[order]
+    same = ordered[1:] == ordered[:-1]
+    if not same.any():
+        return np.zeros(0, np.int64)
+    in_run = np.zeros(len(hashes), bool)
+    in_run[1:] |= same
+    in_run[:-1] |= same
+    return np.sort(order[in_run])
+
+
+def key_hashes(keys: pa.Table) -> np.ndarray | None:
+    """A 64-bit hash of each row of ``keys`` (equal keys hash alike; nulls equal each other),
+    or None for a column type it cannot hash.
+
+    >>> h = key_hashes(pa.table({"k": [1, 1, 1, 2], "s": ["a", None, "a", "a"]}))
+    >>> bool(h[0] == h[2]), bool(h[0] == h[1]), bool(h[0] == h[3])
+    (True, False, False)
     """
     mixed = np.zeros(keys.num_rows, np.uint64)
     for column in keys.columns:
@@ -723,14 +747,13 @@ def distinct_hashes(keys: pa.Table) -> bool:
             else:     # strings and the rest: the index of the value in the column's dictionary
                 codes = pc.cast(pc.dictionary_encode(values).indices, pa.int64())
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
-            return False    # a type without either: the exact check
+            return None
         raw = codes.fill_null(-1).to_numpy(zero_copy_only=False).view(np.uint64)
-        if codes.null_count:   # null, not -1: a distinct code
+        if codes.null_count:   # null, not -1: a code of its own
             raw = np.where(codes.is_null().to_numpy(zero_copy_only=False),
                            np.uint64(0x9E3779B97F4A7C15), raw)
         mixed = (mixed ^ raw) * np.uint64(0x100000001B3) + np.uint64(0x632BE59BD9B4E019)
-    mixed.sort()
-    return not bool((mixed[1:] == mixed[:-1]).any())
+    return mixed
 
 
 def first_line(text: str) -> str:

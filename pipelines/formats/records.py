@@ -131,14 +131,13 @@ def quoted(text: str | None, limit: int = 120) -> str:
 def position_rows(keys: np.ndarray, normalised: pa.Array, block: RecordBlock,
                   good: np.ndarray) -> pa.Table:
     """(position_key, fen, game_index, line) of the good records, for the PositionSink."""
-    mask = pa.array(good)
     lines = block.lines if block.lines is not None else pa.nulls(len(keys), pa.int64())
-    return pa.table({
-        "position_key": pa.array(keys, pa.uint64()).filter(mask),
-        "fen": normalised.filter(mask),
-        "game_index": pa.nulls(int(good.sum()), pa.int32()),
-        "line": pc.cast(lines.filter(mask), pa.int32(), safe=False),
+    table = pa.table({
+        "position_key": pa.array(keys, pa.uint64()), "fen": normalised,
+        "game_index": pa.nulls(len(keys), pa.int32()),
+        "line": pc.cast(lines, pa.int32(), safe=False),
     }, schema=POSITION_ROWS)
+    return table if good.all() else table.filter(pa.array(good))
 
 
 def label_rows(labels: pa.Table, keys: np.ndarray, sides: np.ndarray, good: np.ndarray,
@@ -147,8 +146,9 @@ def label_rows(labels: pa.Table, keys: np.ndarray, sides: np.ndarray, good: np.n
     if labels.num_rows == 0:
         return labels.select([]).append_column("position_key", pa.array([], pa.uint64()))
     record = labels.column("record").to_numpy()
-    labels = labels.filter(pa.array(good[record]))
-    record = labels.column("record").to_numpy()
+    if not good[record].all():
+        labels = labels.filter(pa.array(good[record]))
+        record = labels.column("record").to_numpy()
     black = pa.array(sides[record] == 1)
     cp, mate = labels.column("cp"), labels.column("mate")
     result = labels.column("result")

@@ -116,19 +116,25 @@ def checks_of(positions: pa.Table) -> pa.Array | pa.ChunkedArray:
 
 def first_fen_per_key(batch: pa.Table) -> tuple[pa.Table, list[dict[str, Any]]]:
     """(the first row of each key in arrival order, rows whose FEN differs from that one)."""
-    keys = np.sort(batch["position_key"].to_numpy())
-    if not (keys[1:] == keys[:-1]).any():
-        return batch, []    # no key twice (the common case, checked cheaply)
-    rows = pa.array(np.arange(batch.num_rows, dtype=np.int64))
-    first = batch.select(["position_key"]).append_column("row", rows).group_by(
-        "position_key", use_threads=False).aggregate([("row", "min")])["row_min"]
-    winners = batch.take(pc.take(first, pc.sort_indices(first)))
-    if winners.num_rows == batch.num_rows:
-        return winners, []
-    expected = lookup(winners.select(["position_key", "fen"]).rename_columns(
-        ["position_key", "stored_fen"]), batch["position_key"], "stored_fen")
-    other = pc.not_equal(batch["fen"], expected)
-    clashes = batch.filter(other).append_column("stored_fen", expected.filter(other))
+    keys = batch["position_key"].to_numpy()
+    order = np.argsort(keys, kind="stable")      # a key's rows in arrival order
+    ordered = keys[order]
+    repeat = np.zeros(len(keys), bool)
+    repeat[1:] = ordered[1:] == ordered[:-1]
+    if not repeat.any():
+        return batch, []    # no key twice (the common case)
+    run_start = np.maximum.accumulate(np.where(repeat, 0, np.arange(len(keys))))
+    later, first = order[repeat], order[run_start[repeat]]   # a repeat, its key's first row
+    keep = np.ones(len(keys), bool)
+    keep[later] = False
+    winners = batch.filter(pa.array(keep))
+    by_row = np.argsort(later)
+    later, first = later[by_row], first[by_row]
+    fens = batch["fen"]
+    expected = fens.take(pa.array(first))
+    other = pc.not_equal(fens.take(pa.array(later)), expected).to_numpy(zero_copy_only=False)
+    clashes = batch.take(pa.array(later[other])).append_column(
+        "stored_fen", expected.filter(pa.array(other)))
     return winners, clashes.to_pylist()
 
 
@@ -140,12 +146,6 @@ def against_stored(clashes: list[dict[str, Any]], stored: pa.Table) -> list[dict
     for row in clashes:
         row["stored_fen"] = first.get(row["position_key"], row["stored_fen"])
     return [row for row in clashes if row["fen"] != row["stored_fen"]]
-
-
-def lookup(table: pa.Table, keys: pa.ChunkedArray | pa.Array, column: str) -> pa.ChunkedArray:
-    """``table[column]`` for each of ``keys`` (every key is in ``table``)."""
-    index = pc.index_in(keys, value_set=table["position_key"].combine_chunks())
-    return pc.take(table[column], index)
 
 
 def stored_fens(lake: Lake, keys: pa.ChunkedArray, fens: pa.ChunkedArray,

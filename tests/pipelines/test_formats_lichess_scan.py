@@ -8,13 +8,12 @@ import json
 import random
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pytest
 
 from pipelines.formats._lichess_eval import scan_block
-from pipelines.formats.blocks import TextBlock, blank_lines, line_spans
-from pipelines.formats.lichess_eval import PV_MOVES, parse_block, parse_lines
+from pipelines.formats.blocks import TextBlock
+from pipelines.formats.lichess_eval import PV_MOVES, parse_block, parse_block_arrow
 from pipelines.formats.records import resolve
 
 START = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -"
@@ -92,9 +91,7 @@ def block_of(lines: list[str], first_line: int = 1) -> TextBlock:
 
 def careful(block: TextBlock) -> Any:
     """The block read by the Arrow/line-by-line reader alone (every non-blank line)."""
-    starts, ends = line_spans(block.data)
-    solid = np.flatnonzero(~blank_lines(block.data, starts, ends))
-    return parse_lines(block.data, starts[solid], ends[solid], block.first_line + solid)
+    return parse_block_arrow(block)
 
 
 def flat(array: pa.Array | pa.ChunkedArray) -> list[Any]:
