@@ -5,8 +5,12 @@ bullet text (``FEN | score | result``), Lichess evaluation JSONL (two evals per 
 binpack, then imports each into a fresh home with ``chesslab ingest`` (in-process, one worker)
 and reports positions/s; the baseline, in the same run, is the naive import a user would
 write: python-chess per line (``chess.Board``, ``zobrist_hash``, ``board.epd()``) on the first
-``--baseline-lines`` lines, without any warehouse write. Then exports the text import back out
-in each format. Not a test: the numbers depend on the machine.
+``--baseline-lines`` lines, without any warehouse write. The JSONL import runs a second time
+with the reader it had before its compiled scanner (Arrow's JSON reader on every line:
+``lichess_eval.parse_block_arrow``), so the scanner's gain is printed as a ratio from the same
+run, and beside the text import of the same positions; CPU seconds are printed beside wall
+seconds, with the load average (the machine may be shared). Then exports the text import back
+out in each format. Not a test: the numbers depend on the machine.
 
     python benchmarks/formats.py --positions 1000000
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import tempfile
@@ -28,7 +33,8 @@ from engines.core.position import CoreBoard
 from flows.ingest import INGEST, IngestJob
 from flows.step import run_step
 from pipelines.export import ExportConfig, export_dataset
-from pipelines.ingest import IngestConfig
+from pipelines.formats.lichess_eval import parse_block_arrow
+from pipelines.ingest import IngestConfig, training_data
 from warehouse import Lake
 
 OUT = Path(__file__).parent / "out" / "formats"
@@ -99,6 +105,21 @@ def timed_import(path: Path, fmt: str, home: Path) -> tuple[float, float, int, i
             summary.labels)
 
 
+def load() -> str:
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def previous_jsonl_reader(path: Path, home: Path) -> tuple[float, float, int, int]:
+    """:func:`timed_import` of a JSONL file with the reader it had before the scanner."""
+    parsers = training_data.TEXT_PARSERS
+    scanner = parsers["lichess-eval"]
+    parsers["lichess-eval"] = parse_block_arrow
+    try:
+        return timed_import(path, "lichess-eval", home)
+    finally:
+        parsers["lichess-eval"] = scanner
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--positions", type=int, default=1_000_000)
@@ -112,12 +133,24 @@ def main() -> None:
     naive = naive_import(files["text"], args.baseline_lines)
     print(f"baseline: python-chess per line, no writes: {naive:,.0f} lines/s")
     with tempfile.TemporaryDirectory() as tmp:
+        per_cpu = {}
         for fmt, path in files.items():
+            print(f"({load()})")
             seconds, cpu, records, labels = timed_import(path, fmt, Path(tmp) / fmt)
-            rate = records / seconds
+            rate, per_cpu[fmt] = records / seconds, records / cpu
             print(f"import {fmt:12s} {records:,} positions, {labels:,} labels in {seconds:.1f} s "
-                  f"({cpu:.1f} s CPU): {rate:,.0f} positions/s ({rate / naive:.1f}x the "
-                  f"baseline)")
+                  f"({cpu:.1f} s CPU): {rate:,.0f} positions/s, {per_cpu[fmt]:,.0f} per CPU "
+                  f"second ({rate / naive:.1f}x the baseline)")
+        print(f"({load()})")
+        seconds, cpu, records, labels = previous_jsonl_reader(files["lichess-eval"],
+                                                              Path(tmp) / "jsonl-arrow")
+        print(f"import lichess-eval with the previous reader (Arrow's JSON reader): {records:,} "
+              f"positions, {labels:,} labels in {seconds:.1f} s ({cpu:.1f} s CPU): "
+              f"{records / seconds:,.0f} positions/s, {records / cpu:,.0f} per CPU second")
+        print(f"JSONL per CPU second: scanner / previous reader {per_cpu['lichess-eval'] / (records / cpu):.2f}x; "
+              f"scanner / text import of the same positions "
+              f"{per_cpu['lichess-eval'] / per_cpu['text']:.2f}x; "
+              f"target 200,000/s: {per_cpu['lichess-eval'] / 200_000:.2f}x ({load()})")
         lake = Lake(Path(tmp) / "text")
         for fmt in ("text", "binpack", "epd", "parquet"):
             out = Path(tmp) / f"export.{fmt}"

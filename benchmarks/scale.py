@@ -178,6 +178,11 @@ def build(data: DataSet, home: Path, report: Report, key_index: bool = True) -> 
                   f"+{fit['per_held']:.3f} s per 1M rows per 1M rows held "
                   f"({fit['commits']} commits; the last {fit['last']:.2f} s/1M at "
                   f"{fit['held_last']:.1f}M held)")
+    text, jsonl = report.figures.get("import_text"), report.figures.get("import_jsonl")
+    if text and jsonl and text["cpu_seconds"] and jsonl["cpu_seconds"]:
+        ratio = (jsonl["records"] / jsonl["cpu_seconds"]) / (text["records"] / text["cpu_seconds"])
+        print(f"  JSONL / text import of the same positions, per CPU second: {ratio:.2f}x "
+              f"(JSONL stores two labels a position, text one) ({load()})", flush=True)
     return lake
 
 
