@@ -719,11 +719,12 @@ def shared(hashes: np.ndarray) -> np.ndarray:
     >>> shared(np.array([5, 7, 5, 9, 7, 1], np.uint64)).tolist()
     [0, 1, 2, 4]
     """
+    ordered = np.sort(hashes)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return np.zeros(0, np.int64)   # the common case (a sort costs less than an argsort)
     order = np.argsort(hashes, kind="stable")
     ordered = hashes[order]
     same = ordered[1:] == ordered[:-1]
-    if not same.any():
-        return np.zeros(0, np.int64)
     in_run = np.zeros(len(hashes), bool)
     in_run[1:] |= same
     in_run[:-1] |= same

@@ -21,6 +21,13 @@ import numpy as np
 cdef enum:
     MAX_NESTING = 64
     MAX_DIGITS = 18
+    # a plain line takes at least this many bytes for its record, an eval for its label:
+    # the arrays are sized by them (a line beyond them is left to the careful reader)
+    RECORD_BYTES = 32
+    LABEL_BYTES = 32
+    FAST = 1
+    SLOW = 2
+    BLANK = 3
 
 cdef int64_t SCORE_LIMIT = 2147483647        # cp and mate: a 32-bit integer
 cdef int64_t KNODES_LIMIT = 9007199254740     # 1000 * knodes stays an exact int64
@@ -32,6 +39,7 @@ cdef struct Out:
     uint8_t* fen_data
     int64_t fen_bytes
     int64_t records
+    int64_t record_cap
     # labels
     int64_t* record
     int32_t* depth
@@ -50,6 +58,7 @@ cdef struct Out:
     int64_t pv_tokens
     int64_t pv_bytes
     int64_t labels
+    int64_t label_cap
     int pv_moves
 
 
@@ -334,6 +343,8 @@ cdef bint put_label(Out* out, Score* first, int64_t depth, int64_t knodes,
     cdef const uint8_t* s = first.line
     cdef Py_ssize_t n = first.line_len, i, start = 0, tokens = 0
     cdef int64_t label = out.labels
+    if label >= out.label_cap:
+        return False
     if first.has_cp == first.has_mate or not first.has_line or n == 0:
         return False
     if (first.has_cp and (first.cp > SCORE_LIMIT or first.cp < -SCORE_LIMIT)) or \
@@ -492,7 +503,7 @@ cdef bint read_line(const uint8_t* p, const uint8_t* e, Out* out) noexcept nogil
             break
     if p != NULL:
         p = skip_ws(p, e)
-    if p == NULL or p != e or fen == NULL or not seen_evals:
+    if p == NULL or p != e or fen == NULL or not seen_evals or out.records >= out.record_cap:
         out.labels, out.best_bytes, out.pv_tokens, out.pv_bytes = labels, best, tokens, pv_bytes
         return False
     for i in range(fen_len):
@@ -515,29 +526,24 @@ def scan_block(data, int pv_moves):
     """
     cdef const uint8_t[:] src = memoryview(data).cast("B") if len(data) else b"\n"
     cdef Py_ssize_t size = len(data)
-    cdef Py_ssize_t lines = data.count(b"\n") + (1 if size and data[size - 1] != 10 else 0)
-    cdef Py_ssize_t braces = max(data.count(b"{"), 1)
-    fast_np = np.empty(lines, np.int64)
-    slow_np = np.empty(lines, np.int64)
-    blank_np = np.empty(lines, np.int64)
-    fen_off_np = np.zeros(lines + 1, np.int64)
+    cdef Py_ssize_t records = size // RECORD_BYTES + 1, labels = size // LABEL_BYTES + 1
+    kinds_np = np.empty(size + 1, np.uint8)     # of each line (at most one a byte)
+    fen_off_np = np.zeros(records + 1, np.int64)
     fen_data_np = np.empty(max(size, 1), np.uint8)
-    record_np = np.empty(braces, np.int64)
-    depth_np = np.empty(braces, np.int32)
-    cp_np = np.empty(braces, np.int32)
-    cp_ok_np = np.empty(braces, np.uint8)
-    mate_np = np.empty(braces, np.int32)
-    mate_ok_np = np.empty(braces, np.uint8)
-    nodes_np = np.empty(braces, np.int64)
-    nodes_ok_np = np.empty(braces, np.uint8)
-    best_off_np = np.zeros(braces + 1, np.int64)
+    record_np = np.empty(labels, np.int64)
+    depth_np = np.empty(labels, np.int32)
+    cp_np = np.empty(labels, np.int32)
+    cp_ok_np = np.empty(labels, np.uint8)
+    mate_np = np.empty(labels, np.int32)
+    mate_ok_np = np.empty(labels, np.uint8)
+    nodes_np = np.empty(labels, np.int64)
+    nodes_ok_np = np.empty(labels, np.uint8)
+    best_off_np = np.zeros(labels + 1, np.int64)
     best_data_np = np.empty(max(size, 1), np.uint8)
-    pv_list_off_np = np.zeros(braces + 1, np.int64)
+    pv_list_off_np = np.zeros(labels + 1, np.int64)
     pv_off_np = np.zeros(max(size, 1) + 1, np.int64)
     pv_data_np = np.empty(max(size, 1), np.uint8)
-    cdef int64_t[:] fast = fast_np
-    cdef int64_t[:] slow = slow_np
-    cdef int64_t[:] blank = blank_np
+    cdef uint8_t[:] kinds = kinds_np
     cdef int64_t[:] fen_off = fen_off_np
     cdef uint8_t[:] fen_data = fen_data_np
     cdef int64_t[:] record = record_np
@@ -555,13 +561,14 @@ def scan_block(data, int pv_moves):
     cdef uint8_t[:] pv_data = pv_data_np
     cdef Out out
     out.fen_off, out.fen_data, out.fen_bytes, out.records = &fen_off[0], &fen_data[0], 0, 0
+    out.record_cap, out.label_cap = records, labels
     out.record, out.depth, out.cp, out.cp_ok = &record[0], &depth[0], &cp[0], &cp_ok[0]
     out.mate, out.mate_ok, out.nodes, out.nodes_ok = &mate[0], &mate_ok[0], &nodes[0], \
         &nodes_ok[0]
     out.best_off, out.best_data, out.best_bytes = &best_off[0], &best_data[0], 0
     out.pv_list_off, out.pv_off, out.pv_data = &pv_list_off[0], &pv_off[0], &pv_data[0]
     out.pv_tokens, out.pv_bytes, out.labels, out.pv_moves = 0, 0, 0, pv_moves
-    cdef Py_ssize_t start = 0, end, line = 0, nfast = 0, nslow = 0, nblank = 0, j
+    cdef Py_ssize_t start = 0, end, line = 0, j
     cdef const uint8_t* base = &src[0]
     cdef bint empty
     with nogil:
@@ -575,18 +582,17 @@ def scan_block(data, int pv_moves):
                     empty = False
                     break
             if empty:
-                blank[nblank] = line
-                nblank += 1
+                kinds[line] = BLANK
             elif read_line(base + start, base + end, &out):
-                fast[nfast] = line
-                nfast += 1
+                kinds[line] = FAST
             else:
-                slow[nslow] = line
-                nslow += 1
+                kinds[line] = SLOW
             line += 1
             start = end + 1
+    kinds_np = kinds_np[:line]
     return {
-        "fast": fast_np[:nfast], "slow": slow_np[:nslow], "blank": blank_np[:nblank],
+        "fast": np.flatnonzero(kinds_np == FAST), "slow": np.flatnonzero(kinds_np == SLOW),
+        "blank": np.flatnonzero(kinds_np == BLANK),
         "fen_offsets": fen_off_np[:out.records + 1], "fen_data": fen_data_np[:out.fen_bytes],
         "record": record_np[:out.labels], "depth": depth_np[:out.labels],
         "cp": cp_np[:out.labels], "cp_ok": cp_ok_np[:out.labels].view(bool),

@@ -117,12 +117,13 @@ def checks_of(positions: pa.Table) -> pa.Array | pa.ChunkedArray:
 def first_fen_per_key(batch: pa.Table) -> tuple[pa.Table, list[dict[str, Any]]]:
     """(the first row of each key in arrival order, rows whose FEN differs from that one)."""
     keys = batch["position_key"].to_numpy()
+    ordered = np.sort(keys)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return batch, []    # no key twice (the common case: a sort costs less than an argsort)
     order = np.argsort(keys, kind="stable")      # a key's rows in arrival order
     ordered = keys[order]
     repeat = np.zeros(len(keys), bool)
     repeat[1:] = ordered[1:] == ordered[:-1]
-    if not repeat.any():
-        return batch, []    # no key twice (the common case)
     run_start = np.maximum.accumulate(np.where(repeat, 0, np.arange(len(keys))))
     later, first = order[repeat], order[run_start[repeat]]   # a repeat, its key's first row
     keep = np.ones(len(keys), bool)
