@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from deltalake import DeltaTable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale_data import DataSet, generate  # noqa: E402
@@ -79,10 +80,11 @@ class TimedLake(Lake):
         self.commits: list[Commit] = []
         self.rows: dict[str, int] = {}
 
-    def write(self, name: str, rows: Any, unique: bool = False) -> int:
+    def write(self, name: str, rows: Any, unique: bool = False,
+              absent_from: DeltaTable | None = None) -> int:
         given = rows.num_rows if isinstance(rows, pa.Table) else len(rows)
         began = time.perf_counter()
-        stored = super().write(name, rows, unique=unique)
+        stored = super().write(name, rows, unique=unique, absent_from=absent_from)
         held = self.rows.get(name, 0)
         self.commits.append(Commit(name, given, stored, held, time.perf_counter() - began))
         self.rows[name] = held + stored
