@@ -168,9 +168,11 @@ def elo_by_data(data: Mapping[str, Rows], options: Params) -> Built:
         return None
     base = alt.Chart(values(rows))
     x = alt.X("train_rows:Q", title="training positions", scale=alt.Scale(type="log"))
-    scale = alt.Scale(domain=padded_domain([min(0.0, *(r["low"] for r in rows))],
-                                           [max(0.0, *(r["high"] for r in rows))]), zero=False)
-    series = alt.Color("series:N", title="net vs baseline")
+    low, high = padded_domain([min(0.0, *(r["low"] for r in rows))],
+                              [max(0.0, *(r["high"] for r in rows))])
+    margin = round((high - low) * 0.05, 1)          # the end of an interval stays visible
+    scale = alt.Scale(domain=[low - margin, high + margin], zero=False)
+    series = alt.Color("series:N", title="net vs baseline", legend=alt.Legend(labelLimit=0))
     bars = base.mark_rule().encode(x=x, y=alt.Y("low:Q", scale=scale, title="Elo"), y2="high:Q",
                                    color=series)
     line = base.mark_line(point=alt.OverlayMarkDef(filled=True, size=70), tooltip=True).encode(
