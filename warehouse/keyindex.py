@@ -15,7 +15,13 @@ json is not one. A run is a cache of immutable data files: it is used only while
 it covers is in the table's current version (compaction, which rewrites files, makes runs
 stale; the next refresh rebuilds them from the new files), and a current file no run covers
 is scanned directly by the caller. So the index is never wrong, only incomplete, and a writer
-killed anywhere leaves at worst an unused file. Runs are added, merged and removed only under
+killed anywhere leaves at worst an unused file.
+
+A key column of strings (games' and moves' ``game_id``) is indexed by a 64-bit hash of each
+string (:func:`index_keys`), each value once per file, with every file holding it (a game's
+moves may span files): a miss is certain, a hit names the files to read to confirm it. The
+run's json names the hash (DuckDB's, per version); a run built under another is not used, and
+the next refresh rebuilds it. Runs are added, merged and removed only under
 the table's write lock; readers without it tolerate a run vanishing under them.
 """
 from __future__ import annotations
@@ -59,6 +65,7 @@ class Run:
     file_ids: np.ndarray
     files: tuple[str, ...]
     checks: np.ndarray | None = None
+    hashed: bool = False      # keys are index_keys' hashes of strings
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,8 @@ class KeyIndex:
         for manifest in self.folder.glob("*.json"):
             try:
                 about = json.loads(manifest.read_text())
+                if about.get("hash") not in (None, FINGERPRINT):
+                    continue    # keys hashed by another DuckDB version: refresh rebuilds it
                 stem = manifest.with_suffix("")
                 keys = np.load(f"{stem}.keys.npy", mmap_mode="r")
                 ids = np.load(f"{stem}.files.npy", mmap_mode="r")
@@ -99,7 +108,8 @@ class KeyIndex:
                     if self.check and about.get("fingerprint") == FINGERPRINT else None
             except (FileNotFoundError, ValueError):
                 continue
-            runs.append(Run(manifest.stem, keys, ids, tuple(about["files"]), checks))
+            runs.append(Run(manifest.stem, keys, ids, tuple(about["files"]), checks,
+                            about.get("hash") is not None))
         return sorted(runs, key=lambda run: (-len(run.keys), run.name))
 
     def lookup(self, keys: np.ndarray, live: Iterable[str], candidates: Iterable[str],
@@ -121,8 +131,8 @@ class KeyIndex:
             covered |= set(run.files)
             hit, at = search(run.keys, keys, order)
             present |= hit
-            if holders:
-                held.update(run.files[i] for i in np.unique(np.asarray(run.file_ids[at])))
+            if holders and hit.any():
+                held.update(run.files[i] for i in holding(run, keys[hit], at))
             if checks is not None and run.checks is not None:
                 checks[hit] = np.asarray(run.checks[at])
         return Found(present, held, sorted(set(candidates) - covered), checks)
@@ -131,7 +141,10 @@ class KeyIndex:
         """Make the runs cover exactly ``files`` (name -> URI, the partition's current files):
         drop the runs of files gone, index the files no run covers (reading ``column``), and
         merge runs of similar size. Call it under the table's write lock."""
-        runs = []
+        runs, current = [], {run.name for run in self.runs()}
+        for manifest in self.folder.glob("*.json") if self.folder.is_dir() else []:
+            if manifest.stem not in current:
+                self.remove(manifest.stem)     # hashed under another DuckDB version
         for run in self.runs():
             if set(run.files) <= files.keys() and (run.checks is not None or not self.check):
                 runs.append(run)
@@ -147,11 +160,14 @@ class KeyIndex:
     def add(self, rows: pa.Table, name: str, column: str) -> None:
         """Index ``rows`` (storage types), just committed as the one file ``name``, from
         memory, and merge (under the table's write lock)."""
-        keys = pc.cast(rows.column(column), pa.int64(), safe=False).to_numpy()
+        keys = index_keys(rows.column(column))
+        if is_hashed(rows.column(column)):
+            keys = np.unique(keys)      # each value once a file
         order = np.argsort(keys, kind="stable")
         checks = fingerprints(rows.column(self.check)).astype(np.uint64)[order] \
             if self.check else None
-        run = self.save(Run("", keys[order], np.zeros(len(keys), np.int32), (name,), checks))
+        run = self.save(Run("", keys[order], np.zeros(len(keys), np.int32), (name,), checks,
+                            is_hashed(rows.column(column))))
         self.merge([run, *[r for r in self.runs() if r.name != run.name]])
 
     def merge(self, runs: list[Run]) -> None:
@@ -186,9 +202,10 @@ class KeyIndex:
             np.save(f"{stem}.checks.npy", np.ascontiguousarray(run.checks))
         partial = self.folder / f".{name}.json.tmp"
         partial.write_text(json.dumps({"files": list(run.files), "fingerprint":
-                                       FINGERPRINT if run.checks is not None else None}))
+                                       FINGERPRINT if run.checks is not None else None,
+                                       "hash": FINGERPRINT if run.hashed else None}))
         os.replace(partial, f"{stem}.json")
-        return Run(name, run.keys, run.file_ids, run.files, run.checks)
+        return Run(name, run.keys, run.file_ids, run.files, run.checks, run.hashed)
 
     def remove(self, name: str) -> None:
         """Remove a run, its json first (it stops being one before its arrays go)."""
@@ -253,11 +270,13 @@ def build_run(uris: list[str], names: list[str], column: str,
               check: str | None = None) -> Run:
     """A run of the keys in the Parquet files ``uris`` (named ``names``), read from
     ``column`` (and the fingerprints of ``check``) only."""
-    parts, ids, prints = [], [], []
+    parts, ids, prints, hashed = [], [], [], False
     for number, uri in enumerate(uris):
         read = pq.read_table(uri.removeprefix("file://"),
                              columns=[column, *([check] if check else [])])
-        keys = pc.cast(read.column(column), pa.int64(), safe=False).to_numpy()
+        keys = index_keys(read.column(column))
+        if is_hashed(read.column(column)):
+            keys, hashed = np.unique(keys), True      # each value once a file
         parts.append(keys)
         ids.append(np.full(len(keys), number, dtype=np.int32))
         if check:
@@ -267,7 +286,36 @@ def build_run(uris: list[str], names: list[str], column: str,
     order = np.argsort(keys, kind="stable")
     checks = (np.concatenate(prints) if prints else np.zeros(0, np.uint64))[order] \
         if check else None
-    return Run("", keys[order], file_ids[order], tuple(names), checks)
+    return Run("", keys[order], file_ids[order], tuple(names), checks, hashed)
+
+
+def is_hashed(values: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether a key column is indexed by its values' hashes (strings) or as integers."""
+    return pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+
+
+def index_keys(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A key column as the index holds it (int64): integers as stored, strings as
+    :func:`fingerprints` (several strings may share one: a hit is confirmed in the files)."""
+    if is_hashed(values):
+        return fingerprints(values).view(np.int64)
+    return pc.cast(values, pa.int64(), safe=False).to_numpy()
+
+
+def holding(run: Run, found: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The numbers (in ``run.files``) of the files holding the keys ``found`` (each in the run,
+    first at ``at``): every file of a key a run holds several times (a hashed key in several
+    files), not only the first.
+
+    >>> run = Run("", np.array([1, 4, 4, 4, 7]), np.array([0, 2, 1, 3, 1]), ("a", "b", "c", "d"))
+    >>> holding(run, np.array([4, 7]), np.array([1, 4])).tolist()
+    [1, 2, 3]
+    """
+    end = np.searchsorted(run.keys, found, side="right")
+    counts = end - at
+    starts = np.repeat(at - np.cumsum(counts) + counts, counts)
+    spots = starts + np.arange(int(counts.sum()))
+    return np.unique(np.asarray(run.file_ids[spots]))
 
 
 def merged(older: Run, newer: Run) -> Run:
@@ -292,7 +340,8 @@ def merged(older: Run, newer: Run) -> Run:
     if older.checks is not None and newer.checks is not None:
         checks = np.empty(size, dtype=np.uint64)
         checks[into], checks[rest] = newer.checks, older.checks
-    return Run("", keys, ids, older.files + newer.files, checks)
+    return Run("", keys, ids, older.files + newer.files, checks, older.hashed)
 
 
-__all__ = ["KeyIndex", "Found", "Run", "INDEX_DIR", "CHECKED", "fingerprints", "search"]
+__all__ = ["KeyIndex", "Found", "Run", "INDEX_DIR", "CHECKED", "fingerprints", "search",
+           "index_keys", "is_hashed"]

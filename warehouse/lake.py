@@ -51,7 +51,7 @@ from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction
 
-from warehouse.keyindex import KeyIndex
+from warehouse.keyindex import KeyIndex, index_keys, is_hashed
 from warehouse.tables import REGISTRY, Table, table
 
 log = logging.getLogger(__name__)
@@ -78,9 +78,11 @@ T = TypeVar("T")
 # key column (about 40M keys/s) costs less than keeping runs (measured by
 # benchmarks/keyed_writes.py: at 12M keys the scan took 0.27 s a 500k-key write, the index
 # 0.4-1.9 s with its merges). positions keeps it from the first key: ingest's stored-FEN
-# lookup reads FEN fingerprints from it instead of every stored FEN.
+# lookup reads FEN fingerprints from it instead of every stored FEN. games and moves keep it
+# from the first key too: their game_id hashes defeat min/max pruning, so without it each
+# write reads every stored file's keys (ingest of many small files grew quadratic).
 DEFAULT_INDEX_FROM = 32_000_000
-INDEX_FROM = {"positions": 0}
+INDEX_FROM = {"positions": 0, "games": 0, "moves": 0}
 
 
 class WarehouseError(ValueError):
@@ -275,8 +277,8 @@ class Lake:
         return (pc.sum(files.column("num_records")).as_py() or 0) >= self.index_from(spec)
 
     def key_files(self, name: str, keys: pa.Array | pa.ChunkedArray) -> list[Path]:
-        """The current files of table ``name`` (unpartitioned, keyed by one 64-bit integer)
-        that may hold any of ``keys``: those its key index finds them in, and those it does
+        """The current files of table ``name`` (unpartitioned, :func:`indexed`; ``keys``: of
+        its first key column) that may hold any of ``keys``: those its key index finds them in, and those it does
         not cover yet (all of them without the index)."""
         spec = table(name)
         delta = self.delta(name)
@@ -287,8 +289,7 @@ class Lake:
         if folder is None or spec.partition_by or not uris:
             return sorted(Path(uri) for uri in uris)
         by_name = {basename(uri): uri for uri in uris}
-        found = KeyIndex(folder, {}).lookup(
-            pc.cast(keys, pa.int64(), safe=False).to_numpy(), by_name, by_name)
+        found = KeyIndex(folder, {}).lookup(index_keys(keys), by_name, by_name)
         return sorted(Path(by_name[n]) for n in found.holders | set(found.uncovered))
 
     def indexed_checks(self, name: str, keys: pa.Array | pa.ChunkedArray,
@@ -523,17 +524,22 @@ def indexed_lookup(spec: Table, files: pa.Table, group: pa.Table,
     by_name = {basename(uri): uri for uri in uris}
     column = group.column(row_key(spec)[0])
     found = KeyIndex(index, values).lookup(
-        pc.cast(column, pa.int64(), safe=False).to_numpy(),
-        [basename(uri) for uri in mine.column("uri").to_pylist()], by_name)
+        index_keys(column), [basename(uri) for uri in mine.column("uri").to_pylist()], by_name)
+    if is_hashed(column):   # a hit is a hash's: confirmed in the files named, a miss is certain
+        named = (found.holders & by_name.keys()) | set(found.uncovered)
+        return [by_name[name] for name in sorted(named)], group
     left = group.filter(pa.array(~found.present)) if found.present.any() else group
     return ([by_name[name] for name in found.uncovered] if left.num_rows else []), left
 
 
 def indexed(spec: Table) -> bool:
-    """The table's keyed writes can use a key index: its row key is one 64-bit integer."""
+    """The table's keyed writes can use a key index: its row key is one 64-bit integer, or
+    its first key column is a string (indexed by hash: games, moves)."""
     key = row_key(spec)
-    return len(key) == 1 and key[0] not in spec.nullable_key and \
-        spec.schema.field(key[0]).type in (pa.int64(), pa.uint64())
+    if not key or key[0] in spec.nullable_key:
+        return False
+    kind = spec.schema.field(key[0]).type
+    return (len(key) == 1 and kind in (pa.int64(), pa.uint64())) or pa.types.is_string(kind)
 
 
 def partition_values(spec: Table, group: pa.Table) -> dict[str, Any]:
