@@ -80,9 +80,10 @@ T = TypeVar("T")
 # 0.4-1.9 s with its merges). positions keeps it from the first key: ingest's stored-FEN
 # lookup reads FEN fingerprints from it instead of every stored FEN. games and moves keep it
 # from the first key too: their game_id hashes defeat min/max pruning, so without it each
-# write reads every stored file's keys (ingest of many small files grew quadratic).
+# write reads every stored file's keys (ingest of many small files grew quadratic); sources
+# (one row a file ingested) for the same reason.
 DEFAULT_INDEX_FROM = 32_000_000
-INDEX_FROM = {"positions": 0, "games": 0, "moves": 0}
+INDEX_FROM = {"positions": 0, "games": 0, "moves": 0, "sources": 0}
 
 
 class WarehouseError(ValueError):

@@ -469,8 +469,8 @@ def replay_compiled(rows: CompiledRows, reader: Any, i: int, index: int, line: i
 
 def stored_game_keys(lake: Lake, keys: list[str]) -> set[str]:
     """Those of ``keys`` that a committed source (one with its sources row) stored already."""
-    sources = lake.parts("sources")
-    games = lake.key_files("games", pa.array(keys, pa.string())) if sources else []
+    games = lake.key_files("games", pa.array(keys, pa.string()))   # the files the index names
+    sources = lake.parts("sources") if games else []
     if not sources or not games:
         return set()
     found = stored_lookup("ingest_stored_games",

@@ -28,6 +28,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from pipelines.ingest.chunks import PgnChunks
 from pipelines.ingest.config import IngestConfig, IngestError, capped
@@ -148,8 +149,13 @@ def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
 
 
 def already_ingested(lake: Lake, source_id: str) -> bool:
-    ids = lake.read("sources", columns=["source_id"]).column("source_id")
-    return bool(pc.any(pc.equal(ids, source_id)).as_py()) if len(ids) else False
+    """Whether ``sources`` holds ``source_id`` (reading only the files its key index names:
+    a folder of many small files would read every stored source row per file)."""
+    for part in lake.key_files("sources", pa.array([source_id], pa.string())):
+        ids = pq.read_table(part, columns=["source_id"]).column("source_id")
+        if pc.any(pc.equal(ids, source_id)).as_py():
+            return True
+    return False
 
 
 def write_source_row(lake: Lake, run: FileRun) -> None:
