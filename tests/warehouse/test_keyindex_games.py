@@ -164,3 +164,16 @@ def test_games_runs_made_stale_by_compaction_or_another_hash_are_not_used(home: 
     assert all(set(run.files) <= {p.name for p in lake.parts("games")} for run in index.runs())
     assert sum(len(run.keys) for run in index.runs()) == PARTS * PER_PART + 1
     assert (lake.table_dir("games") / INDEX_DIR).is_dir()
+
+
+def test_sources_key_files_name_only_the_file_holding_a_source(home: Path) -> None:
+    """One sources row per file ingested, one file each: a source_id's lookup names the one
+    file holding it, and none for a source not stored (ingest's already-ingested check)."""
+    lake = Lake(home)
+    ids = [f"{n:064x}" for n in range(PARTS)]
+    for source_id in ids:
+        lake.write("sources", [{"source_id": source_id, "path": f"/{source_id}.pgn"}])
+    holding = lake.key_files("sources", pa.array([ids[4]]))
+    assert len(holding) == 1
+    assert ds.dataset(str(holding[0])).to_table().column("source_id").to_pylist() == [ids[4]]
+    assert lake.key_files("sources", pa.array(["f" * 64])) == []
