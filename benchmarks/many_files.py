@@ -89,7 +89,7 @@ def main() -> None:
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child)
+        child(args.child.resolve())
         return
     folder = make_files(args.files, args.games)
     trees = [("new", ROOT)] + ([("old", args.baseline.resolve())] if args.baseline else [])
