@@ -188,3 +188,21 @@ def test_bound_labels_are_not_training_targets(tmp_path: Path) -> None:
     rows = connect(lake).execute(
         "select depth, score_cp from nnue_examples where engine_id = 'sf'").fetchall()
     assert rows == [(8, -30)]
+
+
+def test_a_position_repeated_in_one_game_takes_its_first_annotation(tmp_path: Path) -> None:
+    """A position reached several times in one game (knights out and back) gives one row: the
+    first time's [%eval] and next move, in ply order, never another repetition's (the
+    row_number's tie-break within a game is the ply)."""
+    cycle = " ".join(f"{2 * i + 1}. Nf3 {{[%eval 0.{i}0,8]}} Nf6 {{[%eval 0.15,8]}} "
+                     f"{2 * i + 2}. Ng1 {{[%eval 0.05,8]}} Ng8 {{[%eval 0.0,8]}}"
+                     for i in range(8))
+    pgn = tmp_path / "repeats.pgn"
+    pgn.write_text('[Event "repeats"]\n[White "a"]\n[Black "b"]\n[Result "1-0"]\n'
+                   '[Annotator "Stockfish 15.1 depth 8"]\n\n'
+                   f"{cycle} 17. Nf3 {{[%eval 0.90,8]}} Nc6 {{[%eval 0.3,8]}} 18. e4 1-0\n")
+    lake = Lake(tmp_path / "home")
+    run_step(INGEST, IngestJob((pgn,), IngestConfig.tiny()), lake)
+    rows = examples(lake, "pgn:Stockfish 15.1 depth 8")
+    assert rows[fen_after("Nf3")] == (8, 0, "g8f6", 0.0)      # ply 1: 0.00, then Nf6
+    assert rows[fen_after("Nf3", "Nf6")] == (8, 15, "f3g1", 1.0)     # ply 2: 0.15, then Ng1

@@ -40,7 +40,7 @@ annotations as (
     join games g on g.game_id = m.game_id
     where m.eval_cp is not null
     qualify row_number() over (partition by after.position_key, engine_id, depth
-                               order by m.game_id) = 1
+                               order by m.game_id, m.ply) = 1
 ),
 scores as (
     -- labels carry the side to move's score; annotations White's, turned round below where
