@@ -26,22 +26,7 @@ from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-ANNOTATED = """[Event "annotated"]
-[White "a"]
-[Black "b"]
-[Result "1-0"]
-[Annotator "Stockfish 15.1 depth 8"]
-
-1. e4 {[%eval 0.30,8]} e5 {[%eval 0.25,8]} 2. Nf3 {[%eval 0.35,8]} Nc6 {[%eval #4,8]}
-3. Bb5 {[%eval 0.28,8]} 1-0
-
-[Event "lichess"]
-[White "c"]
-[Black "d"]
-[Result "0-1"]
-
-1. d4 {[%eval 0.2] [%clk 0:03:00]} d5 {[%eval 0.21] [%clk 0:03:00]} 2. c4 0-1
-"""
+ANNOTATED = (ROOT / "tests" / "fixtures" / "pgn" / "annotated.pgn").read_text()
 
 
 def examples(lake: Lake, engine_like: str) -> dict[str, tuple[int, int, str, float]]:

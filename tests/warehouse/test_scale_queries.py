@@ -32,22 +32,7 @@ from warehouse.derived import DERIVED_DIR, current_file, derived_tables, refresh
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 GAME_FILES = (FIXTURES / "core_games.pgn", FIXTURES / "pgn" / "quirks.pgn")
-ANNOTATED = """[Event "annotated"]
-[White "a"]
-[Black "b"]
-[Result "1-0"]
-[Annotator "Stockfish 15.1 depth 8"]
-
-1. e4 {[%eval 0.30,8]} e5 {[%eval 0.25,8]} 2. Nf3 {[%eval 0.35,8]} Nc6 {[%eval #4,8]}
-3. Bb5 {[%eval 0.28,8]} 1-0
-
-[Event "lichess"]
-[White "c"]
-[Black "d"]
-[Result "0-1"]
-
-1. e4 {[%eval 0.2]} e5 {[%eval 0.21]} 2. c4 0-1
-"""
+ANNOTATED = (FIXTURES / "pgn" / "annotated.pgn").read_text()
 ENGINE, DEEP, SHALLOW, TEXT_ENGINE, TEXT_DEPTH = "lichess-eval", 20, 12, "sf-text", 9
 RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 
