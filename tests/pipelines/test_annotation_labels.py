@@ -26,7 +26,7 @@ from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-ANNOTATED = (ROOT / "tests" / "fixtures" / "pgn" / "annotated.pgn").read_text()
+ANNOTATED = (ROOT / "tests" / "fixtures" / "annotated" / "annotated.pgn").read_text()
 
 
 def examples(lake: Lake, engine_like: str) -> dict[str, tuple[int, int, str, float]]:

@@ -32,7 +32,7 @@ from warehouse.derived import DERIVED_DIR, current_file, derived_tables, refresh
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 GAME_FILES = (FIXTURES / "core_games.pgn", FIXTURES / "pgn" / "quirks.pgn")
-ANNOTATED = (FIXTURES / "pgn" / "annotated.pgn").read_text()
+ANNOTATED = (FIXTURES / "annotated" / "annotated.pgn").read_text()
 ENGINE, DEEP, SHALLOW, TEXT_ENGINE, TEXT_DEPTH = "lichess-eval", 20, 12, "sf-text", 9
 RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 
