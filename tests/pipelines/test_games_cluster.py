@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from pipelines.games import GamesOptions
-from pipelines.games.batch import GameBatch, WorkerRefused, check_worker
+from pipelines.games.batch import BatchResult, GameBatch, WorkerRefused, check_worker
 from pipelines.sprt import pentanomial
 from pipelines.tournament import TournamentConfig, TournamentError, run_tournament
 from pipelines.tournament.openings import Opening
-from pipelines.tournament.runner import Tournament
+from pipelines.tournament.runner import Tournament, TournamentSummary
 from pipelines.tournament.store import finished_games
 from warehouse import Lake
 
@@ -599,3 +599,40 @@ def test_local_workers_run_without_dasks_profiler_and_fast_ticks() -> None:
                            "distributed.admin.tick.interval": "1s",
                            "distributed.worker.memory.monitor-interval": "1s",
                            "distributed.admin.system-monitor.interval": "5s"}]
+
+
+def test_next_batch_goes_out_before_the_last_one_is_stored(home: Path, stockfish_path: str,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """The freed worker thread gets batch k+1 before the client stores batch k (workers do
+    not idle while the client writes to the warehouse): in the order of events on the client,
+    batch k+1's submission comes before the end of batch k's store."""
+    from distributed import Client
+
+    events: list[tuple[str, int]] = []
+    submit = Client.submit
+
+    def recording_submit(self: Client, *args: object, **kwargs: object) -> object:
+        key = str(kwargs.get("key", ""))
+        if key.startswith("games-"):
+            events.append(("submitted", int(key.split("-")[1])))
+        return submit(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Client, "submit", recording_submit)
+    config = match(None, engines=(SF, SF + "2"), rounds=3, max_plies=20)   # 3 batches, 1 thread
+    tournament = Tournament(config, Lake(home))
+    finish = tournament.finish
+
+    def recording_finish(result: BatchResult, summary: TournamentSummary) -> bool:
+        index = result.index
+        going_on = finish(result, summary)
+        events.append(("stored", index))
+        return going_on
+
+    monkeypatch.setattr(tournament, "finish", recording_finish)
+    summary = tournament.run()
+    assert (summary.played, summary.planned) == (6, 6)
+    assert len(Lake(home).read("tournament_games", columns=["game_key"])) == 6
+    assert [e for e in events if e[0] == "submitted"] == [("submitted", i) for i in range(3)]
+    for index in range(2):
+        assert events.index(("submitted", index + 1)) < events.index(("stored", index)), events
