@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -54,9 +55,10 @@ QUIET_CLUSTER = {"distributed.worker.profile.enabled": False,
 
 @contextlib.contextmanager
 def open_cluster(options: GamesOptions, concurrency: int) -> Iterator[Any]:
-    """A ``distributed.Client`` on the cluster the options name (closed after)."""
+    """A ``distributed.Client`` on the cluster the options name; closed after, in order
+    (:func:`shut_down`), under the same settings."""
     import dask
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     settings = {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
                 "distributed.worker.daemon": False,        # workers start engine processes
@@ -64,7 +66,8 @@ def open_cluster(options: GamesOptions, concurrency: int) -> Iterator[Any]:
                 "distributed.scheduler.worker-saturation": 1.0,
                 **QUIET_CLUSTER}
     quiet(logging.getLogger("distributed"))
-    with dask.config.set(settings), contextlib.ExitStack() as stack:
+    with dask.config.set(settings):
+        cluster = None
         if options.cluster:
             try:
                 client = Client(options.cluster, timeout=CONNECT_TIMEOUT_S,
@@ -73,15 +76,88 @@ def open_cluster(options: GamesOptions, concurrency: int) -> Iterator[Any]:
                 raise GamesError(f"no Dask scheduler at {options.cluster}: "
                                  f"{type(exc).__name__}: {exc}") from None
         else:
-            processes = options.workers > 0
-            cluster = stack.enter_context(LocalCluster(
-                n_workers=options.workers or 1, processes=processes,
-                threads_per_worker=(options.local_games_per_worker() if processes
-                                    else max(1, concurrency)),
-                dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR))
-            client = Client(cluster, set_as_default=False)
-        stack.enter_context(client)
-        yield client
+            cluster = local_cluster(options, concurrency)
+            try:
+                client = Client(cluster, set_as_default=False)
+            except BaseException:
+                shut_down(None, cluster)
+                raise
+        try:
+            yield client
+        finally:
+            shut_down(client, cluster)
+
+
+def local_cluster(options: GamesOptions, concurrency: int) -> Any:
+    """``--workers N`` worker processes, or (0) one worker in this process whose threads play
+    ``concurrency`` games."""
+    from distributed import LocalCluster
+
+    processes = options.workers > 0
+    return LocalCluster(
+        n_workers=options.workers or 1, processes=processes,
+        threads_per_worker=(options.local_games_per_worker() if processes
+                            else max(1, concurrency)),
+        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+
+
+def shut_down(client: Any, cluster: Any) -> None:
+    """The client first (nothing more is asked of the cluster), then a local cluster (its
+    workers, then its scheduler). A connection closed while they go is not an error: Dask
+    logs it with its traceback (a worker's heartbeat to a scheduler already gone, under
+    load); those lines are dropped, here and on the workers, while closing only."""
+    with contextlib.suppress(Exception):
+        if client is not None and cluster is not None:
+            client.run(silence_shutdown_noise, os.getpid())
+    with shutdown_noise_silenced():
+        try:
+            if client is not None:
+                client.close()
+        finally:
+            if cluster is not None:
+                cluster.close()
+
+
+class ShutdownNoise(logging.Filter):
+    """Drops Dask's records of a connection closed under it (``CommClosedError``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from distributed.comm.core import CommClosedError
+
+        if not record.name.startswith("distributed"):
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, CommClosedError)
+                    or "CommClosedError" in record.getMessage())
+
+
+def noisy_handlers() -> list[logging.Handler]:
+    """The handlers Dask's records reach: the ``distributed`` logger's and the root's."""
+    return [*logging.getLogger("distributed").handlers, *logging.getLogger().handlers]
+
+
+def silence_shutdown_noise(client_pid: int) -> None:
+    """On a worker process about to be closed: its Dask handlers drop the shutdown noise (a
+    worker in the client's process is left alone: that filter would outlive the close)."""
+    if os.getpid() == client_pid:
+        return
+    for handler in noisy_handlers():
+        if not any(isinstance(f, ShutdownNoise) for f in handler.filters):
+            handler.addFilter(ShutdownNoise())
+
+
+@contextlib.contextmanager
+def shutdown_noise_silenced() -> Iterator[None]:
+    """This process's Dask handlers drop the shutdown noise while the block runs."""
+    noise = ShutdownNoise()
+    handlers = noisy_handlers()
+    for handler in handlers:
+        handler.addFilter(noise)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(noise)
 
 
 def quiet(logger: logging.Logger) -> None:

@@ -636,3 +636,95 @@ def test_next_batch_goes_out_before_the_last_one_is_stored(home: Path, stockfish
     assert [e for e in events if e[0] == "submitted"] == [("submitted", i) for i in range(3)]
     for index in range(2):
         assert events.index(("submitted", index + 1)) < events.index(("stored", index)), events
+
+
+def test_shutdown_noise_is_dropped_only_while_closing() -> None:
+    """A connection Dask finds closed while the cluster goes (its ``CommClosedError`` with
+    the traceback) is dropped during the close only; any other error during the close, and
+    the same error during the run, is still printed."""
+    import io
+    import logging
+
+    from distributed.comm.core import CommClosedError
+
+    from pipelines.games.cluster import shutdown_noise_silenced
+
+    text = io.StringIO()
+    handler = logging.StreamHandler(text)
+    logger = logging.getLogger("distributed")
+    logger.addHandler(handler)
+
+    def heartbeat_fails(error: Exception) -> None:
+        try:
+            raise error
+        except Exception:
+            logging.getLogger("distributed.worker").exception(
+                "Failed to communicate with scheduler during heartbeat.")
+
+    try:
+        with shutdown_noise_silenced():
+            heartbeat_fails(CommClosedError("in <TCP (closed) ConnectionPool.heartbeat_worker>"))
+            closing = text.getvalue()
+            heartbeat_fails(ValueError("a bad message"))
+            other = text.getvalue()[len(closing):]
+        heartbeat_fails(CommClosedError("during the run"))
+        running = text.getvalue()[len(closing) + len(other):]
+    finally:
+        logger.removeHandler(handler)
+    assert closing == ""
+    assert "Traceback" in other and "ValueError: a bad message" in other
+    assert "Traceback" in running and "CommClosedError: during the run" in running
+    assert not handler.filters
+
+
+def test_local_cluster_closes_client_first_under_the_quiet_settings(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--workers N``: the client is closed before the cluster, both under the runner's quiet
+    settings; the worker processes drop the shutdown noise, this process only while closing."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    from pipelines.games.cluster import ShutdownNoise, silence_shutdown_noise
+
+    closed: list[tuple[str, object]] = []
+    for kind, name in ((Client, "client"), (LocalCluster, "cluster")):
+        def recording_close(self: object, *args: object, _name: str = name,
+                            _close: object = kind.close, **kwargs: object) -> object:
+            closed.append((_name, dask.config.get("distributed.worker.profile.enabled")))
+            return _close(self, *args, **kwargs)  # type: ignore[operator]
+
+        monkeypatch.setattr(kind, "close", recording_close)
+
+    def filtered() -> bool:
+        import logging
+
+        return any(isinstance(f, ShutdownNoise) for h in logging.getLogger("distributed").handlers
+                   for f in h.filters)
+
+    from pipelines.games.cluster import open_cluster
+
+    with open_cluster(GamesOptions(workers=1, games_per_worker=1), 1) as client:
+        assert list(client.run(filtered).values()) == [False]
+        client.run(silence_shutdown_noise, os.getpid())
+        assert list(client.run(filtered).values()) == [True]
+        silence_shutdown_noise(os.getpid())          # the client's own process: left alone
+        assert not filtered()
+    assert [name for name, _ in closed][:2] == ["client", "cluster"]
+    assert {quiet for _, quiet in closed} == {False}          # the profiler still off
+    assert not filtered()
+
+
+def test_local_workers_run_prints_no_traceback(home: Path, stockfish_path: str) -> None:
+    """``chesslab tournament --workers 2``: the games stored, and nothing on its output or
+    its errors but chesslab's own lines (no Dask traceback while the local cluster closes)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "--home", str(home), "tournament", SF, SF + "2",
+         "--nodes", "300", "--rounds", "2", "--max-plies", "20", "--workers", "2",
+         "--games-per-worker", "1", "--no-prefect", "--no-rate", "--openings",
+         str(FIXTURES / "openings" / "two_games.pgn")],
+        env=dask_env(), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    output = run.stdout + run.stderr
+    assert "Traceback" not in output and "Error" not in output, output
+    assert "4/4 games (4 played now)" in run.stdout
+    assert len(Lake(home).read("tournament_games", columns=["game_key"])) == 4
