@@ -19,6 +19,15 @@ def add_runner_arguments(parser: argparse.ArgumentParser, cluster: bool = True) 
                         help="run in this process without Prefect (the same steps and output)")
 
 
+#: The games runner's options that only a tournament's batches of game pairs use (``evaluate``,
+#: ``checkpoints`` and the ``mcc`` round robins are tournaments); a command that plays games of
+#: its own (``selfplay``, ``selfplay-train``, ``lmr-data``, ``datagen``) does not offer them.
+PAIRS_ONLY = ("batch_pairs", "clock_reference_nps")
+#: ``selfplay``'s and ``selfplay-train``'s: ``--workers`` is their config's (local processes of
+#: one game each, so no ``--threads-per-game`` sizes a worker), and no pairs.
+ONE_GAME_WORKERS = ("workers", "threads_per_game", *PAIRS_ONLY)
+
+
 def add_games_arguments(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
     """The games runner's options (``--cluster``, ``--workers``, ...) of a command that plays
     games (``pipelines.games``)."""

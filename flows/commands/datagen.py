@@ -7,7 +7,13 @@ import logging
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
-from flows.runtime import add_games_arguments, add_runner_arguments, games_options, make_runner
+from flows.runtime import (
+    PAIRS_ONLY,
+    add_games_arguments,
+    add_runner_arguments,
+    games_options,
+    make_runner,
+)
 from pipelines.datagen.run import DatagenConfig
 
 
@@ -20,13 +26,13 @@ def register(subparsers: Any) -> None:
                     "comes back as a gzip PGN file (rerun to resume), then the files are "
                     "ingested. scripts/engine_games.py plays the same games without chesslab.")
     add_config_arguments(parser, DatagenConfig, skip=("runner",))
-    add_games_arguments(parser)
+    add_games_arguments(parser, skip=PAIRS_ONLY)
     add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_datagen_command)
 
 
 def run_datagen_command(args: argparse.Namespace) -> int:
-    config = config_from_args(DatagenConfig, args, runner=games_options(args))
+    config = config_from_args(DatagenConfig, args, runner=games_options(args, skip=PAIRS_ONLY))
     if not args.verbose:
         logging.getLogger("chess.engine").setLevel(logging.ERROR)
     from flows.datagen import datagen

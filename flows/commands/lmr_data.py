@@ -6,7 +6,13 @@ import argparse
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
-from flows.runtime import add_games_arguments, add_runner_arguments, games_options, make_runner
+from flows.runtime import (
+    PAIRS_ONLY,
+    add_games_arguments,
+    add_runner_arguments,
+    games_options,
+    make_runner,
+)
 from pipelines.lmr.config import LmrDataConfig
 
 
@@ -19,7 +25,7 @@ def register(subparsers: Any) -> None:
                     "of paper 003's rules) written to lmr_examples. Running the same command "
                     "again plays only the missing games and labels only what is unlabelled.")
     add_config_arguments(parser, LmrDataConfig)
-    add_games_arguments(parser)
+    add_games_arguments(parser, skip=PAIRS_ONLY)
     add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_lmr_data_command)
 
@@ -29,7 +35,7 @@ def run_lmr_data_command(args: argparse.Namespace) -> int:
     from flows.lmr_data import lmr_data
 
     with make_runner(args) as runner:
-        summary = lmr_data(runner, config, args.lake, games_options(args))
+        summary = lmr_data(runner, config, args.lake, games_options(args, skip=PAIRS_ONLY))
     print(summary)
     return 0
 

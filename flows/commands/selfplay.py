@@ -6,7 +6,13 @@ import argparse
 from typing import Any
 
 from flows.options import add_config_arguments, config_from_args
-from flows.runtime import add_games_arguments, add_runner_arguments, games_options, make_runner
+from flows.runtime import (
+    ONE_GAME_WORKERS,
+    add_games_arguments,
+    add_runner_arguments,
+    games_options,
+    make_runner,
+)
 from pipelines.selfplay.config import SelfplayConfig
 
 
@@ -19,13 +25,14 @@ def register(subparsers: Any) -> None:
                     "written as PGN under <home>/selfplay/<run-id>/ and ingested; running the "
                     "same command again plays only the missing games.")
     add_config_arguments(parser, SelfplayConfig, skip=("runner",))
-    add_games_arguments(parser, skip=("workers",))   # selfplay's --workers: local processes
+    add_games_arguments(parser, skip=ONE_GAME_WORKERS)   # --workers: the config's
     add_runner_arguments(parser, cluster=False)
     parser.set_defaults(run=run_selfplay_command)
 
 
 def run_selfplay_command(args: argparse.Namespace) -> int:
-    config = config_from_args(SelfplayConfig, args, runner=games_options(args, skip=("workers",)))
+    config = config_from_args(SelfplayConfig, args,
+                              runner=games_options(args, skip=ONE_GAME_WORKERS))
     from flows.selfplay import SELFPLAY
 
     with make_runner(args) as runner:

@@ -7,12 +7,18 @@ import dataclasses
 from typing import Any
 
 from flows.options import add_config_arguments
-from flows.runtime import add_games_arguments, add_runner_arguments, games_options, make_runner
+from flows.runtime import (
+    ONE_GAME_WORKERS,
+    add_games_arguments,
+    add_runner_arguments,
+    games_options,
+    make_runner,
+)
 from pipelines.puct.config import PRESETS, SelfplayTrainConfig, preset_config
 
 #: The games runner's options selfplay-train does not take: ``--workers`` is its own (local
 #: processes), a game is one unit (no pairs) and PUCT searches by simulations (no clock).
-GAMES_SKIP = ("workers", "batch_pairs", "clock_reference_nps")
+GAMES_SKIP = ONE_GAME_WORKERS
 
 
 def register(subparsers: Any) -> None:
