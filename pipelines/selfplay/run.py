@@ -28,11 +28,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import pyarrow.compute as pc
-
 from engines.registry import EngineSpec
 from engines.stamps import content_id
 from pipelines.ingest import IngestConfig, IngestSummary, ingest_file
+from pipelines.ingest.run import already_ingested
 from pipelines.ingest.sources import sha256_of, source_for
 from pipelines.models.deploy import resolve_player
 from pipelines.selfplay.config import SelfplayConfig, SelfplayError
@@ -169,11 +168,6 @@ def missing_batches(games: int, batch_games: int, done: set[int]) -> list[Batch]
     return batches
 
 
-def ingested_sources(lake: Lake) -> set[str]:
-    ids = lake.read("sources", columns=["source_id"]).column("source_id")
-    return set(pc.unique(ids).to_pylist()) if len(ids) else set()
-
-
 def plan_selfplay(lake: Lake, config: SelfplayConfig) -> SelfplayPlan:
     """The missing batches and the batch files not ingested yet; the run's folder is created,
     with a ``run.json`` describing the run. SelfplayError on a bad engine spec, an engine that
@@ -191,8 +185,9 @@ def plan_selfplay(lake: Lake, config: SelfplayConfig) -> SelfplayPlan:
     folder.mkdir(parents=True, exist_ok=True)
     write_atomically(folder / "run.json", json.dumps(
         {"run_id": rid, "config": asdict(config), "engine": spec.describe()}, indent=2) + "\n")
-    ingested = ingested_sources(lake)
-    to_ingest = tuple(str(p) for p in existing.values() if sha256_of(p) not in ingested)
+    # the run's files looked up by their SHA-256 in the key index of sources, as ingest does
+    to_ingest = tuple(str(p) for p in existing.values()
+                      if not already_ingested(lake, sha256_of(p)))
     return SelfplayPlan(config, rid, str(folder), spec.name, openings, batches, to_ingest,
                         len(done), spec)
 

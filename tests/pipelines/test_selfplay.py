@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow.compute as pc
 import pytest
@@ -35,6 +37,39 @@ def run_selfplay(config: SelfplayConfig, home: Path) -> SelfplaySummary:
     """The selfplay step on the local runner (tests/flows/test_models_flow.py runs it on
     both runners)."""
     return LocalRunner(show_progress=False).run(SELFPLAY, config, Lake(home))
+
+
+def test_plan_looks_up_only_the_runs_batch_files(home: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan finds which of the run's batch files are ingested by their SHA-256 in the key
+    index of sources (as ingest does), without reading every source of the warehouse: the
+    batch file ingested here is not planned again, the one ingested only into another home is,
+    and another source of this warehouse changes nothing."""
+    from pipelines.ingest import IngestConfig, ingest_file
+    from pipelines.ingest.sources import source_for
+
+    played = run_selfplay(SelfplayConfig.tiny(), tmp_path / "other")
+    shutil.copytree(tmp_path / "other" / "selfplay", home / "selfplay")
+    first, second = sorted((home / "selfplay" / played.run_id).glob("batch-*.pgn"))
+    lake = Lake(home)
+    for path in (first, FIXTURES / "pgn" / "quirks.pgn"):
+        source = source_for(path)
+        assert source is not None
+        assert ingest_file(lake, source, IngestConfig(workers=1)).games > 0
+    read: list[str] = []
+    real_read = Lake.read
+
+    def recording_read(self: Lake, name: str, *args: Any, **kwargs: Any) -> Any:
+        read.append(name)
+        return real_read(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(Lake, "read", recording_read)
+    plan = plan_selfplay(lake, SelfplayConfig.tiny())
+    assert (plan.run_id, plan.batches, plan.games_done) == (played.run_id, (), 4)
+    assert plan.to_ingest == (str(second),)
+    assert "sources" not in read
+    monkeypatch.undo()
+    assert plan_selfplay(Lake(tmp_path / "other"), SelfplayConfig.tiny()).to_ingest == ()
 
 
 def lake_counts(lake: Lake) -> tuple[int, int, int]:
