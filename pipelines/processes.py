@@ -65,9 +65,11 @@ def die_with_parent() -> None:
     """Start a process group and ask for SIGKILL when the parent thread ends.
 
     For a process that runs Python anyway: a pool worker's ``initializer``, a fork server's
-    preload. Never a ``preexec_fn`` (see the module docstring).
+    preload. Never a ``preexec_fn`` (see the module docstring). A session leader (started by
+    ``setsid``) already leads its own process group and may not start another: it keeps it.
     """
-    os.setpgrp()
+    if os.getsid(0) != os.getpid():
+        os.setpgrp()
     set_death_signal()
 
 
