@@ -84,6 +84,19 @@ T = TypeVar("T")
 # (one row a file ingested) for the same reason.
 DEFAULT_INDEX_FROM = 32_000_000
 INDEX_FROM = {"positions": 0, "games": 0, "moves": 0, "sources": 0}
+# Loading a table replays its JSON log from the last checkpoint: deltalake checkpoints every 100
+# commits unless the table says otherwise, and an ingest of many small files commits to each
+# table once a file, so each load read up to 99 commits (about 0.4 ms each). chesslab's tables
+# checkpoint every CHECKPOINT_INTERVAL commits (Delta Lake's own default), set when a table is
+# created, and on a table made before on its next write or compact.
+CHECKPOINT_PROPERTY = "delta.checkpointInterval"
+CHECKPOINT_INTERVAL = 10
+# Each thread keeps its latest DeltaTable of this many tables (brought up to date by reading
+# only the commits since, instead of loading the table again).
+TABLE_CACHE_SIZE = 64
+_TABLES = threading.local()
+# The tables (folders) this process saw with the checkpoint property: not looked at again.
+_CHECKPOINTED: set[str] = set()
 
 
 class WarehouseError(ValueError):
@@ -122,28 +135,47 @@ class Lake:
         return self.root / table(name).name
 
     def delta(self, name: str, version: int | None = None) -> DeltaTable | None:
-        """The table's Delta table (at ``version``), or None before its first write."""
-        folder = self.table_dir(name)
-        log_dir = folder / DELTA_LOG
-        if not log_dir.is_dir():
-            refuse_old_layout(folder)
+        """The table's Delta table (at ``version``), or None before its first write: a
+        DeltaTable of its own, a snapshot the caller may keep (see :meth:`current`)."""
+        if not self.exists(name):
             return None
-        if not any(log_dir.glob("*.json")):
-            return None     # another process is creating the table: its first commit is not in
         try:
-            return DeltaTable(str(folder), version=version)
+            return DeltaTable(str(self.table_dir(name)), version=version)
         except (DeltaError, TableNotFoundError) as exc:
             at = f" at version {version}" if version is not None else ""
             raise WarehouseError(f"table {name!r}{at}: {first_line(str(exc))}") from None
 
+    def current(self, name: str) -> DeltaTable | None:
+        """The table at its latest version, or None before its first write: this thread's
+        cached DeltaTable of it, brought up to date (see :func:`latest_table`). To be used at
+        once: the lake's next call on this thread may move it to a newer version, so a
+        caller that keeps a version to compare with later takes :meth:`delta`."""
+        folder = self.table_dir(name)
+        if not cached(folder) and not self.exists(name):
+            return None
+        try:
+            return latest_table(folder)
+        except (DeltaError, TableNotFoundError) as exc:
+            raise WarehouseError(f"table {name!r}: {first_line(str(exc))}") from None
+
+    def exists(self, name: str) -> bool:
+        """The table has its first commit (False while another process is creating it)."""
+        folder = self.table_dir(name)
+        log_dir = folder / DELTA_LOG
+        if not log_dir.is_dir():
+            refuse_old_layout(folder)
+            return False
+        # no commit yet: another process is creating the table
+        return any(log_dir.glob("*.json"))
+
     def version(self, name: str) -> int:
         """The table's current version (one per commit; -1 before its first write)."""
-        delta = self.delta(name)
+        delta = self.current(name)
         return -1 if delta is None else delta.version()
 
     def parts(self, name: str) -> list[Path]:
         """The Parquet files of the table's current version, in a stable order."""
-        delta = self.delta(name)
+        delta = self.current(name)
         return sorted(Path(uri) for uri in delta.file_uris()) if delta else []
 
     def write(self, name: str, rows: pa.Table | Sequence[Mapping[str, Any]],
@@ -167,8 +199,10 @@ class Lake:
             check_partition_values(spec, column, data.column(column).unique().to_pylist())
         stored = to_storage(data)
         self._ensure_table(spec)
+        self._ensure_checkpoints(spec)
         if not spec.key:
-            return with_retries(name, lambda: self._append(spec, stored))
+            return with_retries(name, lambda: self._append(
+                spec, stored, self._latest(spec)))
         if not spec.partition_by:
             return self._append_staged(spec, stored, absent_from)
         with write_lock(self.table_dir(name)):
@@ -188,17 +222,39 @@ class Lake:
                 with_retries(spec.name, lambda: DeltaTable.create(
                     str(folder), schema=storage_schema(spec.schema),
                     partition_by=list(spec.partition_by) or None, mode="ignore",
-                    name=spec.name))
+                    name=spec.name, configuration=checkpoint_property()))
 
-    def _append(self, spec: Table, data: pa.Table, delta: DeltaTable | None = None) -> int:
+    def _ensure_checkpoints(self, spec: Table) -> None:
+        """Give a table created without it (by an older chesslab) the checkpoint interval
+        (one commit, under the table's write lock; once per table and process)."""
+        folder = self.table_dir(spec.name)
+        if str(folder) in _CHECKPOINTED:
+            return
+        if not has_checkpoint_property(self._latest(spec)):
+            with write_lock(folder):
+                with_retries(spec.name, lambda: set_checkpoint_property(folder))
+        _CHECKPOINTED.add(str(folder))
+
+    def _latest(self, spec: Table) -> DeltaTable:
+        """The (created) table at its latest version: :meth:`current`, not None."""
+        delta = self.current(spec.name)
+        if delta is None:
+            raise WarehouseError(f"table {spec.name!r} has no commit")
+        return delta
+
+    def _append(self, spec: Table, data: pa.Table, delta: DeltaTable) -> int:
         # merge: a column added to the table's schema since the table was created joins it
-        write_deltalake(delta or str(self.table_dir(spec.name)), data, mode="append",
-                        partition_by=list(spec.partition_by) or None, schema_mode="merge")
+        try:
+            write_deltalake(delta, data, mode="append",
+                            partition_by=list(spec.partition_by) or None, schema_mode="merge")
+        except BaseException:
+            forget_table(self.table_dir(spec.name))   # its state after a failed commit
+            raise
         return data.num_rows
 
     def _append_new(self, spec: Table, data: pa.Table) -> int:
         """Append the rows whose key the current version does not hold (under the lock)."""
-        delta = DeltaTable(str(self.table_dir(spec.name)))
+        delta = self._latest(spec)
         self._refresh_index(spec, delta, data)
         new = unseen_rows(spec, delta, data, index=self._index_dir(spec))
         return self._append(spec, new, delta) if new.num_rows else 0
@@ -236,10 +292,13 @@ class Lake:
         against the files committed since, and the staged files are moved in and committed
         (or, when a key was committed meanwhile, the rows still new are written as before)."""
         folder = self.table_dir(spec.name)
+        # the files the keys are checked against (their names taken now: the cached table
+        # is moved on by the commit below)
+        before = absent_from if absent_from is not None else self._latest(spec)
+        checked = frozenset(before.file_uris())
         if absent_from is not None:     # the caller checked the keys against this version
-            before, new = absent_from, data
+            new = data
         else:
-            before = DeltaTable(str(folder))
             new = unseen_rows(spec, before, data, index=self._index_dir(spec))
         if new.num_rows == 0:
             return 0
@@ -247,23 +306,28 @@ class Lake:
         try:
             with_retries(spec.name, lambda: staged.write(new))   # errors worded as commits
             with write_lock(folder):
-                return with_retries(spec.name, lambda: self._commit_staged(spec, before, new,
+                return with_retries(spec.name, lambda: self._commit_staged(spec, checked, new,
                                                                            staged))
         finally:
             staged.discard()
 
-    def _commit_staged(self, spec: Table, before: DeltaTable, new: pa.Table,
+    def _commit_staged(self, spec: Table, checked: frozenset[str], new: pa.Table,
                        staged: Staged) -> int:
-        delta = DeltaTable(str(self.table_dir(spec.name)))
+        delta = self._latest(spec)
         self._refresh_index(spec, delta, new)
-        since = set(delta.file_uris()) - set(before.file_uris())
+        since = set(delta.file_uris()) - checked
         still = unseen_rows(spec, delta, new, only=since) if since else new
         if still.num_rows < new.num_rows or set(new.schema.names) - set(
                 delta.schema().to_arrow().names):
             return self._append(spec, still, delta) if still.num_rows else 0
-        names = staged.commit(delta)
         folder = self._index_dir(spec)
-        if folder is not None and len(names) == 1 and self._indexing(spec, delta, {}):
+        indexing = folder is not None and self._indexing(spec, delta, {})
+        try:
+            names = staged.commit(delta)
+        except BaseException:
+            forget_table(self.table_dir(spec.name))   # its state after a failed commit
+            raise
+        if folder is not None and len(names) == 1 and indexing:
             # the rows just committed are in memory: index them without reading the file back
             index = KeyIndex(folder, {})
             index.add(new, names[0], row_key(spec)[0])
@@ -282,7 +346,7 @@ class Lake:
         its first key column) that may hold any of ``keys``: those its key index finds them in, and those it does
         not cover yet (all of them without the index)."""
         spec = table(name)
-        delta = self.delta(name)
+        delta = self.current(name)
         if delta is None:
             return []
         uris = delta.file_uris()
@@ -301,7 +365,7 @@ class Lake:
         rows' fingerprints of the checked column there (0 elsewhere), the current files no
         run covers, which may hold the other keys). Without the index: nothing found, every
         file uncovered. ``delta``: that version of the table (default: the current one)."""
-        delta = delta if delta is not None else self.delta(name)
+        delta = delta if delta is not None else self.current(name)
         none = np.zeros(len(keys), dtype=bool), np.zeros(len(keys), dtype=np.uint64)
         if delta is None:
             return *none, []
@@ -324,7 +388,7 @@ class Lake:
         unknown = [c for c in wanted if c not in spec.schema.names]
         if unknown:
             raise WarehouseError(f"table {name!r}: unknown column {unknown[0]!r}")
-        delta = self.delta(name, version)
+        delta = self.delta(name, version) if version is not None else self.current(name)
         if delta is None:
             if version is not None:
                 raise WarehouseError(f"table {name!r} has no version {version}: never written")
@@ -343,10 +407,15 @@ class Lake:
         if delta is None:
             return 0, 0
         before = len(delta.file_uris())
+        self._ensure_checkpoints(table(name))
         with_retries(name, lambda: DeltaTable(str(self.table_dir(name))).optimize.compact())
         delta = DeltaTable(str(self.table_dir(name)))
         delta.vacuum(retention_hours=int(retain_hours), enforce_retention_duration=False,
                      dry_run=False)
+        # a checkpoint of the compacted version, then the log before it that is older than
+        # the table's log retention (Delta's delta.logRetentionDuration, 30 days) goes
+        delta.create_checkpoint()
+        delta.cleanup_metadata()
         for staged in (self.table_dir(name) / STAGING).glob("*"):   # of killed writers
             if time.time() - staged.stat().st_mtime > retain_hours * 3600:
                 shutil.rmtree(staged, ignore_errors=True)
@@ -389,6 +458,80 @@ class Staged:
 
     def discard(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def checkpoint_property() -> dict[str, str]:
+    """The table configuration chesslab creates its tables with."""
+    return {CHECKPOINT_PROPERTY: str(CHECKPOINT_INTERVAL)}
+
+
+def has_checkpoint_property(delta: DeltaTable) -> bool:
+    return CHECKPOINT_PROPERTY in delta.metadata().configuration
+
+
+def set_checkpoint_property(folder: Path) -> None:
+    """Set the checkpoint interval of the table in ``folder`` unless it has one."""
+    delta = latest_table(folder)
+    if not has_checkpoint_property(delta):
+        try:
+            delta.alter.set_table_properties(checkpoint_property())
+        except BaseException:
+            forget_table(folder)
+            raise
+
+
+def table_cache() -> dict[str, tuple[DeltaTable, tuple[int, int]]]:
+    """This thread's cached tables: folder -> (DeltaTable, :func:`commit_mark` of its
+    version)."""
+    cache: dict[str, tuple[DeltaTable, tuple[int, int]]] | None = getattr(
+        _TABLES, "tables", None)
+    if cache is None:
+        cache = _TABLES.tables = {}
+    return cache
+
+
+def commit_mark(folder: Path, version: int) -> tuple[int, int]:
+    """The identity of the commit file of ``version`` (inode, modification time): another
+    table made in the same folder (the folder deleted and written again) has other ones."""
+    try:
+        stat = (folder / DELTA_LOG / f"{version:020d}.json").stat()
+    except FileNotFoundError:
+        return -1, -1
+    return stat.st_ino, stat.st_mtime_ns
+
+
+def cached(folder: Path) -> bool:
+    """This thread has a cached table of ``folder``, and that table is still there."""
+    held = table_cache().get(str(folder))
+    return held is not None and commit_mark(folder, held[0].version()) == held[1] != (-1, -1)
+
+
+def latest_table(folder: Path) -> DeltaTable:
+    """The Delta table in ``folder`` at its latest version: this thread's cached DeltaTable of
+    it brought up to date by reading only the commits made since (by any process; none when
+    the log has no commit after its version), or the table loaded (replaying its log from its
+    last checkpoint) when none is cached or the cached one is of a table no longer there."""
+    cache = table_cache()
+    delta = None
+    if cached(folder):
+        delta = cache.pop(str(folder))[0]
+        try:
+            if (folder / DELTA_LOG / f"{delta.version() + 1:020d}.json").exists():
+                delta.update_incremental()
+        except (DeltaError, TableNotFoundError, OSError):
+            delta = None      # e.g. its next commits expired from the log: load it again
+    if delta is None:
+        cache.pop(str(folder), None)
+        delta = DeltaTable(str(folder))
+    cache[str(folder)] = delta, commit_mark(folder, delta.version())   # the newest last
+    while len(cache) > TABLE_CACHE_SIZE:
+        del cache[next(iter(cache))]
+    return delta
+
+
+def forget_table(folder: Path) -> None:
+    """Drop this thread's cached table of ``folder`` (loaded again at its next use)."""
+    table_cache().pop(str(folder), None)
 
 
 def has_commits(folder: Path) -> bool:
