@@ -9,7 +9,9 @@ same. ``--files`` files of ``--games`` random games each (seeded, cached in
 ingest`` step into a fresh home, once with this checkout's code and once with ``--baseline``'s
 (another checkout of chesslab, built: e.g. a detached worktree of main), each in its own
 process; the median seconds a file of the first and of the last ``--window`` files are
-printed, with the ratio last/first and old/new.
+printed (wall seconds, and the CPU seconds of the ingesting process, all its threads: the
+figure that holds when other work shares the machine), with the ratios last/first and
+old/new.
 
     .venv/bin/python benchmarks/many_files.py --baseline /tmp/main-tree [--files 300]
 """
@@ -27,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 OUT = Path(__file__).parent / "out"
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,13 +62,25 @@ def child(folder: Path) -> None:
     from warehouse import Lake
 
     home = Path(tempfile.mkdtemp(prefix="chesslab-many-"))
+    cpu: dict[str, float] = {}
+    run_unit = INGEST.run_unit
+
+    def timed(unit: Any, context: Any) -> Any:
+        """The unit, its CPU seconds (this process, every thread) noted."""
+        began = time.process_time()
+        summary = run_unit(unit, context)
+        cpu[summary.path] = time.process_time() - began
+        return summary
+
+    INGEST.run_unit = timed     # type: ignore[method-assign]
     try:
         paths = tuple(sorted(folder.glob("*.pgn.gz")))
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         summaries = run_step(INGEST, IngestJob(paths, IngestConfig(workers=1)), Lake(home))
-        total = time.perf_counter() - began
+        total, total_cpu = time.perf_counter() - began, time.process_time() - began_cpu
         by_path = {s.path: s for s in summaries}
         print(json.dumps({"seconds": [by_path[str(p)].seconds for p in paths], "total": total,
+                          "cpu": [cpu[str(p)] for p in paths], "total_cpu": total_cpu,
                           "plies": sum(s.plies for s in summaries)}))
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -93,23 +108,27 @@ def main() -> None:
         return
     folder = make_files(args.files, args.games)
     trees = [("new", ROOT)] + ([("old", args.baseline.resolve())] if args.baseline else [])
-    firsts: dict[str, float] = {}
-    lasts: dict[str, float] = {}
+    figures: dict[str, dict[str, float]] = {}
     for name, tree in trees:
         result = measure(tree, folder)
-        seconds = result["seconds"]
-        assert isinstance(seconds, list)
-        first = statistics.median(seconds[:args.window])
-        last = statistics.median(seconds[-args.window:])
-        firsts[name], lasts[name] = first, last
-        print(f"{name} ({tree}): {args.files} files of {args.games} games, "
-              f"{result['plies']} plies in {result['total']:.1f} s; per file: first "
-              f"{args.window} {first:.3f} s, last {args.window} {last:.3f} s "
-              f"(last/first {last / first:.2f}x)")
-    if "old" in firsts:
-        print(f"old/new per file: first {args.window} {firsts['old'] / firsts['new']:.2f}x, "
-              f"last {args.window} {lasts['old'] / lasts['new']:.2f}x")
-
+        figures[name] = {}
+        for kind, unit in (("seconds", "wall"), ("cpu", "CPU")):
+            if kind not in result:
+                continue
+            seconds = result[kind]
+            assert isinstance(seconds, list)
+            first = statistics.median(seconds[:args.window])
+            last = statistics.median(seconds[-args.window:])
+            figures[name][f"first {unit}"], figures[name][f"last {unit}"] = first, last
+            total = result["total" if kind == "seconds" else "total_cpu"]
+            figures[name][f"total {unit}"] = float(total)   # type: ignore[arg-type]
+            print(f"{name} ({tree}): {args.files} files of {args.games} games, "
+                  f"{result['plies']} plies in {total:.1f} s {unit}; per file {unit}: first "
+                  f"{args.window} {first:.3f} s, last {args.window} {last:.3f} s "
+                  f"(last/first {last / first:.2f}x)")
+    if "old" in figures:
+        for what in figures["new"]:
+            print(f"old/new {what}: {figures['old'][what] / figures['new'][what]:.2f}x")
 
 if __name__ == "__main__":
     main()
