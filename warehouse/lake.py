@@ -485,8 +485,9 @@ def table_cache() -> dict[str, tuple[DeltaTable, tuple[int, int]]]:
     version)."""
     cache: dict[str, tuple[DeltaTable, tuple[int, int]]] | None = getattr(
         _TABLES, "tables", None)
-    if cache is None:
+    if cache is None or _TABLES.pid != os.getpid():    # none yet, or a forked child's
         cache = _TABLES.tables = {}
+        _TABLES.pid = os.getpid()
     return cache
 
 
