@@ -11,8 +11,7 @@ import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
 from warehouse import Lake
-from warehouse.lake import (CHECKPOINT_INTERVAL, CHECKPOINT_PROPERTY, storage_schema,
-                            to_storage)
+from warehouse.lake import CHECKPOINT_INTERVAL, CHECKPOINT_PROPERTY, storage_schema, to_storage
 from warehouse.tables import table
 
 
