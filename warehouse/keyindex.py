@@ -53,6 +53,8 @@ MAX_MERGED_KEYS = 1 << 27
 CHECKED = {"positions": "fen"}
 FINGERPRINT = f"duckdb-hash-{duckdb.__version__}"
 _FINGERPRINTER = threading.local()
+# The runs this process has read, by their json's path (a run is immutable; see KeyIndex.runs).
+_LOADED: dict[str, Run] = {}
 
 
 @dataclass(frozen=True)
@@ -92,25 +94,39 @@ class KeyIndex:
         self.check = CHECKED.get(table_dir.name)
 
     def runs(self) -> list[Run]:
-        """The complete runs, largest first (a run removed while being read is left out)."""
+        """The complete runs, largest first (a run removed while being read is left out).
+        A run never changes once its json is written, so each is read once per process
+        (:data:`_LOADED`; an ingest lists the runs several times per batch)."""
         if not self.folder.is_dir():
             return []
         runs = []
-        for manifest in self.folder.glob("*.json"):
-            try:
-                about = json.loads(manifest.read_text())
-                if about.get("hash") not in (None, FINGERPRINT):
-                    continue    # keys hashed by another DuckDB version: refresh rebuilds it
-                stem = manifest.with_suffix("")
-                keys = np.load(f"{stem}.keys.npy", mmap_mode="r")
-                ids = np.load(f"{stem}.files.npy", mmap_mode="r")
-                checks = np.load(f"{stem}.checks.npy", mmap_mode="r") \
-                    if self.check and about.get("fingerprint") == FINGERPRINT else None
-            except (FileNotFoundError, ValueError):
-                continue
-            runs.append(Run(manifest.stem, keys, ids, tuple(about["files"]), checks,
-                            about.get("hash") is not None))
+        manifests = {str(manifest): manifest for manifest in self.folder.glob("*.json")}
+        for key, manifest in manifests.items():
+            run = _LOADED.get(key) or self.load(manifest)
+            if run is not None:
+                _LOADED[key] = run
+                runs.append(run)
+        prefix = f"{self.folder}{os.sep}"
+        for key in [k for k in _LOADED if k.startswith(prefix) and k not in manifests]:
+            del _LOADED[key]    # removed by another process
         return sorted(runs, key=lambda run: (-len(run.keys), run.name))
+
+    def load(self, manifest: Path) -> Run | None:
+        """The run of a json, its arrays mapped (None: hashed by another DuckDB version, or
+        removed while being read)."""
+        try:
+            about = json.loads(manifest.read_text())
+            if about.get("hash") not in (None, FINGERPRINT):
+                return None     # keys hashed by another DuckDB version: refresh rebuilds it
+            stem = manifest.with_suffix("")
+            keys = np.load(f"{stem}.keys.npy", mmap_mode="r")
+            ids = np.load(f"{stem}.files.npy", mmap_mode="r")
+            checks = np.load(f"{stem}.checks.npy", mmap_mode="r") \
+                if self.check and about.get("fingerprint") == FINGERPRINT else None
+        except (FileNotFoundError, ValueError):
+            return None
+        return Run(manifest.stem, keys, ids, tuple(about["files"]), checks,
+                   about.get("hash") is not None)
 
     def lookup(self, keys: np.ndarray, live: Iterable[str], candidates: Iterable[str],
                holders: bool = True) -> Found:
@@ -209,6 +225,7 @@ class KeyIndex:
 
     def remove(self, name: str) -> None:
         """Remove a run, its json first (it stops being one before its arrays go)."""
+        _LOADED.pop(str(self.folder / f"{name}.json"), None)
         for suffix in (".json", ".keys.npy", ".files.npy", ".checks.npy"):
             (self.folder / f"{name}{suffix}").unlink(missing_ok=True)
 
