@@ -66,12 +66,13 @@ class PositionSink:
             index = pc.index_in(winners["position_key"],
                                 value_set=stored["position_key"].combine_chunks())
             known = pc.is_valid(index)
-            other = pc.fill_null(pc.not_equal(winners["fen"],
-                                              pc.take(stored["stored_fen"], index)), False)
+            # the FENs compared are the stored keys' only (a batch's keys are mostly new)
+            held = winners.filter(known)
+            stored_fen = pc.take(stored["stored_fen"], index.filter(known))
+            other = pc.not_equal(held["fen"], stored_fen)
             if pc.any(other).as_py():
-                clashing = winners.filter(other)
-                clashes += clashing.append_column(
-                    "stored_fen", pc.take(stored["stored_fen"], index).filter(other)).to_pylist()
+                clashes += held.filter(other).append_column(
+                    "stored_fen", stored_fen.filter(other)).to_pylist()
             winners = winners.filter(pc.invert(known))
         # the keys left are in no file of that version: the lake checks only newer files
         self.write(winners, delta if complete else None)
