@@ -47,7 +47,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import DeltaTable, write_deltalake
+from deltalake import ColumnProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction
 
@@ -66,6 +66,16 @@ WRITE_LOCK = "_chesslab_write.lock"
 # Keyed writes stage their files in this folder of the table (a leading underscore again).
 STAGING = "_staging"
 ROW = "__row"
+# Parquet settings where the defaults waste CPU: a dictionary is tried, then dropped, for
+# every page of a column whose values are nearly all distinct (keys, FENs). Without one,
+# positions' FENs compress with LZ4 (Snappy leaves them at their size); the values read back
+# are the same. Measured in docs/experiments/ingest.md.
+_PLAIN = ColumnProperties(dictionary_enabled=False)
+WRITER_PROPERTIES = {
+    "positions": WriterProperties(compression="LZ4_RAW",
+                                  column_properties={"position_key": _PLAIN, "fen": _PLAIN}),
+    "moves": WriterProperties(column_properties={"position_key": _PLAIN}),
+}
 _SCANNER = threading.local()
 # Commit conflicts are retried with jittered exponential backoff, this many times at most.
 COMMIT_ATTEMPTS = 30
@@ -246,7 +256,8 @@ class Lake:
         # merge: a column added to the table's schema since the table was created joins it
         try:
             write_deltalake(delta, data, mode="append",
-                            partition_by=list(spec.partition_by) or None, schema_mode="merge")
+                            partition_by=list(spec.partition_by) or None, schema_mode="merge",
+                            writer_properties=WRITER_PROPERTIES.get(spec.name))
         except BaseException:
             forget_table(self.table_dir(spec.name))   # its state after a failed commit
             raise
@@ -431,7 +442,8 @@ class Staged:
         self.folder = folder / STAGING / uuid.uuid4().hex
 
     def write(self, data: pa.Table) -> None:
-        write_deltalake(str(self.folder), data, mode="append")
+        write_deltalake(str(self.folder), data, mode="append",
+                        writer_properties=WRITER_PROPERTIES.get(self.table.name))
 
     def actions(self) -> list[AddAction | RemoveAction]:
         adds: list[AddAction | RemoveAction] = []
