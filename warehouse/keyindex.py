@@ -173,18 +173,25 @@ class KeyIndex:
                                             self.check)))
         self.merge(runs)
 
-    def add(self, rows: pa.Table, name: str, column: str) -> None:
+    def add(self, rows: pa.Table, name: str, column: str, run: Run | None = None) -> None:
         """Index ``rows`` (storage types), just committed as the one file ``name``, from
-        memory, and merge (under the table's write lock)."""
+        memory, and merge (under the table's write lock). ``run``: their
+        :meth:`sorted_run`, when the caller made it before taking the lock."""
+        run = run if run is not None else self.sorted_run(rows, column)
+        saved = self.save(Run("", run.keys, run.file_ids, (name,), run.checks, run.hashed))
+        self.merge([saved, *[r for r in self.runs() if r.name != saved.name]])
+
+    def sorted_run(self, rows: pa.Table, column: str) -> Run:
+        """The run of ``rows``' keys (and fingerprints), sorted, naming no file yet: most of
+        an index update's work, which needs no lock."""
         keys = index_keys(rows.column(column))
         if is_hashed(rows.column(column)):
             keys = np.unique(keys)      # each value once a file
         order = np.argsort(keys, kind="stable")
         checks = fingerprints(rows.column(self.check)).astype(np.uint64)[order] \
             if self.check else None
-        run = self.save(Run("", keys[order], np.zeros(len(keys), np.int32), (name,), checks,
-                            is_hashed(rows.column(column))))
-        self.merge([run, *[r for r in self.runs() if r.name != run.name]])
+        return Run("", keys[order], np.zeros(len(keys), np.int32), (), checks,
+                   is_hashed(rows.column(column)))
 
     def merge(self, runs: list[Run]) -> None:
         """Merge runs by tiers: once FAN_OUT runs are in one tier (sizes within a factor

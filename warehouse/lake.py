@@ -51,7 +51,7 @@ from deltalake import ColumnProperties, DeltaTable, WriterProperties, write_delt
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction
 
-from warehouse.keyindex import KeyIndex, index_keys, is_hashed
+from warehouse.keyindex import KeyIndex, Run, index_keys, is_hashed
 from warehouse.tables import REGISTRY, Table, table
 
 log = logging.getLogger(__name__)
@@ -316,14 +316,24 @@ class Lake:
         staged = Staged(folder)
         try:
             with_retries(spec.name, lambda: staged.write(new))   # errors worded as commits
+            run = self._unlocked_run(spec, before, new)
             with write_lock(folder):
                 return with_retries(spec.name, lambda: self._commit_staged(spec, checked, new,
-                                                                           staged))
+                                                                           staged, run))
         finally:
             staged.discard()
 
+    def _unlocked_run(self, spec: Table, delta: DeltaTable, rows: pa.Table) -> Run | None:
+        """The key index's run of ``rows`` (keys sorted, fingerprints), made before the
+        table's lock is taken, so that concurrent writers do that part in parallel; None
+        when the table (at ``delta``) keeps no index."""
+        folder = self._index_dir(spec)
+        if folder is None or spec.partition_by or not self._indexing(spec, delta, {}):
+            return None
+        return KeyIndex(folder, {}).sorted_run(rows, row_key(spec)[0])
+
     def _commit_staged(self, spec: Table, checked: frozenset[str], new: pa.Table,
-                       staged: Staged) -> int:
+                       staged: Staged, run: Run | None = None) -> int:
         delta = self._latest(spec)
         self._refresh_index(spec, delta, new)
         since = set(delta.file_uris()) - checked
@@ -341,7 +351,7 @@ class Lake:
         if folder is not None and len(names) == 1 and indexing:
             # the rows just committed are in memory: index them without reading the file back
             index = KeyIndex(folder, {})
-            index.add(new, names[0], row_key(spec)[0])
+            index.add(new, names[0], row_key(spec)[0], run)
         return new.num_rows
 
     def _indexing(self, spec: Table, delta: DeltaTable, values: Mapping[str, Any]) -> bool:
