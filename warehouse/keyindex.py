@@ -184,9 +184,9 @@ class KeyIndex:
     def sorted_run(self, rows: pa.Table, column: str) -> Run:
         """The run of ``rows``' keys (and fingerprints), sorted, naming no file yet: most of
         an index update's work, which needs no lock."""
-        keys = index_keys(rows.column(column))
+        keys = index_keys(rows.column(column), distinct=True)
         if is_hashed(rows.column(column)):
-            keys = np.unique(keys)      # each value once a file
+            keys = np.unique(keys)      # each value once a file (two strings may share one)
         order = np.argsort(keys, kind="stable")
         checks = fingerprints(rows.column(self.check)).astype(np.uint64)[order] \
             if self.check else None
@@ -318,11 +318,13 @@ def is_hashed(values: pa.Array | pa.ChunkedArray) -> bool:
     return pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
 
 
-def index_keys(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def index_keys(values: pa.Array | pa.ChunkedArray, distinct: bool = False) -> np.ndarray:
     """A key column as the index holds it (int64): integers as stored, strings as
-    :func:`fingerprints` (several strings may share one: a hit is confirmed in the files)."""
+    :func:`fingerprints` (several strings may share one: a hit is confirmed in the files).
+    ``distinct``: each string's hash once (not one per row; a moves batch repeats each game's
+    id once a ply), for callers that only ask which values are held."""
     if is_hashed(values):
-        return fingerprints(values).view(np.int64)
+        return fingerprints(pc.unique(values) if distinct else values).view(np.int64)
     return pc.cast(values, pa.int64(), safe=False).to_numpy()
 
 

@@ -375,7 +375,7 @@ class Lake:
         if folder is None or spec.partition_by or not uris:
             return sorted(Path(uri) for uri in uris)
         by_name = {basename(uri): uri for uri in uris}
-        found = KeyIndex(folder, {}).lookup(index_keys(keys), by_name, by_name)
+        found = KeyIndex(folder, {}).lookup(index_keys(keys, distinct=True), by_name, by_name)
         return sorted(Path(by_name[n]) for n in found.holders | set(found.uncovered))
 
     def indexed_checks(self, name: str, keys: pa.Array | pa.ChunkedArray,
@@ -691,7 +691,8 @@ def indexed_lookup(spec: Table, files: pa.Table, group: pa.Table,
     by_name = {basename(uri): uri for uri in uris}
     column = group.column(row_key(spec)[0])
     found = KeyIndex(index, values).lookup(
-        index_keys(column), [basename(uri) for uri in mine.column("uri").to_pylist()], by_name)
+        index_keys(column, distinct=is_hashed(column)),
+        [basename(uri) for uri in mine.column("uri").to_pylist()], by_name)
     if is_hashed(column):   # a hit is a hash's: confirmed in the files named, a miss is certain
         named = (found.holders & by_name.keys()) | set(found.uncovered)
         return [by_name[name] for name in sorted(named)], group
