@@ -357,6 +357,8 @@ class Lake:
     def _indexing(self, spec: Table, delta: DeltaTable, values: Mapping[str, Any]) -> bool:
         """Whether the partition ``values`` of the table holds enough keys to keep its key
         index (see INDEX_FROM)."""
+        if self.index_from(spec) <= 0:
+            return True     # from the first key: no need to count them
         files = file_index(delta)
         if values:
             files = files.filter(matches(files, {f"partition.{c}": v for c, v in values.items()}))
