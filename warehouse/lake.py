@@ -74,7 +74,7 @@ _PLAIN = ColumnProperties(dictionary_enabled=False)
 WRITER_PROPERTIES = {
     "positions": WriterProperties(compression="LZ4_RAW",
                                   column_properties={"position_key": _PLAIN, "fen": _PLAIN}),
-    "moves": WriterProperties(column_properties={"position_key": _PLAIN}),
+    "moves": WriterProperties(compression="SNAPPY", column_properties={"position_key": _PLAIN}),
 }
 _SCANNER = threading.local()
 # Commit conflicts are retried with jittered exponential backoff, this many times at most.
@@ -257,7 +257,7 @@ class Lake:
         try:
             write_deltalake(delta, data, mode="append",
                             partition_by=list(spec.partition_by) or None, schema_mode="merge",
-                            writer_properties=WRITER_PROPERTIES.get(spec.name))
+                            **writer_options(spec.name))
         except BaseException:
             forget_table(self.table_dir(spec.name))   # its state after a failed commit
             raise
@@ -454,8 +454,7 @@ class Staged:
         self.folder = folder / STAGING / uuid.uuid4().hex
 
     def write(self, data: pa.Table) -> None:
-        write_deltalake(str(self.folder), data, mode="append",
-                        writer_properties=WRITER_PROPERTIES.get(self.table.name))
+        write_deltalake(str(self.folder), data, mode="append", **writer_options(self.table.name))
 
     def actions(self) -> list[AddAction | RemoveAction]:
         adds: list[AddAction | RemoveAction] = []
@@ -557,6 +556,11 @@ def latest_table(folder: Path) -> DeltaTable:
 def forget_table(folder: Path) -> None:
     """Drop this thread's cached table of ``folder`` (loaded again at its next use)."""
     table_cache().pop(str(folder), None)
+
+
+def writer_options(name: str) -> dict[str, Any]:
+    """``write_deltalake``'s Parquet settings for table ``name`` (none: Delta's defaults)."""
+    return {"writer_properties": WRITER_PROPERTIES[name]} if name in WRITER_PROPERTIES else {}
 
 
 def has_commits(folder: Path) -> bool:

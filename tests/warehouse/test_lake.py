@@ -210,3 +210,28 @@ def test_a_key_of_two_columns_is_found_whatever_its_first_column_holds(home: Pat
         ("a", 0, "e2e4"), ("a", 1, "e2e4"), ("a", 2, "d2d4"), ("b", 0, "e2e4"),
         ("c", 0, "e2e4"), ("c", 1, "d2d4"), ("d", 0, "e2e4"), ("d", 1, "e2e4"),
         ("e", 0, "d2d4"), ("f", 0, "d2d4"), ("g", 3, "d2d4")]
+
+
+def test_positions_and_moves_files_are_compressed_without_key_dictionaries(home: Path) -> None:
+    """The Parquet settings of positions and moves (warehouse.lake.WRITER_PROPERTIES): every
+    column compressed (naming a setting leaves Parquet's own default, no compression, unless
+    the codec is named too), no dictionary for the nearly distinct key and FEN columns, a
+    dictionary still for the rest; the values read back as written."""
+    import pyarrow.parquet as pq
+
+    lake = Lake(home)
+    fens = [f"8/8/8/8/8/8/8/{n} w - -" for n in range(50)]
+    lake.write("positions", [{"position_key": n * 7919, "fen": fen, "source_id": "s",
+                              "in_check": False} for n, fen in enumerate(fens)])
+    lake.write("moves", [{"game_id": "g", "ply": n, "position_key": n * 7919, "uci": "e2e4",
+                          "san": "e4"} for n in range(50)])
+    for name, plain, coded in (("positions", {"position_key", "fen"}, "source_id"),
+                               ("moves", {"position_key"}, "game_id")):
+        [part] = lake.parts(name)
+        meta = pq.ParquetFile(part).metadata.row_group(0)
+        columns = {meta.column(i).path_in_schema: meta.column(i) for i in range(meta.num_columns)}
+        assert all(c.compression != "UNCOMPRESSED" for c in columns.values()), name
+        assert {n for n in plain if "RLE_DICTIONARY" in columns[n].encodings} == set()
+        assert "RLE_DICTIONARY" in columns[coded].encodings
+    assert lake.read("positions", ["fen"]).column("fen").to_pylist() == fens
+    assert lake.read("moves", ["ply"]).column("ply").to_pylist() == list(range(50))
