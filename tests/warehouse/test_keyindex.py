@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pytest
 
 from warehouse import Lake
 from warehouse.keyindex import INDEX_DIR, KeyIndex, Run
@@ -231,3 +232,37 @@ def test_a_write_absent_from_a_version_checks_the_files_committed_since(home: Pa
     stored = lake.read("positions", columns=["position_key", "fen"]).to_pylist()
     assert sorted((row["position_key"], row["fen"]) for row in stored) == \
         [(10, "first 10"), (20, "first 20"), (30, "first 30"), (40, "later 40")]
+
+
+def test_runs_are_read_once_and_forgotten_when_removed(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's arrays are read from disk once per process (a run never changes once its
+    json is written); a run removed, here or by another process (its files deleted behind
+    the index's back), is no longer listed nor kept."""
+    import warehouse.keyindex as keyindex
+
+    index = KeyIndex(tmp_path / "labels", {})
+    runs = [index.save(Run("", np.array(sorted(keys)), np.zeros(len(keys), np.int32), (name,)))
+            for keys, name in (([3, 1, 2], "a"), ([9, 7], "b"), ([5], "c"))]
+    loads: list[str] = []
+    real_load = np.load
+
+    def counting(path: str, *args: object, **kwargs: object) -> np.ndarray:
+        loads.append(str(path))
+        return real_load(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(keyindex.np, "load", counting)
+    keyindex._LOADED.clear()
+    first = index.runs()
+    assert [r.keys.tolist() for r in first] == [[1, 2, 3], [7, 9], [5]]
+    reads = len(loads)
+    assert reads == 6                      # keys and files of three runs
+    assert [r.files for r in index.runs()] == [("a",), ("b",), ("c",)]
+    assert len(loads) == reads             # not read again
+    index.remove(runs[0].name)             # removed here
+    for suffix in (".json", ".keys.npy", ".files.npy"):   # and by another process
+        (index.folder / f"{runs[1].name}{suffix}").unlink()
+    assert [r.files for r in index.runs()] == [("c",)]
+    assert [key for key in keyindex._LOADED if key.startswith(str(index.folder))] == [
+        str(index.folder / f"{runs[2].name}.json")]
+    assert len(loads) == reads
