@@ -709,7 +709,8 @@ def test_local_cluster_closes_client_first_under_the_quiet_settings(
         assert list(client.run(filtered).values()) == [True]
         silence_shutdown_noise(os.getpid())          # the client's own process: left alone
         assert not filtered()
-    assert [name for name, _ in closed][:2] == ["client", "cluster"]
+    names = [name for name, _ in closed]      # Client.close may be called more than once
+    assert "cluster" in names and names.index("client") < names.index("cluster")
     assert {quiet for _, quiet in closed} == {False}          # the profiler still off
     assert not filtered()
 
