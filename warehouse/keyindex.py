@@ -55,6 +55,7 @@ FINGERPRINT = f"duckdb-hash-{duckdb.__version__}"
 _FINGERPRINTER = threading.local()
 # The runs this process has read, by their json's path (a run is immutable; see KeyIndex.runs).
 _LOADED: dict[str, Run] = {}
+_LOADED_LOCK = threading.Lock()     # the lanes of a step list runs from several threads
 
 
 @dataclass(frozen=True)
@@ -97,18 +98,21 @@ class KeyIndex:
         """The complete runs, largest first (a run removed while being read is left out).
         A run never changes once its json is written, so each is read once per process
         (:data:`_LOADED`; an ingest lists the runs several times per batch)."""
-        if not self.folder.is_dir():
-            return []
+        manifests = ({str(manifest): manifest for manifest in self.folder.glob("*.json")}
+                     if self.folder.is_dir() else {})
         runs = []
-        manifests = {str(manifest): manifest for manifest in self.folder.glob("*.json")}
         for key, manifest in manifests.items():
-            run = _LOADED.get(key) or self.load(manifest)
+            with _LOADED_LOCK:
+                run = _LOADED.get(key)
+            if run is None and (run := self.load(manifest)) is not None:
+                with _LOADED_LOCK:
+                    run = _LOADED.setdefault(key, run)
             if run is not None:
-                _LOADED[key] = run
                 runs.append(run)
         prefix = f"{self.folder}{os.sep}"
-        for key in [k for k in _LOADED if k.startswith(prefix) and k not in manifests]:
-            del _LOADED[key]    # removed by another process
+        with _LOADED_LOCK:
+            for key in [k for k in _LOADED if k.startswith(prefix) and k not in manifests]:
+                del _LOADED[key]    # removed by another process
         return sorted(runs, key=lambda run: (-len(run.keys), run.name))
 
     def load(self, manifest: Path) -> Run | None:
@@ -232,7 +236,8 @@ class KeyIndex:
 
     def remove(self, name: str) -> None:
         """Remove a run, its json first (it stops being one before its arrays go)."""
-        _LOADED.pop(str(self.folder / f"{name}.json"), None)
+        with _LOADED_LOCK:
+            _LOADED.pop(str(self.folder / f"{name}.json"), None)
         for suffix in (".json", ".keys.npy", ".files.npy", ".checks.npy"):
             (self.folder / f"{name}{suffix}").unlink(missing_ok=True)
 

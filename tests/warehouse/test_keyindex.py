@@ -6,6 +6,7 @@ are read back with pyarrow, not through the index.
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -266,3 +267,56 @@ def test_runs_are_read_once_and_forgotten_when_removed(tmp_path: Path,
     assert [key for key in keyindex._LOADED if key.startswith(str(index.folder))] == [
         str(index.folder / f"{runs[2].name}.json")]
     assert len(loads) == reads
+
+
+def test_runs_listed_from_many_threads_while_runs_come_and_go(tmp_path: Path) -> None:
+    """The lanes of a step list runs from several threads while runs are saved and removed
+    (here and behind the index's back): every listing completes and names only whole runs."""
+    import threading
+
+    import warehouse.keyindex as keyindex
+
+    indexes = [KeyIndex(tmp_path / f"labels{i}", {}) for i in range(4)]
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def churn(index: KeyIndex, seed: int) -> None:
+        rng = random.Random(seed)
+        while not stop.is_set():
+            keys = sorted(rng.sample(range(1000), 3))
+            run = index.save(Run("", np.array(keys), np.zeros(3, np.int32), ("f",)))
+            index.runs()
+            if rng.random() < 0.5:
+                index.remove(run.name)
+            else:                              # another process removes it
+                for suffix in (".json", ".keys.npy", ".files.npy"):
+                    (index.folder / f"{run.name}{suffix}").unlink(missing_ok=True)
+
+    def listing(index: KeyIndex) -> None:
+        try:
+            for _ in range(400):
+                assert all(len(run.keys) == 3 for run in index.runs())
+        except BaseException as exc:   # noqa: BLE001 - reported by the test
+            errors.append(exc)
+
+    keyindex._LOADED.clear()
+    many = KeyIndex(tmp_path / "many", {})    # a long cache to walk: the race's window
+    for key in range(300):
+        many.save(Run("", np.array([key]), np.zeros(1, np.int32), ("f",)))
+    many.runs()
+    churners = [threading.Thread(target=churn, args=(index, i)) for i, index in
+                enumerate(indexes)]
+    listers = [threading.Thread(target=listing, args=(index,)) for index in indexes * 2]
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)                # threads switch as often as they can
+    try:
+        for thread in churners + listers:
+            thread.start()
+        for thread in listers:
+            thread.join()
+    finally:
+        stop.set()
+        for thread in churners:
+            thread.join()
+        sys.setswitchinterval(switching)
+    assert errors == []
