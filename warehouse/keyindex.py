@@ -31,6 +31,7 @@ import json
 import os
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +55,12 @@ CHECKED = {"positions": "fen"}
 FINGERPRINT = f"duckdb-hash-{duckdb.__version__}"
 _FINGERPRINTER = threading.local()
 # The runs this process has read, by their json's path (a run is immutable; see KeyIndex.runs).
-_LOADED: dict[str, Run] = {}
+_LOADED: OrderedDict[str, Run] = OrderedDict()
 _LOADED_LOCK = threading.Lock()     # the lanes of a step list runs from several threads
+# A run's arrays are memory-mapped, and each map holds a file descriptor: the runs kept are
+# the most recently listed RUN_CACHE_SIZE (a process that walks many homes or tables, as a
+# test session does, would otherwise run out of descriptors: select() refuses fds >= 1024).
+RUN_CACHE_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -104,9 +109,13 @@ class KeyIndex:
         for key, manifest in manifests.items():
             with _LOADED_LOCK:
                 run = _LOADED.get(key)
+                if run is not None:
+                    _LOADED.move_to_end(key)
             if run is None and (run := self.load(manifest)) is not None:
                 with _LOADED_LOCK:
                     run = _LOADED.setdefault(key, run)
+                    while len(_LOADED) > RUN_CACHE_SIZE:
+                        _LOADED.popitem(last=False)
             if run is not None:
                 runs.append(run)
         prefix = f"{self.folder}{os.sep}"

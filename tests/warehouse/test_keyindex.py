@@ -320,3 +320,23 @@ def test_runs_listed_from_many_threads_while_runs_come_and_go(tmp_path: Path) ->
             thread.join()
         sys.setswitchinterval(switching)
     assert errors == []
+
+
+def test_runs_kept_in_memory_are_bounded_with_their_file_descriptors(tmp_path: Path) -> None:
+    """Each kept run maps its arrays (a file descriptor each): a process that lists the runs
+    of many tables keeps at most RUN_CACHE_SIZE of them, not one per run ever listed."""
+    import os
+
+    import warehouse.keyindex as keyindex
+
+    keyindex._LOADED.clear()
+    before = len(os.listdir("/proc/self/fd"))
+    for table in range(3 * keyindex.RUN_CACHE_SIZE):
+        index = KeyIndex(tmp_path / f"t{table}", {})
+        index.save(Run("", np.array([1, 2, 3]), np.zeros(3, np.int32), ("f",)))
+        assert [r.keys.tolist() for r in index.runs()] == [[1, 2, 3]]
+    assert len(keyindex._LOADED) == keyindex.RUN_CACHE_SIZE
+    import gc
+
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) - before <= 2 * keyindex.RUN_CACHE_SIZE + 8
