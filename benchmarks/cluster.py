@@ -16,15 +16,23 @@ side in this one run, and the ratios are printed:
 ``--scale N`` instead runs 1 and N workers (a 16-core machine: ``--scale 14``, target >= 12x)
 and, with ``--tc 10+0.1``, prints the time-loss rate (target <= 0.1% of games).
 
-The paths take turns, once each per repeat, and each ratio is the median of the repeats' own
-ratios: on a machine others load, the load drifts between runs more than the paths differ.
+The paths take turns, once each per repeat (in reverse order every other repeat, so a drift
+in the machine's load weighs on each path alike), and each ratio is the median of the repeats'
+own ratios: on a machine others load, the load drifts between runs more than the paths differ.
+``--paths`` runs only some of them (``--paths direct2,workers2``: the overhead alone).
+
+Each run also counts the CPU seconds of this process and every process it started (worker
+processes, engines: all are gone, and reaped, when a run ends), per game. The engines play
+the same games at fixed nodes whichever path runs them, so what one path spends over another
+per game is its own overhead (Dask's processes, a batch's round trips), a figure others' load
+barely moves where wall time moves with it.
 
 ``--background-cpu`` measures the CPU Dask's own work takes (profiler, ticks, monitors) with
 its defaults and with the games runner's settings, in CPU seconds (others' load does not
 enter): on 2 cores shared with 2 engines, every percent of a core it takes is half a percent
 of the engines' speed.
 
-usage: python benchmarks/cluster.py [--nodes 20000] [--rounds 6] [--repeats 1]
+usage: python benchmarks/cluster.py [--nodes 20000] [--rounds 6] [--repeats 1] [--paths ...]
        python benchmarks/cluster.py --scale 14 --tc 10+0.1 --rounds 140
        python benchmarks/cluster.py --background-cpu --repeats 2
 """
@@ -32,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import tempfile
 import time
@@ -59,6 +68,8 @@ def config(args: argparse.Namespace, runner: GamesOptions,
 
 
 Run = tuple[TournamentSummary, float, int]       # the summary, seconds, game threads
+PATHS = {"direct2": "direct 2", "workers2": "workers 2", "concurrency2": "concurrency 2",
+         "workers1": "workers 1"}
 
 
 def on_cluster(cfg: TournamentConfig) -> Run:
@@ -152,14 +163,25 @@ def load() -> str:
     return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
 
 
-def measure(name: str, run: Callable[[], Run]) -> float:
-    """Games/minute of one run, with where the game threads' time went: playing batches
-    (of it, waiting for engines) or idle (start-up, a batch's round trip, the last batches'
-    tail)."""
-    before = load()
+def cpu_seconds() -> float:
+    """User and system CPU of this process and of every child process it has reaped (theirs
+    include their own reaped children: a worker process's engines)."""
+    return sum(sum(resource.getrusage(who)[:2])
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+
+
+Measured = tuple[float, float]      # games/minute, CPU seconds a game
+
+
+def measure(name: str, run: Callable[[], Run]) -> Measured:
+    """Games/minute of one run and its CPU seconds a game, with where the game threads' time
+    went: playing batches (of it, waiting for engines) or idle (start-up, a batch's round
+    trip, the last batches' tail)."""
+    before, cpu = load(), cpu_seconds()
     summary, seconds, threads = run()
     games = summary.played
     rate = games / seconds * 60
+    per_game = (cpu_seconds() - cpu) / max(games, 1)
     losses = summary.terminations.get("time forfeit", 0)
     busy = summary.worker_seconds / (seconds * threads)
     engines = summary.engine_seconds / (seconds * threads)
@@ -167,23 +189,27 @@ def measure(name: str, run: Callable[[], Run]) -> float:
           f"time losses {losses}/{games}  ({before} -> {load()})\n"
           f"{'':<14} {threads} threads: in batches {100 * busy:.1f}% of their time (engines "
           f"{100 * engines:.1f}%, the rest {100 * (busy - engines):.1f}%), "
-          f"idle {100 * (1 - busy):.1f}%", flush=True)
-    return rate
+          f"idle {100 * (1 - busy):.1f}%; CPU {per_game:.3f} s a game", flush=True)
+    return rate, per_game
 
 
-def interleaved(paths: dict[str, Callable[[], Run]], repeats: int) -> list[dict[str, float]]:
-    """Every path once per repeat, in turn: a machine whose load drifts (others' jobs) weighs
-    on the paths of one repeat alike, so ratios are taken within a repeat."""
+def interleaved(paths: dict[str, Callable[[], Run]], repeats: int) -> list[dict[str, Measured]]:
+    """Every path once per repeat, in turn, the order reversed every other repeat: a machine
+    whose load drifts (others' jobs) weighs on the paths of one repeat alike, so ratios are
+    taken within a repeat."""
     rounds = []
     for repeat in range(repeats):
         print(f"-- repeat {repeat + 1}/{repeats}", flush=True)
-        rounds.append({name: measure(name, run) for name, run in paths.items()})
+        order = list(paths.items())
+        rounds.append({name: measure(name, run)
+                       for name, run in (order[::-1] if repeat % 2 else order)})
     return rounds
 
 
-def ratio(rounds: list[dict[str, float]], top: str, bottom: str) -> str:
-    """The median over repeats of ``top / bottom`` (each repeat's own), and every repeat's."""
-    values = sorted(r[top] / r[bottom] for r in rounds)
+def ratio(rounds: list[dict[str, Measured]], top: str, bottom: str, which: int = 0) -> str:
+    """The median over repeats of ``top / bottom`` (each repeat's own), and every repeat's;
+    ``which``: of games/minute (0) or CPU a game (1)."""
+    values = sorted(r[top][which] / r[bottom][which] for r in rounds)
     middle = statistics.median(values)
     return f"{middle:.3f} (repeats: {', '.join(f'{v:.3f}' for v in values)})"
 
@@ -195,6 +221,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6, help="game pairs (games = 2x)")
     parser.add_argument("--max-plies", type=int, default=120)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--paths", default=",".join(PATHS),
+                        help=f"the paths to run, of {','.join(PATHS)}")
     parser.add_argument("--scale", type=int, default=0,
                         help="run 1 and N workers instead (a many-core machine)")
     parser.add_argument("--background-cpu", action="store_true",
@@ -220,22 +248,29 @@ def main() -> None:
         print(f"workers {args.scale} / workers 1: "
               f"{ratio(rounds, f'workers {args.scale}', 'workers 1')} (target >= 12x at 14)")
         return
-    rounds = interleaved({
+    every = {
         "direct 2": lambda: direct(config(args, GamesOptions()), 2),
         "workers 2": workers(2),
         "concurrency 2": lambda: on_cluster(config(args, GamesOptions(), concurrency=2)),
         "workers 1": workers(1),
-    }, args.repeats)
-    print(f"workers 2 / workers 1: {ratio(rounds, 'workers 2', 'workers 1')} (target >= 1.8x)")
+    }
+    chosen = [PATHS[key.strip()] for key in args.paths.split(",")
+              if key.strip() in PATHS or parser.error(f"--paths: no path {key!r}")]
+    rounds = interleaved({name: every[name] for name in chosen}, args.repeats)
+    if {"workers 2", "workers 1"} <= set(chosen):
+        print(f"workers 2 / workers 1: {ratio(rounds, 'workers 2', 'workers 1')} "
+              "(target >= 1.8x)")
     for name, options, concurrency in (("workers 1", GamesOptions(workers=1), 1),
                                        ("workers 2", GamesOptions(workers=2), 1),
                                        ("concurrency 2", GamesOptions(), 2)):
-        opened, closed = startup(config(args, options, concurrency))
-        print(f"{name} start-up (cluster + worker checks): {opened:.1f}s, close: "
-              f"{closed:.1f}s  ({load()})")
+        if name in chosen:
+            opened, closed = startup(config(args, options, concurrency))
+            print(f"{name} start-up (cluster + worker checks): {opened:.1f}s, close: "
+                  f"{closed:.1f}s  ({load()})")
     for path in ("workers 2", "concurrency 2"):
-        print(f"{path} / direct 2: {ratio(rounds, path, 'direct 2')} (target >= 0.95: at "
-              "most 5% slower)")
+        if {path, "direct 2"} <= set(chosen):
+            print(f"{path} / direct 2: {ratio(rounds, path, 'direct 2')} (target >= 0.95: "
+                  f"at most 5% slower); CPU a game: {ratio(rounds, path, 'direct 2', 1)}")
     print(f"done, {load()}")
 
 
