@@ -115,15 +115,18 @@ def startup(cfg: TournamentConfig) -> tuple[float, float]:
 
 
 def polling(name: str, seconds: float) -> int:
-    """What a worker thread does besides waiting for engines: ask the run's stop event (as a
-    batch does, through its cached poller) for ``seconds``."""
-    from pipelines.games.cluster import event_poller
+    """What a worker thread does besides waiting for engines: watch the run's stop event (as
+    a batch does: a thread waiting at the scheduler) and read the watch, for ``seconds``."""
+    from pipelines.games.cluster import StopWatch
 
-    stopped, asked, end = event_poller(name), 0, time.monotonic() + seconds
-    while time.monotonic() < end:
-        stopped()
-        asked += 1
-        time.sleep(0.05)
+    stopped, asked, end = StopWatch(name), 0, time.monotonic() + seconds
+    try:
+        while time.monotonic() < end:
+            stopped()
+            asked += 1
+            time.sleep(0.05)
+    finally:
+        stopped.close()
     return asked
 
 

@@ -5,7 +5,8 @@ processes (``--workers N``) or, for the one-machine default, one worker in this 
 threads play ``--concurrency`` games. :func:`run_batches` hands the batches out (in plan order,
 a batch to a free worker thread), gives each result to the caller as it comes back and stops
 everything when the caller says so (an SPRT's verdict, Ctrl-C): no new batch starts, running
-ones are cancelled and their workers stop their engines (a Dask ``Event`` they poll).
+ones are cancelled and their workers stop their engines (a Dask ``Event`` each batch
+waits on at the scheduler).
 
 A worker that dies loses its running batch, which the scheduler gives to another worker; a
 worker that refuses a batch (:class:`~pipelines.games.batch.WorkerRefused`) is left out and
@@ -17,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import time
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -35,7 +36,9 @@ from pipelines.games.config import GamesError, GamesOptions
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 10
-STOP_CACHE_S = 0.5
+# A batch's stop watch waits this long at the scheduler at a time (the longest its thread
+# outlives the batch).
+STOP_WAIT_S = 2.0
 # A batch on a worker that dies is played again elsewhere; a batch whose workers keep dying
 # (it kills them) is given up after this many.
 ALLOWED_FAILURES = 3
@@ -176,33 +179,47 @@ def on_worker(play: Callable[[Any, Callable[[], bool]], Any], batch: Any,
     """``play(batch, stop)`` on this worker; a refusal names the worker's address."""
     from distributed import get_worker
 
+    watch = StopWatch(stop_name)
     try:
-        return play(batch, event_poller(stop_name))
+        return play(batch, watch)
     except WorkerRefused as exc:
         exc.address = get_worker().address
         raise
+    finally:
+        watch.close()
 
 
-def event_poller(name: str) -> Callable[[], bool]:
-    """``is_set`` of the Dask event ``name``, asked at most every half second (and, when the
-    scheduler cannot be asked, taken as set: an orphaned batch stops its engines)."""
-    from distributed import Event, get_client
+class StopWatch:
+    """Whether the run's Dask event ``name`` is set, for one batch: a thread waits on it at
+    the scheduler, which answers when it is set (or after ``STOP_WAIT_S``, and the thread
+    waits again while the batch runs), so a batch asks nothing while it plays; calling the
+    watch reads what the thread saw. When the scheduler cannot be asked, the event counts
+    as set: an orphaned batch stops its engines."""
 
-    event = Event(name, client=get_client())
-    asked = [0.0]
-    seen = [False]
+    def __init__(self, name: str) -> None:
+        from distributed import Event, get_client
 
-    def stopped() -> bool:
-        now = time.monotonic()
-        if not seen[0] and now - asked[0] >= STOP_CACHE_S:
-            asked[0] = now
+        self.event = Event(name, client=get_client())
+        self.seen = threading.Event()
+        self.closed = threading.Event()
+        threading.Thread(target=self.watch, name=f"chesslab-stop-{name}", daemon=True).start()
+
+    def watch(self) -> None:
+        while not self.closed.is_set():
             try:
-                seen[0] = bool(event.is_set())
-            except Exception:       # noqa: BLE001 - no scheduler: stop
-                seen[0] = True
-        return seen[0]
+                if not self.event.wait(timeout=STOP_WAIT_S):
+                    continue
+            except BaseException:      # noqa: BLE001 - no scheduler (or its client closed)
+                pass
+            self.seen.set()
+            return
 
-    return stopped
+    def __call__(self) -> bool:
+        return self.seen.is_set()
+
+    def close(self) -> None:
+        """The batch is over: the thread ends after its current wait."""
+        self.closed.set()
 
 
 def check_workers(client: Any, batch: Any, report: Report,
