@@ -12,7 +12,7 @@ except ImportError:  # pragma: no cover - build requirements always bring Cython
 HERE = Path(__file__).parent
 # The engine core, and the compiled readers and writers of the field's data formats and of
 # PGN (pipelines/ingest/_pgn.pyx) that use it.
-COMPILED = ("engines", "pipelines")
+COMPILED = ("engines", "pipelines", "warehouse")
 #: A C header a .pyx includes: ``cdef extern from "kernels.h"``.
 EXTERN_HEADER = re.compile(r'^cdef extern from "([\w.]+\.h)"', re.MULTILINE)
 PYX = sorted(str(p.relative_to(HERE)) for folder in COMPILED for p in (HERE / folder).rglob("*.pyx"))

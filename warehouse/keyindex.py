@@ -20,9 +20,9 @@ killed anywhere leaves at worst an unused file.
 A key column of strings (games' and moves' ``game_id``) is indexed by a 64-bit hash of each
 string (:func:`index_keys`), each value once per file, with every file holding it (a game's
 moves may span files): a miss is certain, a hit names the files to read to confirm it. The
-run's json names the hash (DuckDB's, per version); a run built under another is not used, and
-the next refresh rebuilds it. Runs are added, merged and removed only under
-the table's write lock; readers without it tolerate a run vanishing under them.
+run's json names the hash (:data:`FINGERPRINT`, compiled); a run built under another is not
+used, and the next refresh rebuilds it. Runs are added, merged and removed only under the
+table's write lock; readers without it tolerate a run vanishing under them.
 """
 from __future__ import annotations
 
@@ -37,11 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from warehouse._fingerprint import string_prints
 
 INDEX_DIR = "_chesslab_keys"
 # FAN_OUT runs of one tier (a power of FAN_OUT, a power of two) are merged into one (each key
@@ -52,8 +53,9 @@ FAN_OUT = 4
 MAX_MERGED_KEYS = 1 << 27
 # Tables whose runs keep a fingerprint of one more column per key (see KeyIndex).
 CHECKED = {"positions": "fen"}
-FINGERPRINT = f"duckdb-hash-{duckdb.__version__}"
-_FINGERPRINTER = threading.local()
+# The fingerprints of strings (string keys, checked columns): compiled, fixed by chesslab's
+# code (runs made under another name, such as DuckDB's hash before, are rebuilt).
+FINGERPRINT = "chesslab-print-1"
 # The runs this process has read, by their json's path (a run is immutable; see KeyIndex.runs).
 _LOADED: OrderedDict[str, Run] = OrderedDict()
 _LOADED_LOCK = threading.Lock()     # the lanes of a step list runs from several threads
@@ -125,12 +127,12 @@ class KeyIndex:
         return sorted(runs, key=lambda run: (-len(run.keys), run.name))
 
     def load(self, manifest: Path) -> Run | None:
-        """The run of a json, its arrays mapped (None: hashed by another DuckDB version, or
+        """The run of a json, its arrays mapped (None: hashed by another fingerprint, or
         removed while being read)."""
         try:
             about = json.loads(manifest.read_text())
             if about.get("hash") not in (None, FINGERPRINT):
-                return None     # keys hashed by another DuckDB version: refresh rebuilds it
+                return None     # keys hashed by another fingerprint: refresh rebuilds it
             stem = manifest.with_suffix("")
             keys = np.load(f"{stem}.keys.npy", mmap_mode="r")
             ids = np.load(f"{stem}.files.npy", mmap_mode="r")
@@ -173,7 +175,7 @@ class KeyIndex:
         runs, current = [], {run.name for run in self.runs()}
         for manifest in self.folder.glob("*.json") if self.folder.is_dir() else []:
             if manifest.stem not in current:
-                self.remove(manifest.stem)     # hashed under another DuckDB version
+                self.remove(manifest.stem)     # hashed under another fingerprint
         for run in self.runs():
             if set(run.files) <= files.keys() and (run.checks is not None or not self.check):
                 runs.append(run)
@@ -201,8 +203,7 @@ class KeyIndex:
         if is_hashed(rows.column(column)):
             keys = np.unique(keys)      # each value once a file (two strings may share one)
         order = np.argsort(keys, kind="stable")
-        checks = fingerprints(rows.column(self.check)).astype(np.uint64)[order] \
-            if self.check else None
+        checks = fingerprints(rows.column(self.check))[order] if self.check else None
         return Run("", keys[order], np.zeros(len(keys), np.int32), (), checks,
                    is_hashed(rows.column(column)))
 
@@ -283,25 +284,27 @@ def search(sorted_keys: np.ndarray, keys: np.ndarray,
 
 
 def fingerprints(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """A 64-bit fingerprint of each string (DuckDB's ``hash``, deterministic for one DuckDB
-    version: :data:`FINGERPRINT` names it, and runs built under another are rebuilt)."""
-    con = fingerprinter()
-    con.register("fingerprinted", pa.table({"v": values}))
-    try:
-        return con.sql("select hash(v) as h from fingerprinted").fetchnumpy()["h"] \
-            .astype(np.uint64)
-    finally:
-        con.unregister("fingerprinted")
+    """A 64-bit fingerprint (uint64) of each string (compiled, :mod:`warehouse._fingerprint`;
+    fixed by that code, which :data:`FINGERPRINT` names: runs made under another, such as
+    DuckDB's ``hash`` before, are rebuilt; 0 for a null).
 
-
-def fingerprinter() -> duckdb.DuckDBPyConnection:
-    """This process's and thread's DuckDB connection for fingerprints (kept: opening one
-    costs tens of ms; one per process, as a connection must not be used after a fork)."""
-    by_pid = _FINGERPRINTER.__dict__.setdefault("by_pid", {})
-    if os.getpid() not in by_pid:
-        by_pid.clear()
-        by_pid[os.getpid()] = duckdb.connect(":memory:")
-    return by_pid[os.getpid()]
+    >>> a, b, c = fingerprints(pa.chunked_array([["8/8 w", "8/8 b"], ["8/8 w"]]))
+    >>> bool(a == c != b)
+    True
+    """
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    parts = [np.zeros(0, np.uint64)]
+    for chunk in chunks:
+        wide = chunk.cast(pa.large_string())     # int64 offsets (the text is not copied)
+        _, offsets, data = wide.buffers()
+        ends = np.frombuffer(offsets, np.int64)[wide.offset:wide.offset + len(wide) + 1] \
+            if len(wide) else np.zeros(1, np.int64)
+        text = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+        prints = string_prints(np.ascontiguousarray(ends), text)
+        if wide.null_count:
+            prints[~np.asarray(wide.is_valid())] = 0
+        parts.append(prints)
+    return np.concatenate(parts)
 
 
 def build_run(uris: list[str], names: list[str], column: str,

@@ -5,17 +5,19 @@ are read back with pyarrow, not through the index.
 """
 from __future__ import annotations
 
+import json
 import random
 import sys
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
-from warehouse import Lake
-from warehouse.keyindex import INDEX_DIR, KeyIndex, Run
+from warehouse import Lake, keyindex
+from warehouse.keyindex import INDEX_DIR, KeyIndex, Run, fingerprints
 
 PARTS = 12
 PER_PART = 300
@@ -340,3 +342,70 @@ def test_runs_kept_in_memory_are_bounded_with_their_file_descriptors(tmp_path: P
 
     gc.collect()
     assert len(os.listdir("/proc/self/fd")) - before <= 2 * keyindex.RUN_CACHE_SIZE + 8
+
+
+def reference_print(text: bytes) -> int:
+    """The fingerprint as warehouse/_fingerprint.pyx documents it, written again in Python:
+    8-byte little-endian words (the last padded with zeros), each through murmur3's 64-bit
+    finaliser into a rotate-and-multiply state, the length mixed in at the end."""
+    mask = (1 << 64) - 1
+
+    def fmix(h: int) -> int:
+        h ^= h >> 33
+        h = (h * 0xFF51AFD7ED558CCD) & mask
+        h ^= h >> 33
+        h = (h * 0xC4CEB9FE1A85EC53) & mask
+        return h ^ (h >> 33)
+
+    state = 0x9E3779B97F4A7C15
+    for at in range(0, len(text), 8):
+        word = fmix(int.from_bytes(text[at:at + 8].ljust(8, b"\0"), "little"))
+        mixed = state ^ word
+        state = ((((mixed << 29) | (mixed >> 35)) & mask) * 0x9E3779B97F4A7C15 + 0x52DCE729) & mask
+    return fmix(state ^ len(text))
+
+
+def test_fingerprints_are_the_documented_hash() -> None:
+    """The compiled fingerprints (string keys, FENs) equal the hash written out in Python,
+    for every length around the 8-byte words, non-ASCII text (its UTF-8 bytes), a sliced
+    array and a chunked one; a null is 0."""
+    rng = random.Random(5)
+    texts = ["", "a", "é", *("".join(rng.choice("KQRBNPkqrbnp/12345678 w-") for _ in range(n))
+                             for n in range(1, 70)),
+             "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1", "Ünïcødé ♞ 8/8"]
+    expected = [reference_print(t.encode()) for t in texts]
+    assert fingerprints(pa.array(texts)).tolist() == expected
+    assert fingerprints(pa.array(texts).slice(3, 20)).tolist() == expected[3:23]
+    chunked = pa.chunked_array([pa.array(texts[:10]), pa.array([None], pa.string()),
+                                pa.array(texts[10:], pa.large_string()).cast(pa.string())])
+    assert fingerprints(chunked).tolist() == [*expected[:10], 0, *expected[10:]]
+    assert len(set(expected)) == len(texts)
+
+
+def test_runs_with_duckdbs_fingerprints_are_rebuilt_with_the_compiled_ones(
+        home: Path) -> None:
+    """A run written with DuckDB's hash as its FEN fingerprint (an older chesslab's) is not
+    used: the next write rebuilds it from the files, with the fingerprints of the stored FENs;
+    a stored FEN is then settled by the index alone (nothing left to read)."""
+    from pipelines.ingest.positions import stored_fens
+
+    lake = Lake(home)
+    lake.write("positions", position_rows([10, 20, 30], "first"))
+    folder = lake.table_dir("positions") / INDEX_DIR / "all"
+    [manifest] = folder.glob("*.json")
+    about = json.loads(manifest.read_text())
+    about["fingerprint"] = f"duckdb-hash-{duckdb.__version__}"   # as written before
+    manifest.write_text(json.dumps(about))
+    np.save(manifest.with_suffix(".checks.npy"), np.zeros(3, np.uint64))
+    keyindex._LOADED.clear()
+    lake.write("positions", position_rows([40], "first"))
+    runs = KeyIndex(lake.table_dir("positions"), {}).runs()
+    assert manifest.stem not in {run.name for run in runs}
+    prints = {int(k): int(c) for run in runs
+              for k, c in zip(np.asarray(run.keys), np.asarray(run.checks), strict=True)}
+    assert prints == {k: reference_print(f"first {k}".encode()) for k in (10, 20, 30, 40)}
+    got, complete = stored_fens(lake, pa.chunked_array([pa.array([10, 40, 50], pa.uint64())]),
+                                pa.chunked_array([pa.array(["first 10", "first 40", "x"])]),
+                                lake.delta("positions"))
+    assert complete
+    assert sorted(got.column("position_key").to_pylist()) == [10, 40]
