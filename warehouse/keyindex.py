@@ -154,12 +154,14 @@ class KeyIndex:
         checks = np.zeros(len(keys), dtype=np.uint64) if self.check else None
         held: set[str] = set()
         covered: set[str] = set()
-        order = np.argsort(keys, kind="stable")  # sorted needles walk each run's pages in order
+        order: np.ndarray | None = None
         for run in self.runs():
             if not set(run.files) <= live or covered & set(run.files) or \
                     (self.check and run.checks is None):
                 continue
             covered |= set(run.files)
+            if order is None:   # sorted needles walk each run's pages in order (keys are
+                order = np.argsort(keys)    # unique or their order among equals is moot)
             hit, at = search(run.keys, keys, order)
             present |= hit
             if holders and hit.any():
@@ -200,9 +202,11 @@ class KeyIndex:
         """The run of ``rows``' keys (and fingerprints), sorted, naming no file yet: most of
         an index update's work, which needs no lock."""
         keys = index_keys(rows.column(column), distinct=True)
-        if is_hashed(rows.column(column)):
-            keys = np.unique(keys)      # each value once a file (two strings may share one)
-        order = np.argsort(keys, kind="stable")
+        if is_hashed(rows.column(column)):  # each value once a file (two strings may share
+            keys = np.unique(keys)          # one), sorted
+            order = np.arange(len(keys))
+        else:   # a committed batch's keys are unique: no order among equals to keep
+            order = np.argsort(keys)
         checks = fingerprints(rows.column(self.check))[order] if self.check else None
         return Run("", keys[order], np.zeros(len(keys), np.int32), (), checks,
                    is_hashed(rows.column(column)))
@@ -273,7 +277,7 @@ def search(sorted_keys: np.ndarray, keys: np.ndarray,
     if len(sorted_keys) == 0 or len(keys) == 0:
         return np.zeros(len(keys), dtype=bool), np.zeros(0, dtype=np.int64)
     if order is None:
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys)
     at = np.minimum(np.searchsorted(sorted_keys, keys[order]), len(sorted_keys) - 1)
     found = np.asarray(sorted_keys[at]) == keys[order]
     hit = np.zeros(len(keys), dtype=bool)
