@@ -194,8 +194,18 @@ class KeyIndex:
         """Index ``rows`` (storage types), just committed as the one file ``name``, from
         memory, and merge (under the table's write lock). ``run``: their
         :meth:`sorted_run`, when the caller made it before taking the lock."""
+        self.adopt(self.stage(rows, name, column, run))
+
+    def stage(self, rows: pa.Table, name: str, column: str, run: Run | None = None) -> Run:
+        """Save the run of ``rows``, about to be committed as the one file ``name`` (under
+        the table's write lock, before the commit: a lookup uses a run only once all its
+        files are live, so one that sees the commit sees its run too). Then :meth:`adopt`
+        it, or :meth:`remove` it when the commit failed."""
         run = run if run is not None else self.sorted_run(rows, column)
-        saved = self.save(Run("", run.keys, run.file_ids, (name,), run.checks, run.hashed))
+        return self.save(Run("", run.keys, run.file_ids, (name,), run.checks, run.hashed))
+
+    def adopt(self, saved: Run) -> None:
+        """Merge a run :meth:`stage` saved, its file now committed, with the others."""
         self.merge([saved, *[r for r in self.runs() if r.name != saved.name]])
 
     def sorted_run(self, rows: pa.Table, column: str) -> Run:

@@ -337,22 +337,44 @@ class Lake:
         delta = self._latest(spec)
         self._refresh_index(spec, delta, new)
         since = set(delta.file_uris()) - checked
-        still = unseen_rows(spec, delta, new, only=since) if since else new
-        if still.num_rows < new.num_rows or set(new.schema.names) - set(
-                delta.schema().to_arrow().names):
+        still = unseen_rows(spec, delta, new, only=since, index=self._index_dir(spec)) \
+            if since else new
+        if set(new.schema.names) - set(delta.schema().to_arrow().names):
             return self._append(spec, still, delta) if still.num_rows else 0
+        if still.num_rows < new.num_rows:   # keys committed meanwhile: the rest staged again
+            return self._commit_again(spec, delta, still) if still.num_rows else 0
         folder = self._index_dir(spec)
-        indexing = folder is not None and self._indexing(spec, delta, {})
+        actions = staged.actions()
+        index = KeyIndex(folder, {}) if folder is not None and len(actions) == 1 and \
+            self._indexing(spec, delta, {}) else None
+        # the rows about to be committed are in memory: their run is saved from them (no file
+        # read back), before the commit, so that a lookup that sees the file sees its run
+        # (one made after the commit left the file uncovered meanwhile: a concurrent writer
+        # scanned it); a run is used only once all its files are live
+        saved = index.stage(new, basename(actions[0].path), row_key(spec)[0], run) \
+            if index is not None else None
         try:
-            names = staged.commit(delta)
+            staged.commit(delta, actions)
         except BaseException:
             forget_table(self.table_dir(spec.name))   # its state after a failed commit
+            if index is not None and saved is not None:
+                index.remove(saved.name)
             raise
-        if folder is not None and len(names) == 1 and indexing:
-            # the rows just committed are in memory: index them without reading the file back
-            index = KeyIndex(folder, {})
-            index.add(new, names[0], row_key(spec)[0], run)
+        if index is not None and saved is not None:
+            index.adopt(saved)
         return new.num_rows
+
+    def _commit_again(self, spec: Table, delta: DeltaTable, rows: pa.Table) -> int:
+        """Stage and commit ``rows`` (still under the table's lock, checked against
+        ``delta``, the current version): their file is indexed from memory as a staged
+        commit's is (a plain append left it to the next writer's refresh, to read back, and
+        every lookup before that scanned it)."""
+        staged = Staged(self.table_dir(spec.name))
+        try:
+            staged.write(rows)
+            return self._commit_staged(spec, frozenset(delta.file_uris()), rows, staged)
+        finally:
+            staged.discard()
 
     def _indexing(self, spec: Table, delta: DeltaTable, values: Mapping[str, Any]) -> bool:
         """Whether the partition ``values`` of the table holds enough keys to keep its key
@@ -468,10 +490,11 @@ class Staged:
                                           action.get("stats") or ""))
         return adds
 
-    def commit(self, delta: DeltaTable) -> list[str]:
+    def commit(self, delta: DeltaTable,
+               actions: list[AddAction | RemoveAction] | None = None) -> list[str]:
         """Move the staged files into the table and commit them (under the table's lock);
-        returns their names."""
-        actions = self.actions()
+        returns their names. ``actions``: :meth:`actions`, when the caller has them."""
+        actions = actions if actions is not None else self.actions()
         for action in actions:
             source = self.folder / action.path
             if source.exists():
@@ -668,7 +691,7 @@ def unseen_rows(spec: Table, delta: DeltaTable, data: pa.Table,
     files of that partition whose first-key range overlaps the batch's are read, and of them
     only the key columns; with ``index`` (the table's folder), the files its key index covers
     are not read at all (see :mod:`warehouse.keyindex`)."""
-    files = file_index(delta)
+    live = files = file_index(delta)
     if only is not None:
         files = files.filter(pc.is_in(files.column("uri"), value_set=pa.array(sorted(only))))
     if files.num_rows == 0:
@@ -676,24 +699,28 @@ def unseen_rows(spec: Table, delta: DeltaTable, data: pa.Table,
     # the key columns only: the groups are filtered copies, the other columns are not needed
     numbered = data.select([*spec.partition_by, *row_key(spec)]).append_column(
         ROW, row_numbers(data.num_rows))
-    rows = pa.chunked_array([absent_rows(spec, *indexed_lookup(spec, files, group, index))
+    rows = pa.chunked_array([absent_rows(spec, *indexed_lookup(spec, files, group, index, live))
                              for group in partition_groups(spec, numbered)], pa.int64())
     if len(rows) == data.num_rows:
         return data   # the common case of new facts: nothing to drop, nothing to copy
     return data.take(pc.take(rows, pc.sort_indices(rows)))
 
 
-def indexed_lookup(spec: Table, files: pa.Table, group: pa.Table,
-                   index: Path | None) -> tuple[list[str], pa.Table]:
+def indexed_lookup(spec: Table, files: pa.Table, group: pa.Table, index: Path | None,
+                   live: pa.Table | None = None) -> tuple[list[str], pa.Table]:
     """(the files still to scan for ``group``'s keys, the rows of ``group`` still unknown):
-    the candidate files, less those the key index covers, and the group less the rows whose
-    key the index found stored."""
+    the candidate files (of ``files``), less those the key index covers, and the group less
+    the rows whose key the index found stored. ``live``: all the version's files, when
+    ``files`` are some of them (the index's runs each cover many files, and are used only
+    when all of theirs are live: judged on the files asked about, a run covering them and
+    older ones was never used, and each file was scanned instead)."""
     uris = candidate_files(spec, files, group)
     if index is None or not uris:
         return uris, group
+    live = live if live is not None else files
     values = partition_values(spec, group)
-    mine = files.filter(matches(files, {f"partition.{c}": v for c, v in values.items()})) \
-        if values else files
+    mine = live.filter(matches(live, {f"partition.{c}": v for c, v in values.items()})) \
+        if values else live
     by_name = {basename(uri): uri for uri in uris}
     column = group.column(row_key(spec)[0])
     found = KeyIndex(index, values).lookup(

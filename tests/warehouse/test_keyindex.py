@@ -9,12 +9,14 @@ import json
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
+from deltalake import DeltaTable
 
 from warehouse import Lake, keyindex
 from warehouse.keyindex import INDEX_DIR, KeyIndex, Run, fingerprints
@@ -409,3 +411,72 @@ def test_runs_with_duckdbs_fingerprints_are_rebuilt_with_the_compiled_ones(
                                 lake.delta("positions"))
     assert complete
     assert sorted(got.column("position_key").to_pylist()) == [10, 40]
+
+
+def covered_files(lake: Lake, name: str) -> set[str]:
+    """The files the table's key-index runs cover."""
+    return {f for run in KeyIndex(lake.table_dir(name), {}).runs() for f in run.files}
+
+
+def live_files(lake: Lake, name: str) -> set[str]:
+    return {p.name for p in lake.parts(name)}
+
+
+def test_files_committed_since_a_version_are_checked_through_the_index(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that checked its keys against an older version (as each of two ingest workers
+    does) has the files committed since checked by the key index, not scanned (the index's
+    runs cover them and older files together); the key committed since is stored once, the
+    rest is stored, and its file is indexed at once (not left to the next writer to read)."""
+    import warehouse.lake
+
+    lake = Lake(home)
+    for n in range(3):
+        lake.write("positions", position_rows([n * 10 + 1, n * 10 + 2], "first"))
+    checked = lake.delta("positions")
+    # another worker, meanwhile: its run is the fourth of its tier, merged with the three
+    # others, so no run covers its file alone
+    lake.write("positions", position_rows([100], "other"))
+    assert [len(run.files) for run in KeyIndex(lake.table_dir("positions"), {}).runs()] == [4]
+    scans: list[int] = []
+    monkeypatch.setattr(warehouse.lake, "key_absent",
+                        lambda *args: scans.append(1) or pytest.fail("a file was scanned"))
+    assert lake.write("positions", position_rows([100, 200], "later"), unique=True,
+                      absent_from=checked) == 1
+    assert scans == []
+    rows = stored(lake, "positions", ["position_key", "fen"]).to_pylist()
+    assert sorted((r["position_key"], r["fen"]) for r in rows if r["position_key"] >= 100) == \
+        [(100, "other 100"), (200, "later 200")]
+    assert covered_files(lake, "positions") == live_files(lake, "positions")
+
+
+def test_a_commits_run_is_on_disk_before_the_commit_and_gone_if_it_fails(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A keyed write's run names its file before the file is committed (a reader that sees
+    the commit sees the run, never an uncovered file to scan); a commit that fails leaves no
+    run naming a file the table does not hold."""
+    from warehouse.lake import Staged
+
+    lake = Lake(home)
+    lake.write("positions", position_rows([1, 2], "first"))
+    commit = Staged.commit
+    seen: list[bool] = []
+
+    def checking(self: Staged, delta: DeltaTable, *actions: Any) -> list[str]:
+        named = {Path(a.path).name for a in (actions[0] if actions else self.actions())}
+        seen.append(named <= covered_files(lake, "positions"))
+        return commit(self, delta, *actions)
+
+    monkeypatch.setattr(Staged, "commit", checking)
+    assert lake.write("positions", position_rows([3], "first")) == 1
+    assert seen == [True]
+
+    def failing(self: Staged, delta: DeltaTable, *actions: Any) -> list[str]:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(Staged, "commit", failing)
+    with pytest.raises(OSError):
+        lake.write("positions", position_rows([4], "first"))
+    assert covered_files(lake, "positions") == live_files(lake, "positions")
+    assert sorted(unsigned(stored(lake, "positions", ["position_key"])["position_key"])) == \
+        [1, 2, 3]
