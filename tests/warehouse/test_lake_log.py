@@ -6,8 +6,10 @@ from __future__ import annotations
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
+import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from warehouse import Lake
@@ -92,3 +94,36 @@ def test_a_table_made_again_in_its_folder_is_loaded_again(home: Path) -> None:
     lake.write("positions", positions([8]))
     assert lake.version("positions") == 2
     assert sorted(lake.read("positions").column("position_key").to_pylist()) == [7, 8]
+
+
+def test_a_writers_own_commits_do_not_reload_its_table(home: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lake's commits (a keyed staged write, a plain append) move its cached table to the
+    version they made: the next write brings it up to date from there, and the table's log
+    is loaded once per table, not once per write (the cache kept the mark of the version
+    before the commit, and took the table for another one)."""
+    loads: list[str] = []
+
+    class Counted(DeltaTable):
+        def __init__(self, table_uri: str, *args: Any, **kwargs: Any) -> None:
+            loads.append(Path(table_uri).name)
+            super().__init__(table_uri, *args, **kwargs)
+
+    monkeypatch.setattr("warehouse.lake.DeltaTable", Counted)
+    lake = Lake(home)
+
+    def write(key: int) -> None:
+        assert lake.write("positions", positions([key, key + 100])) == 2
+        lake.write("ingest_errors", [{"source_id": "s", "path": "p", "kind": "bad_tag",
+                                      "message": f"m{key}"}])
+
+    write(1)    # each table created and loaded (the table's creation counts too)
+    first = sorted(loads)
+    assert set(first) == {"ingest_errors", "positions"}
+    for key in range(2, 6):
+        write(key)
+    assert sorted(loads) == first
+    assert lake.version("positions") == 5 and lake.version("ingest_errors") == 5
+    assert sorted(lake.read("positions").column("position_key").to_pylist()) == \
+        [*range(1, 6), *range(101, 106)]
+    assert lake.read("ingest_errors").num_rows == 5
