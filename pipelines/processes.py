@@ -85,11 +85,17 @@ def forkserver_pool(workers: int, preload: Sequence[str]) -> Any:
     ``preload`` once. Never a plain fork: the lake's runtime does not survive a fork after
     use, and the caller may run threads. The fork server, its resource tracker and every
     worker die with this process (``pipelines.die_with_parent``), even after a ``kill -9``.
+
+    The fork server is started here, by the calling thread (it dies when that thread ends),
+    without waiting for its imports: the pool's workers may then be started from another
+    thread (the first one waits for the imports), one that may end before the pool does.
     """
     import multiprocessing
+    import multiprocessing.forkserver
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["pipelines.die_with_parent", *preload])
+    multiprocessing.forkserver.ensure_running()
     return ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                initializer=die_with_parent)

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -311,9 +312,16 @@ class RoutedPool:
     """``workers`` single-process pools; chunk ``n`` goes to pool ``n % workers`` for both of
     its steps, so its second step finds the chunk its first step parsed in that process."""
 
-    def __init__(self, workers: int) -> None:
-        self.pools = [forkserver_pool(1, ["pipelines.ingest.games"]) for _ in range(workers)]
-        for pool in self.pools:   # start the workers now, while the file is hashed and cut
+    def __init__(self, workers: int, preload: Sequence[str] = ("pipelines.ingest.games",)) -> None:
+        self.pools = [forkserver_pool(1, preload) for _ in range(workers)]
+        # The workers start now, from a thread: starting the first one waits for the fork
+        # server's imports (a few tenths of a second), while this process hashes and cuts
+        # the file. A chunk submitted meanwhile waits for its pool's start (its lock).
+        self.starting = threading.Thread(target=self.start, name="ingest-workers", daemon=True)
+        self.starting.start()
+
+    def start(self) -> None:
+        for pool in self.pools:
             pool.submit(os.getpid)
 
     @property
@@ -327,6 +335,7 @@ class RoutedPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.starting.join()
         for pool in self.pools:
             pool.shutdown(cancel_futures=True)
 
