@@ -19,14 +19,16 @@ import re
 import threading
 from collections.abc import Sequence, Set
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import pyarrow as pa
 
 from warehouse.derived import current_file, derived_tables
 from warehouse.lake import Lake, WarehouseError, duckdb_connection, first_line
 from warehouse.tables import REGISTRY, Table
+
+if TYPE_CHECKING:  # DuckDB (0.1 s to import) is imported where it is used: ingest workers
+    import duckdb  # import this module and need DuckDB only to look up stored rows
 
 log = logging.getLogger(__name__)
 
@@ -236,6 +238,8 @@ def named_query(name: str) -> str:
 
 def check_read_only(sql: str) -> None:
     """Refuse anything but SELECT statements and EXPLAIN (ANALYZE) of a SELECT."""
+    import duckdb
+
     for statement in parse_statements(sql):
         inner = EXPLAIN.match(statement.query) \
             if statement.type == duckdb.StatementType.EXPLAIN else None
@@ -248,6 +252,8 @@ def check_read_only(sql: str) -> None:
 
 
 def parse_statements(sql: str) -> list[duckdb.Statement]:
+    import duckdb
+
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
@@ -276,6 +282,8 @@ def query(con: duckdb.DuckDBPyConnection, sql: str,
 
     ``timeout_s``: interrupt the query after that many seconds (QueryError saying so).
     """
+    import duckdb
+
     check_read_only(sql)
     timer = threading.Timer(timeout_s, con.interrupt) if timeout_s else None
     if timer:

@@ -41,9 +41,8 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -53,6 +52,9 @@ from deltalake.transaction import AddAction, RemoveAction
 
 from warehouse.keyindex import KeyIndex, Run, index_keys, is_hashed
 from warehouse.tables import REGISTRY, Table, table
+
+if TYPE_CHECKING:  # imported where it is used (0.1 s): ingest workers seldom need it
+    import duckdb
 
 log = logging.getLogger(__name__)
 
@@ -598,6 +600,8 @@ def duckdb_connection() -> duckdb.DuckDBPyConnection:
     """A new in-memory DuckDB database with chesslab's bounds: at most ``$CHESSLAB_DUCKDB_MEMORY``
     (default 2GB) of memory, spilling beyond it into ``$CHESSLAB_DUCKDB_TEMP`` (default
     ``<tmp>/chesslab-duckdb``), so a query's memory does not grow with the warehouse."""
+    import duckdb
+
     spill = os.environ.get(SPILL_ENV) or os.path.join(tempfile.gettempdir(), "chesslab-duckdb")
     return duckdb.connect(":memory:", config={
         "memory_limit": os.environ.get(MEMORY_ENV) or DEFAULT_MEMORY,

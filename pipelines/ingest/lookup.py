@@ -17,12 +17,15 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 
 from warehouse.catalog import named_query, query
 from warehouse.lake import duckdb_connection
+
+if TYPE_CHECKING:  # imported by the first connection: a worker may never need one
+    import duckdb
 
 _CONNECTIONS: dict[tuple[int, int], duckdb.DuckDBPyConnection] = {}
 _OPENING = threading.Lock()

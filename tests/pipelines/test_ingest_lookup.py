@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 from pipelines.ingest import lookup
 
@@ -37,3 +40,28 @@ def test_an_ended_threads_connection_is_closed_when_the_next_is_opened() -> None
     lookup.connection()
     assert [owner[1] for owner in lookup._CONNECTIONS] == [threading.get_ident()]
     lookup.close_connections()
+
+
+WORKER_IMPORTS = """
+import sys, tempfile
+import pipelines.die_with_parent, pipelines.ingest.games   # the fork server's preload
+print("duckdb" in sys.modules)
+from pipelines.ingest import lookup
+import pyarrow as pa
+found = lookup.stored_lookup("ingest_stored_games", {
+    "batch_games": pa.table({"game_id": ["a", "b"]}),
+    "known_games": pa.table({"game_id": ["b", "c"], "source_id": ["s", "s"]}),
+    "committed_sources": pa.table({"source_id": ["s"]})}, {})
+print(found.column("game_id").to_pylist(), "duckdb" in sys.modules)
+"""
+
+
+def test_the_ingest_workers_import_duckdb_only_for_a_lookup() -> None:
+    # 0.1 s of the fork server's imports, on the critical path of a two-worker ingest; a
+    # fresh warehouse never needs a lookup (the key index answers)
+    root = Path(__file__).parents[2]
+    done = subprocess.run([sys.executable, "-c", WORKER_IMPORTS], capture_output=True,
+                          text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "['b']", "True"]
