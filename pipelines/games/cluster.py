@@ -196,10 +196,12 @@ class StopWatch:
     watch reads what the thread saw. When the scheduler cannot be asked, the event counts
     as set: an orphaned batch stops its engines."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, event: Any = None) -> None:
+        """``event``: the ``distributed.Event`` to watch (default: ``name`` on this worker's
+        client)."""
         from distributed import Event, get_client
 
-        self.event = Event(name, client=get_client())
+        self.event = event if event is not None else Event(name, client=get_client())
         self.seen = threading.Event()
         self.closed = threading.Event()
         threading.Thread(target=self.watch, name=f"chesslab-stop-{name}", daemon=True).start()

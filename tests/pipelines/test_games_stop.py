@@ -69,24 +69,21 @@ def test_a_set_event_stops_the_batch_at_once(client: tuple[Client, Counter[str]]
     assert time.monotonic() - set_at < 10       # not the 20 s the batch would have run
 
 
-def test_a_watch_without_a_scheduler_counts_as_stopped(client: tuple[Client, Counter[str]],
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """An orphaned batch stops its engines: the wait that fails is taken as the stop."""
-    c, _ = client
+class Orphaned:
+    """An event whose scheduler is gone: every wait fails."""
 
-    def failing_wait(self: Event, timeout: float | None = None) -> bool:
+    def wait(self, timeout: float | None = None) -> bool:
         raise OSError("scheduler gone")
 
-    def orphaned() -> bool:
-        monkeypatch.setattr(Event, "wait", failing_wait)
-        watch = StopWatch("run-3")
-        try:
-            for _ in range(500):
-                if watch():
-                    return True
-                time.sleep(0.01)
-            return False
-        finally:
-            watch.close()
 
-    assert c.submit(orphaned, pure=False).result(timeout=30)
+def test_a_watch_without_a_scheduler_counts_as_stopped() -> None:
+    """An orphaned batch stops its engines: the wait that fails is taken as the stop."""
+    watch = StopWatch("run-3", event=Orphaned())
+    try:
+        for _ in range(500):
+            if watch():
+                break
+            time.sleep(0.01)
+        assert watch()
+    finally:
+        watch.close()
