@@ -1,21 +1,13 @@
 """benchmarks/clockstop.py: when the volatility clock variant is asked, and what it banks."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import chess
 
 from engines.alphabeta import AlphaBeta, SearchConfig
 from engines.volatility.policy import RandomStability, VolatilityPolicy
+from tests.benchmarks.scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "clockstop.py"
-spec = importlib.util.spec_from_file_location("clockstop", SCRIPT)
-assert spec is not None and spec.loader is not None
-clockstop = importlib.util.module_from_spec(spec)
-sys.modules["clockstop"] = clockstop
-spec.loader.exec_module(clockstop)
+clockstop = load_script("clockstop.py", "clockstop")
 
 
 def test_sample_positions_are_from_the_bundled_games() -> None:

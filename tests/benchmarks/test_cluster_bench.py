@@ -1,18 +1,13 @@
 """benchmarks/cluster.py: the order paths take turns in, the ratios it prints, its CPU count."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cluster.py"
-spec = importlib.util.spec_from_file_location("cluster_bench", SCRIPT)
-assert spec is not None and spec.loader is not None
-bench = importlib.util.module_from_spec(spec)
-sys.modules["cluster_bench"] = bench
-spec.loader.exec_module(bench)
+from tests.benchmarks.scripts import load_script
+
+bench = load_script("cluster.py", "cluster_bench")
 
 
 class Summary:

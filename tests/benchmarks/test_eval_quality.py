@@ -1,20 +1,14 @@
 """benchmarks/eval_quality.py: Stockfish judges the moves hce and nnue searches choose."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from engines.nnue.netfile import random_arrays, save_arrays
+from tests.benchmarks.scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "eval_quality.py"
-spec = importlib.util.spec_from_file_location("eval_quality", SCRIPT)
-assert spec is not None and spec.loader is not None
-eval_quality = importlib.util.module_from_spec(spec)
-sys.modules["eval_quality"] = eval_quality   # its dataclasses look their module up
-spec.loader.exec_module(eval_quality)
+eval_quality = load_script("eval_quality.py", "eval_quality")
 
 # Mates in one (back rank; the Scholar's mate): any search to depth 1 finds them, so each
 # evaluation's regret is 0 whatever its net; the second line is EPD, as suites are written.
