@@ -43,10 +43,9 @@ class DaskCluster:
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def add_worker(self, name: str) -> subprocess.Popen[bytes]:
-        worker = subprocess.Popen(
-            [DASK, "worker", self.address, "--nthreads", "1", "--no-nanny", "--name", name,
-             "--no-dashboard", "--local-directory", os.environ.get("TMPDIR", "/tmp")],
-            env=dask_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        worker = dask_process("worker", self.address, "--nthreads", "1", "--no-nanny",
+                              "--name", name, "--no-dashboard",
+                              "--local-directory", os.environ.get("TMPDIR", "/tmp"))
         self.workers.append(worker)
         return worker
 
@@ -69,6 +68,12 @@ def dask_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": ROOT + (os.pathsep + path if path else "")}
 
 
+def dask_process(*args: str) -> subprocess.Popen[bytes]:
+    """``dask <args>``, Dask's own command line, quiet."""
+    return subprocess.Popen([DASK, *args], env=dask_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -77,9 +82,8 @@ def free_port() -> int:
 
 def start_cluster(workers: int) -> DaskCluster:
     port = free_port()
-    scheduler = subprocess.Popen(
-        [DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-        env=dask_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    scheduler = dask_process("scheduler", "--host", "127.0.0.1", "--port", str(port),
+                             "--no-dashboard")
     cluster = DaskCluster(f"tcp://127.0.0.1:{port}", scheduler)
     try:
         for number in range(workers):
