@@ -19,6 +19,7 @@ import pytest
 
 from pipelines.games import GamesOptions
 from pipelines.games.batch import BatchResult, GameBatch, WorkerRefused, check_worker
+from pipelines.processes import orphan_safe
 from pipelines.sprt import pentanomial
 from pipelines.tournament import TournamentConfig, TournamentError, run_tournament
 from pipelines.tournament.openings import Opening
@@ -69,9 +70,11 @@ def dask_env() -> dict[str, str]:
 
 
 def dask_process(*args: str) -> subprocess.Popen[bytes]:
-    """``dask <args>``, Dask's own command line, quiet."""
-    return subprocess.Popen([DASK, *args], env=dask_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    """``dask <args>``, Dask's own command line, quiet; it gets SIGKILL when the thread that
+    started it ends, so a test run killed (SIGKILL, or a hung run's SIGTERM) leaves none
+    behind to spend the cores."""
+    return subprocess.Popen(orphan_safe([DASK, *args]), env=dask_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def free_port() -> int:
@@ -213,6 +216,42 @@ def test_mismatched_build_is_refused_with_its_reason(home: Path, stockfish_path:
         run_tournament(match(cluster.address), Lake(home))
     assert not Lake(home).parts("tournament_games")
     assert not Lake(home).parts("tournaments")
+
+
+#: A process that starts a cluster as the tests do, prints its processes' ids and waits.
+STARTS_A_CLUSTER = """
+import time
+from tests.pipelines.test_games_cluster import start_cluster
+cluster = start_cluster(1)
+print(*(process.pid for process in [cluster.scheduler, *cluster.workers]), flush=True)
+time.sleep(600)
+"""
+
+
+def test_cluster_processes_die_with_the_process_that_started_them() -> None:
+    """A test run killed (SIGKILL) leaves no scheduler or worker running: they get the
+    kernel's parent-death signal (``pipelines.processes.orphan_safe``)."""
+    starter = subprocess.Popen([sys.executable, "-c", STARTS_A_CLUSTER], cwd=ROOT,
+                               env=dask_env(), stdout=subprocess.PIPE, text=True)
+    assert starter.stdout is not None
+    pids: list[int] = []
+    try:
+        line = starter.stdout.readline()
+        assert line.strip(), f"no cluster started (exit status {starter.wait()})"
+        pids = [int(pid) for pid in line.split()]
+        assert len(pids) == 2 and all(alive(pid) for pid in pids)
+        starter.kill()
+        starter.wait()
+        deadline = time.monotonic() + 60
+        while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [pid for pid in pids if alive(pid)] == []
+    finally:
+        starter.kill()
+        starter.wait()
+        for pid in pids:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_worker_without_the_program_refuses(tmp_path: Path) -> None:
