@@ -7,8 +7,9 @@ nearly every position is new, the worst case for position dedupe), written the w
 exports them, with its tags and a ``[%eval]`` and ``[%clk]`` comment after every move. The
 baseline reads it with ``chess.pgn.read_game`` and replays each main line with ``board.push``;
 ours is the whole ingest (read, parse, replay, keys, dedupe, Delta writes) into a fresh
-warehouse, on 1 and on ``--workers`` workers. The three run interleaved, ``--repeat`` rounds in
-this one process, so the ratios hold on a shared machine; medians are printed.
+warehouse, on 1 and on each of ``--workers`` workers (``2`` or ``2,4,8``). They run
+interleaved, ``--repeat`` rounds in this one process, so the ratios hold on a shared machine;
+medians are printed.
 
 ``--rss`` measures memory instead: a large ``.pgn.zst`` is made under ``--tmp`` by repeating
 the corpus with other ``Site`` tags (every record another game; ``--rss-games`` in all), read
@@ -16,7 +17,7 @@ by ``chesslab ingest`` in a child process whose peak memory (the RSS of its larg
 and the PSS of all its processes together: the workers are sampled too) is printed beside the
 same measurement on a file a tenth the size, then deleted.
 
-    .venv/bin/python benchmarks/ingest.py [--games 20000] [--workers 2] [--repeat 3]
+    .venv/bin/python benchmarks/ingest.py [--games 20000] [--workers 2[,4,8]] [--repeat 3]
     .venv/bin/python benchmarks/ingest.py --rss [--rss-games 600000] [--tmp /tmp]
 """
 from __future__ import annotations
@@ -168,7 +169,8 @@ def speed(args: argparse.Namespace) -> None:
     print(f"corpus {path} ({path.stat().st_size / 1e6:.0f} MB); load {load()}")
     names: dict[str, Callable[[], Measure]] = {
         "python-chess read_game + push": partial(baseline, path)}
-    for workers in sorted({1, args.workers}):
+    counts = sorted({1, *args.workers})
+    for workers in counts:
         names[f"chesslab ingest, workers={workers}"] = partial(ours, path, workers)
     runs: dict[str, list[Measure]] = {name: [] for name in names}
     for round_number in range(args.repeat):
@@ -186,8 +188,8 @@ def speed(args: argparse.Namespace) -> None:
     for name, games, positions, seconds, cpu in rows:
         print(f"{name:32} {games:7d} {positions:10d} {seconds:8.2f} {games / seconds:9.0f} "
               f"{base[3] / seconds:7.1f}x {cpu:7.2f}")
-    if len(rows) == 3:
-        print(f"workers 1 -> {args.workers}: {rows[1][3] / rows[2][3]:.2f}x")
+    for workers, row in zip(counts[1:], rows[2:], strict=True):
+        print(f"workers 1 -> {workers}: {rows[1][3] / row[3]:.2f}x")
     if any(r[1] != base[1] or r[2] != base[2] for r in rows):
         print("warning: game or position counts differ from the baseline")
 
@@ -284,7 +286,7 @@ def rss(args: argparse.Namespace) -> None:
             path = big_file(corpus, games, folder)
             size = path.stat().st_size
             raw_mb = corpus.stat().st_size * games / args.games / 1e6
-            seconds, largest, together, read = child_rss(path, args.workers)
+            seconds, largest, together, read = child_rss(path, max(args.workers))
             print(f"{read:,} games, {size / 1e6:,.0f} MB .pgn.zst ({raw_mb:,.0f} MB of PGN): "
                   f"{seconds:.0f} s, {read / seconds:,.0f} games/s, peak RSS {largest:,.0f} MB "
                   f"in the largest process, {together:,.0f} MB in all together (PSS)",
@@ -295,10 +297,18 @@ def rss(args: argparse.Namespace) -> None:
     print(f"this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
+def worker_counts(text: str) -> tuple[int, ...]:
+    counts = tuple(int(part) for part in text.split(","))
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"--workers {text!r}: positive counts, comma-separated")
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--games", type=int, default=20000)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=worker_counts, default=(2,),
+                        help="worker counts to run beside 1, comma-separated (2,4,8)")
     parser.add_argument("--pgn", type=Path, help="benchmark this PGN instead")
     parser.add_argument("--repeat", type=int, default=3,
                         help="interleaved rounds; the median time of each counts")

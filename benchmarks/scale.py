@@ -326,8 +326,10 @@ def measure_snapshot(lake: Lake, folder: Path, report: Report) -> Path:
     return path
 
 
-def measure_training(lake: Lake, snapshot: Path, report: Report, batches: int) -> None:
-    """Positions/s of the loader alone, the trainer alone and the trainer with the loader."""
+def measure_training(lake: Lake, snapshot: Path, report: Report, batches: int,
+                     accelerator: str = "cpu") -> None:
+    """Positions/s of the loader alone, the trainer alone and the trainer with the loader
+    (the trainer on ``accelerator``: ``cpu`` or ``cuda``)."""
     import lightning as L
     import torch
 
@@ -356,7 +358,8 @@ def measure_training(lake: Lake, snapshot: Path, report: Report, batches: int) -
     def fit(data: Any, steps: int) -> float:
         trainer = L.Trainer(max_steps=steps, logger=False, enable_checkpointing=False,
                             enable_progress_bar=False, enable_model_summary=False,
-                            num_sanity_val_steps=0, limit_val_batches=0, accelerator="cpu")
+                            num_sanity_val_steps=0, limit_val_batches=0,
+                            accelerator="gpu" if accelerator == "cuda" else "cpu")
         began = time.perf_counter()
         trainer.fit(NnueModule(config), train_dataloaders=data)
         return steps * config.batch_size / (time.perf_counter() - began)
@@ -439,6 +442,8 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true",
                         help="measure an existing home (built by an earlier run) again")
     parser.add_argument("--train-batches", type=int, default=60)
+    parser.add_argument("--accelerator", choices=("cpu", "cuda"), default="cpu",
+                        help="where the training step's trainer runs")
     parser.add_argument("--steps", default=",".join(STEPS),
                         help=f"the measurements after the build (default: all of {STEPS})")
     parser.add_argument("--no-key-index", action="store_true",
@@ -469,7 +474,8 @@ def main() -> None:
     if "snapshot" in steps:
         measure_snapshot(lake, work, report)
     if "training" in steps:
-        measure_training(lake, work / "dataset.parquet", report, args.train_batches)
+        measure_training(lake, work / "dataset.parquet", report, args.train_batches,
+                         args.accelerator)
     if "planning" in steps:
         measure_planning(lake, report)
     if not args.reuse:
