@@ -47,6 +47,8 @@ from flows.step import run_step
 from pipelines.ingest import IngestConfig
 from warehouse import Lake
 
+CHUNK_GAMES = IngestConfig().chunk_games
+
 OUT = Path(__file__).parent / "out"
 MAX_PLIES = 120
 Measure = tuple[int, int, float, float]    # games, positions, seconds, CPU seconds
@@ -115,13 +117,13 @@ def baseline(path: Path) -> Measure:
     return games, positions, time.perf_counter() - began, time.process_time() - cpu
 
 
-def ours(path: Path, workers: int) -> Measure:
+def ours(path: Path, workers: int, chunk_games: int = CHUNK_GAMES) -> Measure:
     """The ingest step into a fresh warehouse, Delta writes included."""
     home = Path(tempfile.mkdtemp(prefix="chesslab-bench-"))
     try:
         with TreeCpu() as cpu:
             began = time.perf_counter()
-            [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=workers)),
+            [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=workers, chunk_games=chunk_games)),
                                  Lake(home))
             seconds = time.perf_counter() - began
     finally:
@@ -170,8 +172,10 @@ def speed(args: argparse.Namespace) -> None:
     names: dict[str, Callable[[], Measure]] = {
         "python-chess read_game + push": partial(baseline, path)}
     counts = sorted({1, *args.workers})
-    for workers in counts:
-        names[f"chesslab ingest, workers={workers}"] = partial(ours, path, workers)
+    for chunk in args.chunk_games:
+        tail = "" if args.chunk_games == (CHUNK_GAMES,) else f" chunk={chunk}"
+        for workers in counts:
+            names[f"chesslab ingest, workers={workers}{tail}"] = partial(ours, path, workers, chunk)
     runs: dict[str, list[Measure]] = {name: [] for name in names}
     for round_number in range(args.repeat):
         for name, measure in names.items():
@@ -183,13 +187,15 @@ def speed(args: argparse.Namespace) -> None:
              statistics.median(r[3] for r in results)) for name, results in runs.items()]
     base = rows[0]
     print(f"\nmedians of {args.repeat} interleaved rounds (CPU: all processes together):")
-    print(f"{'':32} {'games':>7} {'positions':>10} {'seconds':>8} {'games/s':>9} {'speed-up':>8} "
+    print(f"{'':40} {'games':>7} {'positions':>10} {'seconds':>8} {'games/s':>9} {'speed-up':>8} "
           f"{'CPU s':>7}")
     for name, games, positions, seconds, cpu in rows:
-        print(f"{name:32} {games:7d} {positions:10d} {seconds:8.2f} {games / seconds:9.0f} "
+        print(f"{name:40} {games:7d} {positions:10d} {seconds:8.2f} {games / seconds:9.0f} "
               f"{base[3] / seconds:7.1f}x {cpu:7.2f}")
-    for workers, row in zip(counts[1:], rows[2:], strict=True):
-        print(f"workers 1 -> {workers}: {rows[1][3] / row[3]:.2f}x")
+    for at in range(1, len(rows), len(counts)):  # each chunk size: its 1 worker, then the rest
+        for workers, row in zip(counts[1:], rows[at + 1:at + len(counts)], strict=True):
+            print(f"{row[0].split(', ')[-1]}: workers 1 -> {workers}: "
+                  f"{rows[at][3] / row[3]:.2f}x")
     if any(r[1] != base[1] or r[2] != base[2] for r in rows):
         print("warning: game or position counts differ from the baseline")
 
@@ -300,7 +306,7 @@ def rss(args: argparse.Namespace) -> None:
 def worker_counts(text: str) -> tuple[int, ...]:
     counts = tuple(int(part) for part in text.split(","))
     if not counts or min(counts) < 1:
-        raise argparse.ArgumentTypeError(f"--workers {text!r}: positive counts, comma-separated")
+        raise argparse.ArgumentTypeError(f"{text!r}: positive counts, comma-separated")
     return counts
 
 
@@ -309,6 +315,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=20000)
     parser.add_argument("--workers", type=worker_counts, default=(2,),
                         help="worker counts to run beside 1, comma-separated (2,4,8)")
+    parser.add_argument("--chunk-games", type=worker_counts, default=(CHUNK_GAMES,),
+                        help="games per work unit (ingest's chunk_games), comma-separated: "
+                             "each size runs on every worker count")
     parser.add_argument("--pgn", type=Path, help="benchmark this PGN instead")
     parser.add_argument("--repeat", type=int, default=3,
                         help="interleaved rounds; the median time of each counts")
