@@ -342,7 +342,8 @@ def measure_training(lake: Lake, snapshot: Path, report: Report, batches: int,
                        {"snapshot": str(snapshot), "max_positions": NO_LIMIT}, False)
 
     def stream() -> NnueStream:
-        return NnueStream(split, config.batch_size, config.read_batch)
+        return NnueStream(split, config.batch_size, config.read_batch, config.arch,
+                          config.encode_threads)
 
     began, first, rows, kept = time.perf_counter(), None, 0, []
     for batch in stream():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -69,9 +70,11 @@ class TrainConfig:
         return json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":"))
 
     def run_identity(self) -> str:
-        """The JSON of the fields that change the trained net (not the progress bar)."""
+        """The JSON of the fields that change the trained net (not the progress bar, nor the
+        loader's threads)."""
         values = dataclasses.asdict(self)
         values.pop("progress")
+        values.pop("loader_threads", None)
         return json.dumps(values, sort_keys=True, separators=(",", ":"))
 
 
@@ -126,6 +129,9 @@ class NnueConfig(TrainConfig):
     check_positions: int = field(default=10_000, metadata={
         "help": "positions of the validation split on which the exported net is cross-checked "
                 "against the float model"})
+    loader_threads: int | None = field(default=None, metadata={
+        "help": "threads computing the training batches' features (default: min(4, CPU "
+                "cores)); the batches are the same for any number"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -160,6 +166,14 @@ class NnueConfig(TrainConfig):
         if self.check_positions < 1:
             raise TrainConfigError(
                 f"check_positions: must be at least 1, got {self.check_positions!r}")
+        if self.loader_threads is not None and self.loader_threads < 1:
+            raise TrainConfigError(
+                f"loader_threads: must be at least 1, got {self.loader_threads!r}")
+
+    @property
+    def encode_threads(self) -> int:
+        """The loader's threads: ``loader_threads``, else min(4, CPU cores)."""
+        return self.loader_threads or min(4, os.cpu_count() or 1)
 
 
 # Presets: tiny runs in the tests in seconds on a CPU; small is a quick look on a laptop;

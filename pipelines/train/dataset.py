@@ -12,7 +12,9 @@ import json
 import logging
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +31,7 @@ NO_LIMIT = 2**62
 # The lake tables a data set reads; their versions go into model_datasets.
 READ_TABLES = ("positions", "labels", "moves", "games")
 T = TypeVar("T")
+R = TypeVar("R")
 _END = object()
 
 
@@ -105,6 +108,27 @@ def prefetched(items: Iterator[T], depth: int = 2) -> Generator[T, None, None]:
     finally:
         stop.set()
         thread.join()
+
+
+def pooled(work: Callable[[T], R], items: Iterator[T], threads: int) -> Generator[R, None, None]:
+    """``work(item)`` of each of ``items``, in the items' order, computed by ``threads``
+    threads (at most ``2 * threads`` items in flight: ``items`` is read as results are taken).
+    ``work``'s exception is raised here at its item's turn; closing the generator cancels the
+    work not started, waits for the rest and closes ``items``."""
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="chesslab-encode")
+    pending: deque[Future[R]] = deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(work, item))
+            if len(pending) >= 2 * threads:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
 
 
 def write_snapshot(lake: Lake, query_name: str, parameters: Mapping[str, Any], path: Path,

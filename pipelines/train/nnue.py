@@ -176,7 +176,8 @@ class NnueKind:
         epoch_parameters = {"snapshot": str(snapshot),
                             "max_positions": config.max_positions or NO_LIMIT}
         streams = [NnueStream(SplitQuery(str(lake.home), QUERY, epoch_parameters, validation),
-                              config.batch_size, config.read_batch, config.arch)
+                              config.batch_size, config.read_batch, config.arch,
+                              config.encode_threads)
                    for validation in (False, True)]
         loaders = [torch.utils.data.DataLoader(s, batch_size=None) for s in streams]
         keys_hash = summary[False][1] ^ summary[True][1]  # xor over both (disjoint) splits

@@ -14,12 +14,13 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from engines.nnue.features import halfkp_batch, psq_batch
+from engines.nnue.features import halfkp_column, psq_column
 from pipelines.formats.fens import UNREAD, board_flags
 from pipelines.train.config import NnueConfig
 from pipelines.train.dataset import (
     DatasetError,
     SplitQuery,
+    pooled,
     prefetched,
     stream_batches,
 )
@@ -52,13 +53,17 @@ class NnueBatch:
 
 class NnueStream(torch.utils.data.IterableDataset):
     """One split streamed from DuckDB in record batches, cut into training batches whose
-    HalfKP indices are computed in a background thread while the model trains on the previous
-    ones. ``set_epoch`` picks the epoch's shuffle."""
+    features are computed by ``threads`` threads (compiled, without the GIL) while the model
+    trains on the previous ones; the batches and their order do not depend on ``threads``.
+    ``set_epoch`` picks the epoch's shuffle."""
 
     def __init__(self, split: SplitQuery, batch_size: int, read_batch: int,
-                 arch: str = "halfkp") -> None:
+                 arch: str = "halfkp", threads: int = 1) -> None:
+        if threads < 1:
+            raise ValueError(f"threads: must be at least 1, got {threads!r}")
         self.split, self.batch_size, self.read_batch = split, batch_size, read_batch
-        self.encoder = psq_batch if arch == "psq768" else halfkp_batch
+        self.encoder = psq_column if arch == "psq768" else halfkp_column
+        self.threads = threads
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
@@ -68,36 +73,44 @@ class NnueStream(torch.utils.data.IterableDataset):
         return prefetched(self.batches())
 
     def batches(self) -> Iterator[NnueBatch]:
-        """Training batches in the epoch's order. Each is encoded on its own (a record batch
-        is cut into training-batch slices first), so the first is ready as soon as the query
-        gives rows and :func:`prefetched` overlaps the encoding of the rest with training."""
-        carry: NnueBatch | None = None
+        """Training batches in the epoch's order, encoded by the thread pool in order
+        (:func:`pooled`) as the query gives rows; :func:`prefetched` runs this in the
+        background, overlapping it with training."""
+        return pooled(self.encode, self.pieces(), self.threads)
+
+    def pieces(self) -> Iterator[list[pa.RecordBatch]]:
+        """The rows of each training batch, as slices of the record batches (two or more
+        where a training batch spans record batches), all of batch_size but the last."""
+        carry: list[pa.RecordBatch] = []
+        carried = 0
         for record_batch in stream_batches(self.split, self.epoch, self.read_batch):
             start = 0
-            if carry is not None:  # complete the rows left over from the last record batch
-                start = self.batch_size - len(carry)
-                carry = concat(carry, self.encode(record_batch.slice(0, start)))
-                if len(carry) < self.batch_size:
+            if carry:  # complete the rows left over from the last record batch
+                start = self.batch_size - carried
+                carry.append(record_batch.slice(0, start))
+                carried += carry[-1].num_rows
+                if carried < self.batch_size:
                     continue
                 yield carry
-                carry = None
+                carry, carried = [], 0
             for offset in range(start, record_batch.num_rows, self.batch_size):
-                rows = self.encode(record_batch.slice(offset, self.batch_size))
-                if len(rows) == self.batch_size:
-                    yield rows
+                rows = record_batch.slice(offset, self.batch_size)
+                if rows.num_rows == self.batch_size:
+                    yield [rows]
                 else:
-                    carry = rows
-        if carry is not None:
+                    carry, carried = [rows], rows.num_rows
+        if carry:
             yield carry
 
-    def encode(self, record_batch: pa.RecordBatch) -> NnueBatch:
-        fens = record_batch.column("fen").to_pylist()
+    def encode(self, pieces: list[pa.RecordBatch]) -> NnueBatch:
+        """One training batch from its rows (in a pool thread)."""
+        fens = pa.chunked_array([piece.column("fen") for piece in pieces])
         return NnueBatch(
-            torch.from_numpy(self.encoder(fens).astype(np.int64)),
-            torch.from_numpy(record_batch.column("score_cp").to_numpy(zero_copy_only=False)
-                             .astype(np.float32)),
-            torch.from_numpy(record_batch.column("result").to_numpy(zero_copy_only=False)
-                             .astype(np.float32)))
+            torch.from_numpy(self.encoder(fens)),
+            torch.from_numpy(np.concatenate([piece.column("score_cp").to_numpy(
+                zero_copy_only=False) for piece in pieces]).astype(np.float32)),
+            torch.from_numpy(np.concatenate([piece.column("result").to_numpy(
+                zero_copy_only=False) for piece in pieces]).astype(np.float32)))
 
 
 

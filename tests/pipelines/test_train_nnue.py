@@ -8,10 +8,12 @@ one-position reference (engines/nnue/reference.py).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ import numpy as np
 import pytest
 import torch
 
-from engines.nnue.features import halfkp_batch
+from engines.nnue.features import halfkp_batch, psq_batch
 from engines.nnue.reference import evaluate_quantised, halfkp_reference
 from flows.cli import main as cli_main
 from flows.ingest import INGEST, IngestJob
@@ -34,7 +36,7 @@ from pipelines.label import LabelConfig
 from pipelines.models.registry import ModelNotFoundError, resolve_model
 from pipelines.train import NnueConfig, TrainConfigError, preset, train
 from pipelines.train.config import KING_BUCKET_COUNTS
-from pipelines.train.dataset import DatasetError, prefetched, stream_batches
+from pipelines.train.dataset import DatasetError, pooled, prefetched, stream_batches
 from pipelines.train.nnue import (
     KING_BUCKETS,
     NnueKind,
@@ -153,6 +155,75 @@ def test_prefetched_keeps_order_raises_and_stops_early() -> None:
     assert next(consumer) == 0
     consumer.close()
     assert closed == [True]
+
+
+@pytest.mark.parametrize("arch", ["halfkp", "psq768"])
+def test_pooled_stream_gives_the_single_thread_batches_for_any_thread_count(
+        lake: Lake, arch: str) -> None:
+    """With 1, 2 or 3 encoding threads the stream gives the same batches, one by one: the
+    split's rows in the epoch's order cut into batch_size chunks, each encoded by the list
+    encoder in this thread (features int64, scores, results), however record batches fall.
+    The config's loader_threads reaches the trainer's streams (default min(4, cores))."""
+    folder = lake.home / "scratch"
+    folder.mkdir(exist_ok=True)
+    config = preset(NnueConfig, "tiny", arch=arch)
+    split = NnueKind().data(lake, config, folder).train.dataset.split
+    rows = split_rows(lake, False, epoch=1)
+    encode = psq_batch if arch == "psq768" else halfkp_batch
+    for batch_size, read_batch in ((7, 100), (100, 37)):
+        chunks = [rows[i:i + batch_size] for i in range(0, len(rows), batch_size)]
+        for threads in (1, 2, 3):
+            stream = NnueStream(split, batch_size, read_batch, arch, threads)
+            stream.set_epoch(1)
+            batches = list(stream)
+            assert len(batches) == len(chunks) > 4
+            for batch, chunk in zip(batches, chunks, strict=True):
+                expected = torch.from_numpy(encode([r["fen"] for r in chunk]).astype(np.int64))
+                assert batch.features.dtype == torch.int64
+                assert torch.equal(batch.features, expected)
+                assert batch.score_cp.dtype == batch.result.dtype == torch.float32
+                assert batch.score_cp.tolist() == [float(r["score_cp"]) for r in chunk]
+                assert np.array_equal(batch.result.numpy(), np.array(
+                    [np.nan if r["result"] is None else r["result"] for r in chunk],
+                    np.float32), equal_nan=True)
+    streams = NnueKind().data(lake, preset(NnueConfig, "tiny", loader_threads=3), folder)
+    assert streams.train.dataset.threads == streams.validation.dataset.threads == 3
+    default = NnueKind().data(lake, preset(NnueConfig, "tiny"), folder).train.dataset
+    assert default.threads == min(4, os.cpu_count() or 1)
+
+
+def test_pooled_keeps_order_raises_at_its_turn_and_stops_early() -> None:
+    """Results come in the items' order although later items finish first; work's error is
+    raised after the results before it; closing early stops the pool's threads and closes
+    the items."""
+    def work(i: int) -> int:
+        time.sleep(0.02 if i % 3 == 0 else 0.0)   # the first of every three finishes last
+        return i * i
+
+    assert list(pooled(work, iter(range(40)), 3)) == [i * i for i in range(40)]
+
+    def failing(i: int) -> int:
+        if i == 5:
+            raise DatasetError("bad row 5")
+        return work(i)
+
+    results = pooled(failing, iter(range(40)), 2)
+    assert [next(results) for _ in range(5)] == [0, 1, 4, 9, 16]
+    with pytest.raises(DatasetError, match="bad row 5"):
+        next(results)
+    closed = []
+
+    def endless() -> Any:
+        try:
+            yield from iter(int, 1)
+        finally:
+            closed.append(True)
+
+    results = pooled(work, endless(), 2)
+    assert next(results) == 0
+    results.close()
+    assert closed == [True]
+    assert not [t for t in threading.enumerate() if t.name.startswith("chesslab-encode")]
 
 
 def test_examples_have_side_to_move_scores_and_results(lake: Lake) -> None:
@@ -337,6 +408,9 @@ def test_config_rejects_bad_values() -> None:
         NnueConfig(hidden=100)
     with pytest.raises(TrainConfigError, match="activation: one of crelu, screlu, got 'relu'"):
         NnueConfig(activation="relu")
+    with pytest.raises(TrainConfigError, match="loader_threads: must be at least 1, got 0"):
+        NnueConfig(loader_threads=0)
+    assert NnueConfig(loader_threads=3).run_identity() == NnueConfig().run_identity()
 
 
 def test_no_labels_is_a_one_line_error(home: Path) -> None:
