@@ -186,6 +186,8 @@ def test_pooled_stream_gives_the_single_thread_batches_for_any_thread_count(
                 assert np.array_equal(batch.result.numpy(), np.array(
                     [np.nan if r["result"] is None else r["result"] for r in chunk],
                     np.float32), equal_nan=True)
+    with pytest.raises(ValueError, match="threads: must be at least 1, got 0"):
+        NnueStream(split, 8, 8, arch, 0)
     streams = NnueKind().data(lake, preset(NnueConfig, "tiny", loader_threads=3), folder)
     assert streams.train.dataset.threads == streams.validation.dataset.threads == 3
     default = NnueKind().data(lake, preset(NnueConfig, "tiny"), folder).train.dataset
