@@ -5,12 +5,21 @@ A run first writes its data set once into a snapshot file in its folder
 (:func:`write_snapshot`); every epoch's query then reads that file with ``$validation``
 (which split), ``$shuffle_seed`` (a new row order per epoch) and ``$max_positions``, so the
 costly joins run once and a resumed run trains on the rows its model_datasets row records.
+
+The snapshot is sorted by position_key, so each of its row groups covers a narrow key range.
+An epoch reads it one key range at a time (``$key_lo``, ``$key_hi``: about ``range_rows``
+rows each, the ranges in an order drawn from the epoch's seed, each range's rows in
+``hash(position_key, $shuffle_seed)`` order), so its first batch comes after one range's
+query, which reads that range's row groups only, and its memory is a range's, not the
+split's. ``$hash_cutoff`` keeps the rows a whole-split ``limit $max_positions`` would keep.
 """
 from __future__ import annotations
 
 import json
 import logging
+import math
 import queue
+import random
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping
@@ -28,6 +37,10 @@ from warehouse.catalog import connect_files, named_query
 log = logging.getLogger(__name__)
 
 NO_LIMIT = 2**62
+# Rows of a snapshot an epoch reads per key-range query (about; the keys are hashes, so
+# equal slices of the unsigned 64-bit key space hold about equal rows).
+RANGE_ROWS = 1 << 18
+KEY_SPACE = 1 << 64
 # The lake tables a data set reads; their versions go into model_datasets.
 READ_TABLES = ("positions", "labels", "moves", "games")
 T = TypeVar("T")
@@ -47,6 +60,7 @@ class SplitQuery:
     query: str
     parameters: Mapping[str, Any]
     validation: bool
+    range_rows: int = RANGE_ROWS
 
     def params(self, epoch: int) -> dict[str, Any]:
         return {**self.parameters, "validation": self.validation, "shuffle_seed": epoch}
@@ -55,14 +69,41 @@ class SplitQuery:
 def stream_batches(split: SplitQuery, epoch: int, read_batch: int) -> Iterator[pa.RecordBatch]:
     """The split's rows for ``epoch`` (shuffled by the epoch) as record batches. A query over
     a run's snapshot reads that file alone: its connection has none of the lake's views (which
-    cost more to create than the epoch's query takes)."""
+    cost more to create than the epoch's query takes), and runs once per key range
+    (:func:`range_parameters`); a query over the lake runs once."""
     snapshot = split.parameters.get("snapshot")
     con = connect(Lake(split.home)) if snapshot is None else connect_files([snapshot])
     try:
-        relation = con.sql(named_query(split.query), params=split.params(epoch))
-        yield from relation.to_arrow_reader(read_batch)  # fetch_record_batch before DuckDB 2
+        params = split.params(epoch)
+        for extra in range_parameters(con, split, epoch) if snapshot is not None else [{}]:
+            relation = con.sql(named_query(split.query), params={**params, **extra})
+            yield from relation.to_arrow_reader(read_batch)  # fetch_record_batch before DuckDB 2
     finally:
         con.close()
+
+
+def key_ranges(rows: int, range_rows: int) -> list[tuple[int, int]]:
+    """The unsigned 64-bit key space cut into equal ranges (inclusive bounds) of about
+    ``range_rows`` of ``rows`` uniformly spread keys each; one range for a small split."""
+    count = max(1, math.ceil(rows / range_rows))
+    return [(KEY_SPACE * i // count, KEY_SPACE * (i + 1) // count - 1) for i in range(count)]
+
+
+def range_parameters(con: Any, split: SplitQuery, epoch: int) -> list[dict[str, int]]:
+    """The key ranges of a snapshot split's epoch, in the epoch's order (a shuffle seeded by
+    the epoch), each with the hash cutoff of ``$max_positions``: the largest
+    ``hash(position_key, $shuffle_seed)`` among the split's first ``$max_positions`` rows
+    in hash order (every hash without a limit, or with one range, where the limit does it)."""
+    params = split.params(epoch)
+    ranges = key_ranges(pq.ParquetFile(params["snapshot"]).metadata.num_rows, split.range_rows)
+    random.Random(params["shuffle_seed"]).shuffle(ranges)
+    cutoff = KEY_SPACE - 1
+    if len(ranges) > 1 and params["max_positions"] < NO_LIMIT:
+        found = con.sql(named_query("snapshot_hash_cutoff"), params={
+            k: params[k] for k in ("snapshot", "validation", "shuffle_seed", "max_positions")
+        }).fetchall()
+        cutoff = cutoff if not found or found[0][0] is None else int(found[0][0])
+    return [{"key_lo": lo, "key_hi": hi, "hash_cutoff": cutoff} for lo, hi in ranges]
 
 
 def prefetched(items: Iterator[T], depth: int = 2) -> Generator[T, None, None]:
