@@ -15,9 +15,12 @@ the compiled core, cached under ``$CHESSLAB_SCALE_DATA``, default /tmp/chesslab_
    player, the ``nnue_examples`` view at one depth; and ``connect`` itself;
 4. the NNUE training snapshot of one engine and depth (``nnue_snapshot``: N rows), written in
    a child process: seconds and the child's peak RSS;
-5. training throughput on that snapshot: the loader alone (``NnueStream``: the epoch's query,
-   HalfKP encoding), the trainer alone (Lightning steps on batches already in memory), and
-   the trainer consuming the loader; the ratio of the loader's rate to the trainer's;
+5. training throughput on that snapshot (or ``--snapshot``): the loader alone (``NnueStream``:
+   the epoch's queries, HalfKP encoding; in a child process: its first batch, rate and peak
+   RSS) reading the snapshot key range by key range, beside the baseline, one whole-split
+   query (``range_rows`` unlimited), in the same run; the trainer alone (Lightning steps on
+   batches already in memory), and the trainer consuming the loader; the ratio of the
+   loader's rate to the trainer's;
 6. planning a ``label --limit 500`` run (a child process: seconds and peak RSS);
 
 then extrapolates each figure to 100M and 1B positions. Not a test: the numbers depend on the
@@ -264,11 +267,11 @@ def measure_queries(lake: Lake, report: Report) -> None:
         report.add(f"query_{name}", figure, line)
 
 
-def child(mode: str, home: str, out: str) -> dict[str, Any]:
+def child(mode: str, home: str, out: str, *extra: str) -> dict[str, Any]:
     """Run a measured step in a child process: its seconds and peak RSS (getrusage)."""
     began = time.perf_counter()
     done = subprocess.run([sys.executable, __file__, "--child", mode, "--home", home,
-                           "--out", out], capture_output=True, text=True, check=False)
+                           "--out", out, *extra], capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"child {mode} failed:\n{done.stderr[-3000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -276,7 +279,7 @@ def child(mode: str, home: str, out: str) -> dict[str, Any]:
     return result
 
 
-def run_child(mode: str, home: str, out: str) -> None:
+def run_child(mode: str, home: str, out: str, batches: int) -> None:
     """The child side of :func:`child`: prints one JSON line."""
     from pipelines.label.config import LabelConfig
     from pipelines.label.pending import pending_positions
@@ -297,12 +300,34 @@ def run_child(mode: str, home: str, out: str) -> None:
 
         result["rows"] = pq.ParquetFile(path).metadata.num_rows
         result["bytes"] = path.stat().st_size
+    elif mode in ("loader-ranges", "loader-whole"):
+        result.update(read_epoch(home, out, batches, mode == "loader-ranges", began))
     elif mode == "plan-label":
         pending = pending_positions(lake, LabelConfig(depths=(7,), limit=500), "scale-engine")
         result["rows"] = len(pending)
     result["seconds"] = time.perf_counter() - began
     result["peak_rss_bytes"] = proc_status("VmHWM")
     print(json.dumps(result))
+
+
+def read_epoch(home: str, snapshot: str, batches: int, ranges: bool,
+               began: float) -> dict[str, Any]:
+    """The loader alone on the training split of ``snapshot``: range by range
+    (``ranges``), else as one whole-split query (the code before key ranges: one range)."""
+    from pipelines.train.config import NnueConfig
+    from pipelines.train.dataset import NO_LIMIT, RANGE_ROWS, SplitQuery
+    from pipelines.train.nnue import NnueStream
+
+    config = NnueConfig()
+    split = SplitQuery(home, "nnue_dataset", {"snapshot": snapshot, "max_positions": NO_LIMIT},
+                       False, RANGE_ROWS if ranges else NO_LIMIT)
+    first, rows = None, 0
+    for batch in NnueStream(split, config.batch_size, config.read_batch):
+        first = first or time.perf_counter() - began
+        rows += len(batch)
+        if rows >= batches * config.batch_size:
+            break
+    return {"rows": rows, "first_batch_s": first, "rate": rows / (time.perf_counter() - began)}
 
 
 def proc_status(field: str) -> int:
@@ -345,15 +370,24 @@ def measure_training(lake: Lake, snapshot: Path, report: Report, batches: int,
         return NnueStream(split, config.batch_size, config.read_batch, config.arch,
                           config.encode_threads)
 
-    began, first, rows, kept = time.perf_counter(), None, 0, []
+    loaders = {mode: child(mode, str(lake.home), str(snapshot), "--train-batches", str(batches))
+               for mode in ("loader-whole", "loader-ranges")}
+    whole, ranged = loaders["loader-whole"], loaders["loader-ranges"]
+    loader, first = ranged["rate"], ranged["first_batch_s"]
+    report.add("loader", loaders,
+               f"loader alone, {ranged['rows']:,} rows of {snapshot}: key ranges: first batch "
+               f"after {first:.2f} s, {loader:,.0f} positions/s, peak RSS "
+               f"{ranged['peak_rss_bytes'] / 2**20:,.0f} MiB; one whole-split query (the "
+               f"baseline): {whole['first_batch_s']:.2f} s, {whole['rate']:,.0f}/s, "
+               f"{whole['peak_rss_bytes'] / 2**20:,.0f} MiB; first batch "
+               f"{whole['first_batch_s'] / first:.1f}x sooner, rate "
+               f"{loader / whole['rate']:.2f}x, peak RSS "
+               f"{ranged['peak_rss_bytes'] / whole['peak_rss_bytes']:.2f}x ({load()})")
+    kept = []
     for batch in stream():
-        first = first or time.perf_counter() - began
-        rows += len(batch)
-        if len(kept) < 8:
-            kept.append(batch)
-        if rows >= batches * config.batch_size:
+        kept.append(batch)
+        if len(kept) == 8:
             break
-    loader = rows / (time.perf_counter() - began)
     torch.manual_seed(0)
 
     def fit(data: Any, steps: int) -> float:
@@ -377,7 +411,7 @@ def measure_training(lake: Lake, snapshot: Path, report: Report, batches: int,
     report.add("training", {"loader": loader, "first_batch_s": first, "trainer": alone,
                             "trainer_with_loader": both, "batch_size": config.batch_size},
                f"training (batch {config.batch_size}): loader alone {loader:,.0f} positions/s "
-               f"(first batch after {first:.1f} s: the epoch's query), trainer alone "
+               f"(first batch after {first:.1f} s: the epoch's first range), trainer alone "
                f"{alone:,.0f}/s, trainer with the loader {both:,.0f}/s; loader / trainer = "
                f"{loader / alone:.2f}x ({'keeps up' if loader >= alone else 'too SLOW'})")
 
@@ -449,11 +483,13 @@ def main() -> None:
                         help=f"the measurements after the build (default: all of {STEPS})")
     parser.add_argument("--no-key-index", action="store_true",
                         help="import with the scan of every stored part (the baseline)")
+    parser.add_argument("--snapshot", help="train on this snapshot (default: the one the "
+                        "snapshot step writes in the home)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        run_child(args.child, args.home, args.out)
+        run_child(args.child, args.home, args.out, args.train_batches)
         return
     report = Report(args.positions)
     print(f"chesslab scale benchmark: {args.positions:,} positions, {os.cpu_count()} cores, "
@@ -475,8 +511,8 @@ def main() -> None:
     if "snapshot" in steps:
         measure_snapshot(lake, work, report)
     if "training" in steps:
-        measure_training(lake, work / "dataset.parquet", report, args.train_batches,
-                         args.accelerator)
+        measure_training(lake, Path(args.snapshot or work / "dataset.parquet"), report,
+                         args.train_batches, args.accelerator)
     if "planning" in steps:
         measure_planning(lake, report)
     if not args.reuse:
