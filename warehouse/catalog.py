@@ -17,7 +17,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,11 +170,28 @@ def table_view_sql(spec: Table, files: Sequence[Path], absent: Set[str] = frozen
         options += ["hive_partitioning = true", f"hive_types = {{{types}}}"]
     else:
         options.append("hive_partitioning = false")
-    columns = ", ".join(
-        f"null::{DUCKDB_TYPES.get(f.type, 'VARCHAR')} as {f.name}" if f.name in absent
+    source = f"read_parquet([{sql_strings(files)}], {', '.join(options)})"
+    if spec.sort_by is not None and spec.sort_by not in absent:
+        # the stored (signed) keys of each sign in a scan of their own, turned unsigned by a
+        # cast DuckDB carries the row groups' statistics through: a filter on a key range
+        # skips the row groups outside it (the bit operations of UNSIGNED hide them)
+        key = spec.sort_by
+        halves = [(f"{key}::ubigint", f"{key} >= 0"),
+                  (f"({key}::hugeint + 18446744073709551616)::ubigint", f"{key} < 0")]
+        return " union all ".join(
+            f"select {view_columns(spec, absent, {key: expr})} from {source} where {keep}"
+            for expr, keep in halves)
+    return f"select {view_columns(spec, absent, {})} from {source}"
+
+
+def view_columns(spec: Table, absent: Set[str], given: Mapping[str, str]) -> str:
+    """The view's select list: ``given`` expressions by column, the ``absent`` columns null,
+    unsigned 64-bit columns turned unsigned (stored signed: same bits)."""
+    return ", ".join(
+        f"{given[f.name]} as {f.name}" if f.name in given
+        else f"null::{DUCKDB_TYPES.get(f.type, 'VARCHAR')} as {f.name}" if f.name in absent
         else UNSIGNED.format(c=f.name) if f.type == pa.uint64() else f.name
         for f in spec.schema)
-    return f"select {columns} from read_parquet([{sql_strings(files)}], {', '.join(options)})"
 
 
 def sql_strings(paths: Sequence[Path]) -> str:

@@ -5,7 +5,9 @@ position's lowest game (an aggregate over every move) and that game's result, it
 move (a split of its FEN). ``warehouse/sql/derived/<name>.sql`` defines such a table as a
 query over the lake's views (``-- depends: a, b`` names the tables it reads);
 :func:`refresh` (run by ``compact``) writes its result to ``lake/_derived/<name>/<id>.parquet``
-with ``<id>.json`` (written last) listing the data files of each input table it was computed
+(sorted by the column a ``-- sorted by: column`` line names, so that each row group covers a
+narrow range of it and a query for a range reads those row groups only), with ``<id>.json``
+(written last) listing the data files of each input table it was computed
 from. :func:`connect` names the view ``<name>`` over that file only while every input table's
 current files are exactly those listed, and over the defining query otherwise (after a write,
 until the next compact): like the key index, the file is a cache of immutable data files,
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 DERIVED_DIR = "_derived"
 SQL_DIR = Path(__file__).parent / "sql" / "derived"
 DEPENDS = re.compile(r"^--\s*depends:(.*)$", re.MULTILINE)
+SORTED = re.compile(r"^--\s*sorted by:\s*(\w+)\s*$", re.MULTILINE)
 BATCH_ROWS = 1 << 17
 
 
@@ -42,6 +45,7 @@ class Derived:
     name: str
     sql: str
     inputs: tuple[str, ...]
+    sort_by: str | None = None
 
 
 def derived_tables() -> list[Derived]:
@@ -53,7 +57,9 @@ def derived_tables() -> list[Derived]:
         if len(found) != 1:
             raise ValueError(f"{path}: needs exactly one '-- depends: ...' line")
         inputs = tuple(sorted(n.strip() for n in found[0].split(",") if n.strip()))
-        tables.append(Derived(path.stem, text.strip().rstrip(";"), inputs))
+        sort = SORTED.findall(text)
+        tables.append(Derived(path.stem, text.strip().rstrip(";"), inputs,
+                              sort[0] if sort else None))
     return tables
 
 
@@ -67,10 +73,12 @@ def file_names(files: Sequence[Path], table_dir: Path) -> list[str]:
     return sorted(str(Path(f).relative_to(table_dir)) for f in files)
 
 
-def current_file(root: Path, spec: Derived,
-                 files: Mapping[str, Sequence[Path]]) -> Path | None:
+def current_file(root: Path, spec: Derived, files: Mapping[str, Sequence[Path]],
+                 sorted_as_defined: bool = False) -> Path | None:
     """The derived table's Parquet file computed from exactly ``files`` (the input tables'
-    current data files, by table), or None."""
+    current data files, by table), or None. ``sorted_as_defined``: only a file sorted as the
+    definition says now (``refresh`` writes the others again; reading, an older file is
+    right, only unsorted)."""
     wanted = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
     for manifest in sorted(folder(root, spec.name).glob("*.json")):
         try:
@@ -78,7 +86,8 @@ def current_file(root: Path, spec: Derived,
         except (OSError, ValueError):
             continue
         data = manifest.with_suffix(".parquet")
-        if meta.get("inputs") == wanted and data.is_file():
+        if meta.get("inputs") == wanted and data.is_file() and (
+                not sorted_as_defined or meta.get("sorted_by") == spec.sort_by):
             return data
     return None
 
@@ -95,7 +104,7 @@ def refresh(lake: Lake, names: Sequence[str] | None = None) -> dict[str, int]:
             continue
         con, files = connect_with_files(lake, derived=False)
         try:
-            if current_file(lake.root, spec, files) is not None or \
+            if current_file(lake.root, spec, files, sorted_as_defined=True) is not None or \
                     not any(files.get(t) for t in spec.inputs):   # current, or nothing to keep
                 written[spec.name] = 0
                 continue
@@ -112,7 +121,9 @@ def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
     out.mkdir(parents=True, exist_ok=True)
     ident = uuid.uuid4().hex
     data, manifest = out / f"{ident}.parquet", out / f"{ident}.json"
-    reader = con.sql(spec.sql).to_arrow_reader(BATCH_ROWS)
+    sql = spec.sql if spec.sort_by is None else \
+        f"select * from ({spec.sql}\n) order by {spec.sort_by}"
+    reader = con.sql(sql).to_arrow_reader(BATCH_ROWS)
     rows = 0
     with pq.ParquetWriter(data, reader.schema, compression="zstd") as writer:
         for batch in reader:
@@ -120,7 +131,7 @@ def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
             rows += batch.num_rows
     inputs = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
     staged = manifest.with_suffix(".json.tmp")
-    staged.write_text(json.dumps({"inputs": inputs, "rows": rows}))
+    staged.write_text(json.dumps({"inputs": inputs, "rows": rows, "sorted_by": spec.sort_by}))
     os.replace(staged, manifest)
     for old in out.iterdir():
         if old.stem != ident and old.suffix in (".json", ".parquet", ".tmp"):

@@ -78,6 +78,12 @@ WRITER_PROPERTIES = {
                                   column_properties={"position_key": _PLAIN, "fen": _PLAIN}),
     "moves": WriterProperties(compression="SNAPPY", column_properties={"position_key": _PLAIN}),
 }
+# compact's sort of a table with ``sort_by`` (a one-column z-order is a sort): rows per row
+# group (a key range reads the row groups that overlap it), and DataFusion's memory before
+# it spills to disk.
+SORTED_ROW_GROUP = 1 << 17
+SORTED_PROPERTIES = WriterProperties(compression="ZSTD", max_row_group_size=SORTED_ROW_GROUP)
+SORT_SPILL_BYTES = 512 << 20
 _SCANNER = threading.local()
 # Commit conflicts are retried with jittered exponential backoff, this many times at most.
 COMMIT_ATTEMPTS = 30
@@ -448,14 +454,25 @@ class Lake:
         return data.cast(pa.schema([spec.schema.field(c) for c in wanted]), safe=False)
 
     def compact(self, name: str, retain_hours: float = DEFAULT_RETAIN_HOURS) -> tuple[int, int]:
-        """Delta optimize (small files into large ones, per partition) then vacuum files no
-        version newer than ``retain_hours`` uses. Returns (files before, files after)."""
+        """Delta optimize (small files into large ones, per partition; a table with
+        ``sort_by``: each partition not yet one sorted file rewritten sorted by that column,
+        in row groups of SORTED_ROW_GROUP rows) then vacuum files no version newer than
+        ``retain_hours`` uses. Returns (files before, files after)."""
         delta = self.delta(name)
         if delta is None:
             return 0, 0
+        spec = table(name)
         before = len(delta.file_uris())
-        self._ensure_checkpoints(table(name))
-        with_retries(name, lambda: DeltaTable(str(self.table_dir(name))).optimize.compact())
+        self._ensure_checkpoints(spec)
+        if spec.sort_by is None:
+            with_retries(name, lambda: DeltaTable(str(self.table_dir(name))).optimize.compact())
+        else:  # the sort makes one file of each partition it rewrites
+            key = spec.sort_by
+            for filters in unsorted_partitions(spec, DeltaTable(str(self.table_dir(name)))):
+                with_retries(name, lambda f=filters: DeltaTable(  # type: ignore[misc]
+                    str(self.table_dir(name))).optimize.z_order(
+                        [key], partition_filters=f or None, max_spill_size=SORT_SPILL_BYTES,
+                        writer_properties=SORTED_PROPERTIES))
         delta = DeltaTable(str(self.table_dir(name)))
         delta.vacuum(retention_hours=int(retain_hours), enforce_retention_duration=False,
                      dry_run=False)
@@ -755,6 +772,37 @@ def partition_values(spec: Table, group: pa.Table) -> dict[str, Any]:
 def row_numbers(count: int) -> pa.Array:
     """0, 1, ..., count - 1 as int64 (a cumulative sum of ones: a Python range is slow)."""
     return pc.subtract(pc.cumulative_sum(pa.nulls(count, pa.int64()).fill_null(1)), 1)
+
+
+def unsorted_partitions(spec: Table, delta: DeltaTable) -> list[list[tuple[str, str, str]]]:
+    """The partitions (as Delta partition filters) of a table with ``sort_by`` that are not
+    one file whose row groups hold increasing, disjoint ranges of that column."""
+    assert spec.sort_by is not None
+    by_partition: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    files = file_index(delta)
+    for row in files.to_pylist():
+        values = tuple((c, str(row[f"partition.{c}"])) for c in spec.partition_by)
+        by_partition.setdefault(values, []).append(row["uri"])
+    return [[(c, "=", v) for c, v in values] for values, uris in sorted(by_partition.items())
+            if len(uris) > 1 or not sorted_file(uris[0], spec.sort_by)]
+
+
+def sorted_file(uri: str, column: str) -> bool:
+    """Whether the Parquet file's row groups hold increasing, disjoint values of ``column``
+    (by their statistics: read from the footer only), SORTED_ROW_GROUP rows at most each
+    (a file written unsorted in one larger row group is rewritten)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(uri).metadata
+    index = meta.schema.to_arrow_schema().get_field_index(column)
+    last = None
+    for group in range(meta.num_row_groups):
+        stats = meta.row_group(group).column(index).statistics
+        if stats is None or not stats.has_min_max or (last is not None and stats.min <= last) \
+                or meta.row_group(group).num_rows > SORTED_ROW_GROUP:
+            return False
+        last = stats.max
+    return True
 
 
 def file_index(delta: DeltaTable) -> pa.Table:

@@ -37,6 +37,9 @@ class Table:
         partition columns, which are always required.
     nullable_key: key columns that may be null (an EPD record has no game index); stored
         keys are matched null-safely (``is not distinct from``).
+    sort_by: an unsigned 64-bit column ``compact`` sorts each partition's files by (so each
+        row group covers a narrow key range), and that the table's view reads in two scans
+        (stored keys of either sign), so DuckDB skips the row groups a key range excludes.
     """
 
     name: str
@@ -45,6 +48,7 @@ class Table:
     partition_by: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
     nullable_key: tuple[str, ...] = ()
+    sort_by: str | None = None
     doc: str = ""
     schema: pa.Schema = field(init=False, repr=False, compare=False)
     columns_doc: dict[str, str] = field(init=False, repr=False, compare=False)
@@ -57,6 +61,8 @@ class Table:
         object.__setattr__(self, "schema", pa.schema([(n, t) for n, t, _ in self.columns]))
         object.__setattr__(self, "columns_doc", {n: m.strip() for n, _, m in self.columns})
         names = set(self.schema.names)
+        if self.sort_by is not None and self.schema.field(self.sort_by).type != pa.uint64():
+            raise ValueError(f"table {self.name!r}: sort_by {self.sort_by!r} must be uint64")
         for column in (*self.key, *self.partition_by, *self.required, *self.nullable_key):
             if column not in names:
                 raise ValueError(f"table {self.name!r}: unknown column {column!r}")

@@ -40,6 +40,7 @@ LABELS = Table(
     ],
     key=("position_key", "engine_id", "depth"),
     partition_by=("engine_id", "depth"),
+    sort_by="position_key",
 )
 
 LABEL_ERRORS = Table(

@@ -1,4 +1,5 @@
 -- depends: positions, moves, games
+-- sorted by: position_key
 -- One row per position with what the training views join in besides the label: its FEN and
 -- side to move, whether the side to move is in check (positions.in_check), the lowest game it
 -- was played in (null for EPD/FEN-only positions) and that game's result tag. Kept by
