@@ -283,19 +283,21 @@ def run_child(mode: str, home: str, out: str, batches: int) -> None:
     """The child side of :func:`child`: prints one JSON line."""
     from pipelines.label.config import LabelConfig
     from pipelines.label.pending import pending_positions
-    from pipelines.train.dataset import write_snapshot
-    from pipelines.train.nnue import keep_examples
+    from pipelines.train.dataset import WHOLE, write_snapshot
+    from pipelines.train.nnue import keep_examples, snapshot_ranges
 
     lake = Lake(home)
     connect(lake).close()
     Path("/proc/self/clear_refs").write_text("5")     # the peak (VmHWM) starts again here
     result: dict[str, Any] = {"rss_before_bytes": proc_status("VmRSS")}
     began = time.perf_counter()
-    if mode == "snapshot":
+    if mode in ("snapshot", "snapshot-whole"):
+        ranges = snapshot_ranges(lake, (JSONL_ENGINE,), DEEP) if mode == "snapshot" else WHOLE
         path = write_snapshot(lake, "nnue_snapshot",
                               {"engine_ids": [JSONL_ENGINE], "depth": DEEP,
                                "validation_permille": 100, "train_permille": 1000},
-                              Path(out), keep_examples(True), 65536)
+                              Path(out), keep_examples(True), 65536, ranges)
+        result["ranges"] = len(ranges)
         import pyarrow.parquet as pq
 
         result["rows"] = pq.ParquetFile(path).metadata.num_rows
@@ -340,14 +342,25 @@ def proc_status(field: str) -> int:
 
 
 def measure_snapshot(lake: Lake, folder: Path, report: Report) -> Path:
-    path = folder / "dataset.parquet"
+    """The snapshot written key range by key range, and the baseline (one query over the
+    whole depth) in the same run; the two files must hold the same rows in the same order."""
+    import pyarrow.parquet as pq
+
+    path, whole_path = folder / "dataset.parquet", folder / "dataset-whole.parquet"
+    whole = child("snapshot-whole", str(lake.home), str(whole_path))
     got = child("snapshot", str(lake.home), str(path))
+    if not pq.read_table(path).equals(pq.read_table(whole_path)):
+        raise SystemExit("the snapshot written by key range differs from the whole query's")
+    whole_path.unlink()
     verdict = "under" if got["peak_rss_bytes"] < TARGET_SNAPSHOT_BYTES else "OVER"
-    report.add("snapshot", got,
-               f"snapshot of {got['rows']:,} rows ({got['bytes'] / 1e6:.0f} MB): "
-               f"{got['seconds']:.1f} s, peak RSS {got['peak_rss_bytes'] / 2**30:.2f} GiB "
-               f"({got['rss_before_bytes'] / 2**30:.2f} GiB after imports; {verdict} the "
-               f"4 GiB target)")
+    report.add("snapshot", {**got, "baseline": whole},
+               f"snapshot of {got['rows']:,} rows ({got['bytes'] / 1e6:.0f} MB) in "
+               f"{got['ranges']} key ranges: {got['seconds']:.1f} s, peak RSS "
+               f"{got['peak_rss_bytes'] / 2**30:.2f} GiB ({got['rss_before_bytes'] / 2**30:.2f} "
+               f"GiB after imports; {verdict} the 4 GiB target); one whole-depth query (the "
+               f"baseline), same rows: {whole['seconds']:.1f} s, peak RSS "
+               f"{whole['peak_rss_bytes'] / 2**30:.2f} GiB: time {got['seconds'] / whole['seconds']:.2f}x, "
+               f"peak RSS {got['peak_rss_bytes'] / whole['peak_rss_bytes']:.2f}x ({load()})")
     return path
 
 

@@ -15,6 +15,7 @@ split's. ``$hash_cutoff`` keeps the rows a whole-split ``limit $max_positions`` 
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -22,7 +23,7 @@ import queue
 import random
 import threading
 from collections import deque
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ NO_LIMIT = 2**62
 # equal slices of the unsigned 64-bit key space hold about equal rows).
 RANGE_ROWS = 1 << 18
 KEY_SPACE = 1 << 64
+WHOLE = ((0, KEY_SPACE - 1),)
 # The lake tables a data set reads; their versions go into model_datasets.
 READ_TABLES = ("positions", "labels", "moves", "games")
 T = TypeVar("T")
@@ -173,17 +175,27 @@ def pooled(work: Callable[[T], R], items: Iterator[T], threads: int) -> Generato
 
 
 def write_snapshot(lake: Lake, query_name: str, parameters: Mapping[str, Any], path: Path,
-                   keep: Callable[[pa.RecordBatch], pa.RecordBatch], read_batch: int) -> Path:
+                   keep: Callable[[pa.RecordBatch], pa.RecordBatch], read_batch: int,
+                   ranges: Sequence[tuple[int, int]] = WHOLE) -> Path:
     """Stream a named query's rows into one Parquet file (``keep`` filters each batch),
-    under a temporary name renamed into place: a killed writer leaves no partial snapshot."""
+    under a temporary name renamed into place: a killed writer leaves no partial snapshot.
+    The query runs once per key range (``$key_lo``, ``$key_hi``; ascending, so a query
+    sorted by key writes the same rows in the same order as over the whole key space), each
+    joining and sorting that range's rows only."""
     tmp = path.with_name(f".{path.name}.tmp")
     con = connect(lake)
     try:
-        reader = con.sql(named_query(query_name), params=dict(parameters)
-                         ).to_arrow_reader(read_batch)
-        with pq.ParquetWriter(tmp, reader.schema, compression="zstd") as writer:
-            for batch in reader:
-                writer.write_batch(keep(batch))
+        with contextlib.ExitStack() as stack:
+            writer = None
+            for lo, hi in ranges:
+                reader = con.sql(named_query(query_name),
+                                 params={**parameters, "key_lo": lo, "key_hi": hi}
+                                 ).to_arrow_reader(read_batch)
+                if writer is None:
+                    writer = stack.enter_context(
+                        pq.ParquetWriter(tmp, reader.schema, compression="zstd"))
+                for batch in reader:
+                    writer.write_batch(keep(batch))
         tmp.replace(path)
     finally:
         con.close()

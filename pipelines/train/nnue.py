@@ -39,6 +39,7 @@ from pipelines.train.nnue_data import (
     keep_examples,
     noisy,
     snapshot_parameters,
+    snapshot_ranges,
 )
 from pipelines.train.nnue_export import (
     ExportError,
@@ -105,6 +106,7 @@ __all__ = [
     "reference_check",
     "save_npz",
     "snapshot_parameters",
+    "snapshot_ranges",
 ]
 
 log = logging.getLogger(__name__)
@@ -166,7 +168,8 @@ class NnueKind:
         snapshot = folder / SNAPSHOT
         if not snapshot.is_file():
             write_snapshot(lake, "nnue_snapshot", parameters, snapshot,
-                           keep_examples(config.quiet_only), config.read_batch)
+                           keep_examples(config.quiet_only), config.read_batch,
+                           snapshot_ranges(lake, engine_ids, depth))
         summary = dataset_summary(connect(lake, readable=[snapshot]), snapshot)
         if not summary.get(False) or not summary.get(True):
             raise DatasetError(

@@ -12,25 +12,34 @@ from typing import Any
 import chess
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import torch
 
 from engines.nnue.features import halfkp_column, psq_column
 from pipelines.formats.fens import UNREAD, board_flags
 from pipelines.train.config import NnueConfig
 from pipelines.train.dataset import (
+    WHOLE,
     DatasetError,
     SplitQuery,
+    key_ranges,
     pooled,
     prefetched,
     stream_batches,
 )
+from warehouse import Lake
 from warehouse.catalog import named_query, query
+from warehouse.lake import file_index
 
 QUERY = "nnue_dataset"
 
 VIEW = "nnue_examples"
 
 SNAPSHOT = "dataset.parquet"
+
+# Labels a query of the snapshot's writer joins (about: the labels of the key range; the
+# snapshot is written range by range, each range's join and sort in memory of its own).
+SNAPSHOT_RANGE_ROWS = 1 << 20
 
 # Record batches read ahead of the encoder (each read_batch rows: 4 x 65536 by default, about
 # one key range of the snapshot).
@@ -163,6 +172,21 @@ def snapshot_parameters(config: NnueConfig, engine_ids: tuple[str, ...],
     return {"engine_ids": list(engine_ids), "depth": depth,
             "validation_permille": config.validation_permille,
             "train_permille": round(config.train_percent * 10)}
+
+
+
+def snapshot_ranges(lake: Lake, engine_ids: tuple[str, ...], depth: int) -> list[tuple[int, int]]:
+    """The key ranges the snapshot is written in: about SNAPSHOT_RANGE_ROWS labels of the
+    engines at the depth each (counted from the Delta log's statistics; one range for
+    annotations, which have no labels)."""
+    delta = lake.delta("labels")
+    if delta is None:
+        return list(WHOLE)
+    files = file_index(delta)
+    mine = pc.and_(pc.is_in(files.column("partition.engine_id"), pa.array(list(engine_ids))),
+                   pc.equal(files.column("partition.depth"), depth))
+    return key_ranges(int(pc.sum(files.filter(mine).column("num_records")).as_py() or 0),
+                      SNAPSHOT_RANGE_ROWS)
 
 
 

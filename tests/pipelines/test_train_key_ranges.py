@@ -1,44 +1,61 @@
-"""An epoch of NNUE training reads its snapshot one key range at a time (issue 35 §3: at 100M
-positions the epoch's whole-split sort made the first batch wait minutes). The rows of an
-epoch must be exactly those of the whole-split query (``order by hash(position_key, seed)
-limit max_positions`` over the snapshot, written out here as the reference), each range
-query must read only its own row groups, and the first batch must come from one range.
+"""Key ranges (issue 35 §3: at 100M positions every query over a whole depth, the snapshot's
+join and the epoch's sort among them, needs memory and time that grow with the warehouse).
+
+``compact`` sorts labels (each engine and depth) and position_facts by position_key, so a
+query for a key range reads the row groups of that range only; the training snapshot is
+written range by range (each range's join and sort alone) and must be the whole-depth
+query's file row for row; an epoch reads the snapshot range by range, and its rows must be
+exactly those of the whole-split query (``order by hash(position_key, seed) limit
+max_positions`` over the snapshot, written out here as the reference), each range query
+reading its own row groups, the first batch coming from one range.
 
 The home: the bundled sample's 400 games ingested (their ``[%eval]`` annotations are
-examples of engine ``pgn:[%eval]``) and 400 of its positions labelled by Stockfish at depth 1.
+examples of engine ``pgn:[%eval]``) and 400 of its positions labelled by Stockfish at depth 1,
+then compacted with small row groups (64 labels, 1024 position_facts rows), so that a small
+home has many.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from deltalake import WriterProperties
 
 from flows.ingest import INGEST, IngestJob
 from flows.label import LABEL
 from flows.step import run_step
 from pipelines.ingest import IngestConfig
 from pipelines.label import LabelConfig
+from pipelines.train import nnue_data
 from pipelines.train.config import NnueConfig
 from pipelines.train.dataset import (
     NO_LIMIT,
+    WHOLE,
     SplitQuery,
     key_ranges,
     range_parameters,
     stream_batches,
     write_snapshot,
 )
-from pipelines.train.nnue_data import keep_examples, snapshot_parameters
+from pipelines.train.nnue_data import keep_examples, snapshot_parameters, snapshot_ranges
 from warehouse import Lake, connect
+from warehouse import derived as derived_module
+from warehouse import lake as lake_module
 from warehouse.catalog import connect_files, named_query
+from warehouse.derived import DERIVED_DIR, refresh
+from warehouse.tables import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "sample" / "games.pgn.zst"
 ANNOTATIONS = ("pgn:[%eval]", 0)
 RANGE_ROWS = 4096          # about 12 ranges of the annotations' training split
 ROW_GROUP = 1024           # the snapshot's rows per row group (write_snapshot's read batch)
+LABEL_GROUP = 64           # compact's labels rows per row group
+FACTS_GROUP = 1024         # position_facts rows per row group
 REFERENCE = """
     select position_key, fen, score_cp, result, split_key, in_check,
         hash(position_key, $seed) as h
@@ -49,17 +66,121 @@ REFERENCE = """
 """
 
 
+@dataclass
+class Home:
+    lake: Lake
+    engine_id: str                           # Stockfish's
+    before: dict[str, list[tuple[Any, ...]]]  # labels and position_facts before compact
+    files: dict[str, int]                    # labels files before compact
+
+
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> tuple[Lake, str]:
-    """The sample ingested, 400 positions labelled at depth 1; returns the lake and the
-    Stockfish engine id."""
+def home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Home:
+    """The sample ingested, 400 positions labelled at depth 1 (in several files), compacted
+    with small row groups."""
     lake = Lake(tmp_path_factory.mktemp("keyrange") / "home")
     run_step(INGEST, IngestJob((SAMPLE,), IngestConfig.tiny()), lake)
-    summary = run_step(LABEL, LabelConfig.tiny(depths=(1,), limit=400, batch_size=200,
+    run_step(INGEST, IngestJob((SAMPLE.with_name("suite.epd"),), IngestConfig.tiny()), lake)
+    summary = run_step(LABEL, LabelConfig.tiny(depths=(1,), limit=400, batch_size=50,
                                                workers=2), lake)
     assert summary.errors == 0 and summary.labels >= 390
-    engine = connect(lake).sql("select distinct engine_id from labels").fetchall()
-    return lake, str(engine[0][0])
+    con = connect(lake)
+    engine = con.sql("select distinct engine_id from labels where depth = 1").fetchall()
+    before = {name: sorted(con.sql(f"select * from {name}").fetchall(), key=repr)
+              for name in ("labels", "position_facts")}
+    files = {"labels": len(lake.parts("labels"))}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lake_module, "SORTED_ROW_GROUP", LABEL_GROUP)
+        patch.setattr(lake_module, "SORTED_PROPERTIES", WriterProperties(
+            compression="ZSTD", max_row_group_size=LABEL_GROUP))
+        patch.setattr(derived_module, "BATCH_ROWS", FACTS_GROUP)
+        for name in REGISTRY:
+            lake.compact(name)
+        refresh(lake)
+    return Home(lake, str(engine[0][0]), before, files)
+
+
+def row_groups(uri: str | Path) -> list[tuple[int, int]]:
+    """(min, max) position_key of each row group of a Parquet file (signed as stored)."""
+    meta = pq.ParquetFile(uri).metadata
+    index = meta.schema.to_arrow_schema().get_field_index("position_key")
+    return [(meta.row_group(g).column(index).statistics.min,
+             meta.row_group(g).column(index).statistics.max) for g in range(meta.num_row_groups)]
+
+
+def scanned(con: Any, sql: str, params: dict[str, Any] | None = None) -> tuple[int, int]:
+    """Row groups a query's Parquet scans read, and the row groups of the files they scan
+    (summed over scans: DuckDB's EXPLAIN ANALYZE)."""
+    plan = con.sql("explain analyze " + sql, params=params).fetchall()[0][1]
+    found = [tuple(map(int, m)) for m in re.findall(r"Row Groups Scanned: (\d+) / (\d+)", plan)]
+    assert found, plan
+    return sum(a for a, _ in found), sum(b for _, b in found)
+
+
+def increasing(groups: list[tuple[int, int]]) -> bool:
+    return all(a <= b < c for (a, b), (c, _) in zip(groups, groups[1:], strict=False))
+
+
+def test_compact_sorts_labels_and_position_facts_by_key(home: Home) -> None:
+    """Each labels partition (Stockfish's, the suite's EPD labels) is one file and
+    position_facts one file, their row groups holding increasing, disjoint key ranges; the
+    rows are those before compact."""
+    lake, con = home.lake, connect(home.lake)
+    assert home.files["labels"] > 2
+    parts = lake.parts("labels")
+    assert sorted(p.parent.name for p in parts) == ["depth=1", "depth=14"]
+    for part in parts:
+        labels = row_groups(part)
+        assert increasing(labels) and len(labels) >= (6 if part.parent.name == "depth=1" else 1)
+    [facts] = (lake.root / DERIVED_DIR / "position_facts").glob("*.parquet")
+    groups = row_groups(facts)
+    assert len(groups) >= 40 and increasing(groups)
+    for name in ("labels", "position_facts"):
+        assert sorted(con.sql(f"select * from {name}").fetchall(), key=repr) == home.before[name]
+
+
+
+def test_a_key_range_query_reads_the_row_groups_of_its_range(home: Home) -> None:
+    """A count over a sixteenth of the key space (either sign as stored) reads a few row
+    groups of labels and of position_facts, and counts what Python counts."""
+    con = connect(home.lake)
+    for name, rows in home.before.items():
+        keys = [row[0] for row in rows]
+        for lo, hi in key_ranges(16, 1)[7:9]:
+            sql = f"select count(*) from {name} where position_key between $lo and $hi"
+            count = con.sql(sql, params={"lo": lo, "hi": hi}).fetchall()[0][0]
+            assert count == sum(lo <= k <= hi for k in keys) > 0
+            read, total = scanned(con, sql, {"lo": lo, "hi": hi})
+            assert total >= 12 and read <= total // 16 + 3, (name, read, total)
+
+
+@pytest.mark.parametrize("source", ["annotations", "stockfish"])
+def test_the_snapshot_written_by_key_range_is_the_whole_querys(home: Home, source: str) -> None:
+    """Written range by range, the snapshot is the whole-depth query's file row for row;
+    its ranges count the labels of the depth (Delta's statistics)."""
+    lake = home.lake
+    engine_id, depth = ANNOTATIONS if source == "annotations" else (home.engine_id, 1)
+    parameters = snapshot_parameters(NnueConfig(validation_percent=20.0), (engine_id,), depth)
+    whole, ranged = (write_snapshot(lake, "nnue_snapshot", parameters,
+                                    lake.home / f"{name}-{source}.parquet", keep_examples(True),
+                                    ROW_GROUP, ranges)
+                     for name, ranges in (("whole", WHOLE), ("ranged", key_ranges(100, 8))))
+    assert pq.read_table(ranged).equals(pq.read_table(whole))
+    assert pq.read_table(whole).num_rows > 200
+    labels = connect(lake).sql("select count(*) from labels where engine_id = $e and depth = "
+                               "$d", params={"e": engine_id, "d": depth}).fetchall()[0][0]
+    assert snapshot_ranges(lake, (engine_id,), depth) == key_ranges(
+        labels, nnue_data.SNAPSHOT_RANGE_ROWS)
+
+
+def test_a_snapshot_range_query_reads_the_row_groups_of_its_range(home: Home) -> None:
+    """The snapshot's query for one key range reads a few row groups of the labels and
+    position_facts (and the moves and games of the annotations' branch, one group each)."""
+    parameters = {**snapshot_parameters(NnueConfig(), (home.engine_id,), 1),
+                  "key_lo": key_ranges(16, 1)[3][0], "key_hi": key_ranges(16, 1)[3][1]}
+    con = connect(home.lake)
+    read, total = scanned(con, named_query("nnue_snapshot"), parameters)
+    assert total >= 50 and read <= total // 16 + 6, (read, total)
 
 
 def snapshot(lake: Lake, engine_id: str, depth: int) -> Path:
@@ -90,11 +211,11 @@ def reference(path: Path, validation: bool, epoch: int, max_positions: int
 
 @pytest.mark.parametrize("source", ["annotations", "stockfish"])
 def test_an_epoch_streams_the_whole_splits_rows_range_by_range(
-        home: tuple[Lake, str], source: str) -> None:
+        home: Home, source: str) -> None:
     """Same rows as the whole-split query (every column; with and without max_positions, both
     splits, two epochs); each key range comes once, in one piece, its rows in hash order."""
-    lake, engine = home
-    engine_id, depth = ANNOTATIONS if source == "annotations" else (engine, 1)
+    lake = home.lake
+    engine_id, depth = ANNOTATIONS if source == "annotations" else (home.engine_id, 1)
     path = snapshot(lake, engine_id, depth)
     total = pq.ParquetFile(path).metadata.num_rows
     range_rows = RANGE_ROWS if source == "annotations" else 32
@@ -138,11 +259,11 @@ def range_runs(keys: list[int], total: int, range_rows: int
     return runs
 
 
-def test_the_first_range_query_reads_its_own_row_groups(home: tuple[Lake, str]) -> None:
+def test_the_first_range_query_reads_its_own_row_groups(home: Home) -> None:
     """The epoch's first query (what its first batch waits for) reads the row groups of one
     key range of the snapshot, not all of them, and the first record batch holds keys of
     that range only."""
-    lake, _ = home
+    lake = home.lake
     path = snapshot(lake, *ANNOTATIONS)
     groups = pq.ParquetFile(path).metadata.num_row_groups
     assert groups >= 40

@@ -11,12 +11,16 @@
 -- 1000) % 1000, are below $train_permille (1000: every game): a data-size knob whose smaller
 -- subsets are inside the larger ones, with the validation split unchanged.
 -- best_move goes along for the trainer's quiet-position filter (it needs the board).
+-- $key_lo..$key_hi: the key range (unsigned) of this query; the snapshot is written range by
+-- range in ascending order (pipelines/train/dataset.py: write_snapshot), each range joining
+-- its own labels and position_facts (both sorted by key: their other row groups are skipped).
 with examples as not materialized (
     select *, list_position($engine_ids, engine_id) as engine_rank
     from nnue_examples
     where list_contains($engine_ids, engine_id)
         and depth = $depth
         and in_check is not true
+        and position_key between $key_lo and $key_hi
 ),
 earlier as (
     select position_key, min(engine_rank) as engine_rank
