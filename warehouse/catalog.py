@@ -17,7 +17,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Sequence, Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,21 +101,26 @@ class ViewOrderError(WarehouseError):
 
 
 def connect(home: str | os.PathLike[str] | Lake,
-            readable: Sequence[str | os.PathLike[str]] = ()) -> duckdb.DuckDBPyConnection:
+            readable: Sequence[str | os.PathLike[str]] = (),
+            key_range: tuple[int, int] | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the warehouse's views over ``home``'s lake,
     locked to reading the tables' current files (and the ``readable`` files: a training
-    run's snapshot)."""
-    return connect_with_files(home, readable)[0]
+    run's snapshot). ``key_range``: (lo, hi), unsigned, inclusive: the views of the tables
+    with ``sort_by`` hold the rows of that key range only, read from the row groups that
+    can hold them (a connection for one range of a query run range by range)."""
+    return connect_with_files(home, readable, key_range=key_range)[0]
 
 
 def connect_with_files(home: str | os.PathLike[str] | Lake,
-                       readable: Sequence[str | os.PathLike[str]] = (), derived: bool = True
+                       readable: Sequence[str | os.PathLike[str]] = (), derived: bool = True,
+                       key_range: tuple[int, int] | None = None
                        ) -> tuple[duckdb.DuckDBPyConnection, dict[str, list[Path]]]:
     """:func:`connect`, and the data files each table's view reads. ``derived``: False to
     name every derived table's view over its defining query (what ``refresh`` computes)."""
     lake = home if isinstance(home, Lake) else Lake(home)
     con = duckdb_connection()
-    tables = {spec.name: create_table_view(con, lake, spec) for spec in REGISTRY.values()}
+    tables = {spec.name: create_table_view(con, lake, spec, key_range)
+              for spec in REGISTRY.values()}
     files = [path for paths in tables.values() for path in paths]
     files += [Path(path) for path in readable]
     for spec in derived_tables():
@@ -147,7 +152,8 @@ def lock_down(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> None:
     con.execute("set lock_configuration = true")
 
 
-def create_table_view(con: duckdb.DuckDBPyConnection, lake: Lake, spec: Table) -> list[Path]:
+def create_table_view(con: duckdb.DuckDBPyConnection, lake: Lake, spec: Table,
+                      key_range: tuple[int, int] | None = None) -> list[Path]:
     """The table's view over its current files; returns the files."""
     delta = lake.delta(spec.name)
     files = sorted(Path(uri) for uri in delta.file_uris()) if delta else []
@@ -155,14 +161,18 @@ def create_table_view(con: duckdb.DuckDBPyConnection, lake: Lake, spec: Table) -
         con.register(spec.name, spec.schema.empty_table())
         return []
     absent = set(spec.schema.names) - set(delta.schema().to_arrow().names)
-    con.execute(f"create or replace view {spec.name} as {table_view_sql(spec, files, absent)}")
+    con.execute(f"create or replace view {spec.name} as "
+                f"{table_view_sql(spec, files, absent, key_range)}")
     return files
 
 
-def table_view_sql(spec: Table, files: Sequence[Path], absent: Set[str] = frozenset()) -> str:
+def table_view_sql(spec: Table, files: Sequence[Path], absent: Set[str] = frozenset(),
+                   key_range: tuple[int, int] | None = None) -> str:
     """``select`` over a table's files (built from the registry and the Delta log, never from
     user text); the ``absent`` columns (added to the schema after every file was written) are
-    null."""
+    null. A table with ``sort_by`` and a ``key_range``: the rows whose key is in the range,
+    filtered on the stored (signed) column, whose row-group statistics DuckDB then prunes
+    by (a filter on the unsigned expression hides them)."""
     options = ["union_by_name = true"]
     if spec.partition_by:
         types = ", ".join(
@@ -170,28 +180,29 @@ def table_view_sql(spec: Table, files: Sequence[Path], absent: Set[str] = frozen
         options += ["hive_partitioning = true", f"hive_types = {{{types}}}"]
     else:
         options.append("hive_partitioning = false")
-    source = f"read_parquet([{sql_strings(files)}], {', '.join(options)})"
-    if spec.sort_by is not None and spec.sort_by not in absent:
-        # the stored (signed) keys of each sign in a scan of their own, turned unsigned by a
-        # cast DuckDB carries the row groups' statistics through: a filter on a key range
-        # skips the row groups outside it (the bit operations of UNSIGNED hide them)
-        key = spec.sort_by
-        halves = [(f"{key}::ubigint", f"{key} >= 0"),
-                  (f"({key}::hugeint + 18446744073709551616)::ubigint", f"{key} < 0")]
-        return " union all ".join(
-            f"select {view_columns(spec, absent, {key: expr})} from {source} where {keep}"
-            for expr, keep in halves)
-    return f"select {view_columns(spec, absent, {})} from {source}"
-
-
-def view_columns(spec: Table, absent: Set[str], given: Mapping[str, str]) -> str:
-    """The view's select list: ``given`` expressions by column, the ``absent`` columns null,
-    unsigned 64-bit columns turned unsigned (stored signed: same bits)."""
-    return ", ".join(
-        f"{given[f.name]} as {f.name}" if f.name in given
-        else f"null::{DUCKDB_TYPES.get(f.type, 'VARCHAR')} as {f.name}" if f.name in absent
+    columns = ", ".join(
+        f"null::{DUCKDB_TYPES.get(f.type, 'VARCHAR')} as {f.name}" if f.name in absent
         else UNSIGNED.format(c=f.name) if f.type == pa.uint64() else f.name
         for f in spec.schema)
+    source = f"read_parquet([{sql_strings(files)}], {', '.join(options)})"
+    if key_range is not None and spec.sort_by is not None and spec.sort_by not in absent:
+        return " union all ".join(
+            f"select {columns} from {source} where {spec.sort_by} between {lo} and {hi}"
+            for lo, hi in stored_intervals(*key_range))
+    return f"select {columns} from {source}"
+
+
+def stored_intervals(lo: int, hi: int) -> list[tuple[int, int]]:
+    """The unsigned key range lo..hi (inclusive) as ranges of the stored signed keys (the
+    same bits): one, or two when it spans 2^63 (where the stored keys turn negative)."""
+    if not 0 <= lo <= hi < 1 << 64:
+        raise WarehouseError(f"key range {lo}..{hi}: not an unsigned 64-bit range")
+    half = 1 << 63
+    if hi < half:
+        return [(lo, hi)]
+    if lo >= half:
+        return [(lo - (1 << 64), hi - (1 << 64))]
+    return [(lo, half - 1), (-half, hi - (1 << 64))]
 
 
 def sql_strings(paths: Sequence[Path]) -> str:

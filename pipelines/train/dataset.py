@@ -181,24 +181,27 @@ def write_snapshot(lake: Lake, query_name: str, parameters: Mapping[str, Any], p
     under a temporary name renamed into place: a killed writer leaves no partial snapshot.
     The query runs once per key range (``$key_lo``, ``$key_hi``; ascending, so a query
     sorted by key writes the same rows in the same order as over the whole key space), each
+    on a connection for its range (its labels' views read the row groups of the range only)
     joining and sorting that range's rows only."""
     tmp = path.with_name(f".{path.name}.tmp")
-    con = connect(lake)
     try:
         with contextlib.ExitStack() as stack:
             writer = None
             for lo, hi in ranges:
-                reader = con.sql(named_query(query_name),
-                                 params={**parameters, "key_lo": lo, "key_hi": hi}
-                                 ).to_arrow_reader(read_batch)
-                if writer is None:
-                    writer = stack.enter_context(
-                        pq.ParquetWriter(tmp, reader.schema, compression="zstd"))
-                for batch in reader:
-                    writer.write_batch(keep(batch))
+                con = connect(lake, key_range=None if (lo, hi) == WHOLE[0] else (lo, hi))
+                try:
+                    reader = con.sql(named_query(query_name),
+                                     params={**parameters, "key_lo": lo, "key_hi": hi}
+                                     ).to_arrow_reader(read_batch)
+                    if writer is None:
+                        writer = stack.enter_context(
+                            pq.ParquetWriter(tmp, reader.schema, compression="zstd"))
+                    for batch in reader:
+                        writer.write_batch(keep(batch))
+                finally:
+                    con.close()
         tmp.replace(path)
     finally:
-        con.close()
         tmp.unlink(missing_ok=True)
     return path
 

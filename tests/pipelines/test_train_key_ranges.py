@@ -11,7 +11,7 @@ reading its own row groups, the first batch coming from one range.
 
 The home: the bundled sample's 400 games ingested (their ``[%eval]`` annotations are
 examples of engine ``pgn:[%eval]``) and 400 of its positions labelled by Stockfish at depth 1,
-then compacted with small row groups (64 labels, 1024 position_facts rows), so that a small
+then compacted with small row groups (16 labels, 1024 position_facts rows), so that a small
 home has many.
 """
 from __future__ import annotations
@@ -54,7 +54,7 @@ SAMPLE = ROOT / "data" / "sample" / "games.pgn.zst"
 ANNOTATIONS = ("pgn:[%eval]", 0)
 RANGE_ROWS = 4096          # about 12 ranges of the annotations' training split
 ROW_GROUP = 1024           # the snapshot's rows per row group (write_snapshot's read batch)
-LABEL_GROUP = 64           # compact's labels rows per row group
+LABEL_GROUP = 16           # compact's labels rows per row group
 FACTS_GROUP = 1024         # position_facts rows per row group
 REFERENCE = """
     select position_key, fen, score_cp, result, split_key, in_check,
@@ -140,18 +140,25 @@ def test_compact_sorts_labels_and_position_facts_by_key(home: Home) -> None:
 
 
 
-def test_a_key_range_query_reads_the_row_groups_of_its_range(home: Home) -> None:
-    """A count over a sixteenth of the key space (either sign as stored) reads a few row
-    groups of labels and of position_facts, and counts what Python counts."""
-    con = connect(home.lake)
-    for name, rows in home.before.items():
-        keys = [row[0] for row in rows]
-        for lo, hi in key_ranges(16, 1)[7:9]:
-            sql = f"select count(*) from {name} where position_key between $lo and $hi"
-            count = con.sql(sql, params={"lo": lo, "hi": hi}).fetchall()[0][0]
-            assert count == sum(lo <= k <= hi for k in keys) > 0
-            read, total = scanned(con, sql, {"lo": lo, "hi": hi})
-            assert total >= 12 and read <= total // 16 + 3, (name, read, total)
+RANGES = [*key_ranges(16, 1)[7:9], ((1 << 63) - (1 << 59), (1 << 63) + (1 << 59))]
+
+
+def test_a_key_range_connection_reads_the_row_groups_of_its_range(home: Home) -> None:
+    """On a connection for a sixteenth of the key space (below 2^63, above it: stored
+    negative, and across it), the labels view holds the labels of that range (as Python
+    filters them) read from a few row groups; position_facts, read by a filter on the range,
+    reads a few of its row groups too."""
+    for lo, hi in RANGES:
+        con = connect(home.lake, key_range=(lo, hi))
+        want = [row for row in home.before["labels"] if lo <= row[0] <= hi]
+        assert want and sorted(con.sql("select * from labels").fetchall(), key=repr) == want
+        read, total = scanned(con, "select * from labels")
+        assert total >= 20 and read <= total // 8 + 2, (read, total)
+        sql = "select count(*) from position_facts where position_key between $lo and $hi"
+        count = con.sql(sql, params={"lo": lo, "hi": hi}).fetchall()[0][0]
+        assert count == sum(lo <= row[0] <= hi for row in home.before["position_facts"]) > 0
+        read, total = scanned(con, sql, {"lo": lo, "hi": hi})
+        assert total >= 40 and read <= total // 16 + 3, (read, total)
 
 
 @pytest.mark.parametrize("source", ["annotations", "stockfish"])
@@ -178,7 +185,7 @@ def test_a_snapshot_range_query_reads_the_row_groups_of_its_range(home: Home) ->
     position_facts (and the moves and games of the annotations' branch, one group each)."""
     parameters = {**snapshot_parameters(NnueConfig(), (home.engine_id,), 1),
                   "key_lo": key_ranges(16, 1)[3][0], "key_hi": key_ranges(16, 1)[3][1]}
-    con = connect(home.lake)
+    con = connect(home.lake, key_range=key_ranges(16, 1)[3])
     read, total = scanned(con, named_query("nnue_snapshot"), parameters)
     assert total >= 50 and read <= total // 16 + 6, (read, total)
 

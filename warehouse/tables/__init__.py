@@ -38,8 +38,8 @@ class Table:
     nullable_key: key columns that may be null (an EPD record has no game index); stored
         keys are matched null-safely (``is not distinct from``).
     sort_by: an unsigned 64-bit column ``compact`` sorts each partition's files by (so each
-        row group covers a narrow key range), and that the table's view reads in two scans
-        (stored keys of either sign), so DuckDB skips the row groups a key range excludes.
+        row group covers a narrow key range); a connection for a key range
+        (``connect(key_range=...)``) reads the row groups of that range only.
     """
 
     name: str
