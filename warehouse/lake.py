@@ -79,9 +79,10 @@ WRITER_PROPERTIES = {
     "moves": WriterProperties(compression="SNAPPY", column_properties={"position_key": _PLAIN}),
 }
 # compact's sort of a table with ``sort_by`` (a one-column z-order is a sort): rows per row
-# group (a key range reads the row groups that overlap it), and DataFusion's memory before
-# it spills to disk.
+# group (a key range reads the row groups that overlap it), bytes per file (Delta's default),
+# and DataFusion's memory before it spills to disk.
 SORTED_ROW_GROUP = 1 << 17
+SORTED_FILE_BYTES = 100 << 20
 SORTED_PROPERTIES = WriterProperties(compression="ZSTD", max_row_group_size=SORTED_ROW_GROUP)
 SORT_SPILL_BYTES = 512 << 20
 _SCANNER = threading.local()
@@ -471,8 +472,8 @@ class Lake:
             for filters in unsorted_partitions(spec, DeltaTable(str(self.table_dir(name)))):
                 with_retries(name, lambda f=filters: DeltaTable(  # type: ignore[misc]
                     str(self.table_dir(name))).optimize.z_order(
-                        [key], partition_filters=f or None, max_spill_size=SORT_SPILL_BYTES,
-                        writer_properties=SORTED_PROPERTIES))
+                        [key], partition_filters=f or None, target_size=SORTED_FILE_BYTES,
+                        max_spill_size=SORT_SPILL_BYTES, writer_properties=SORTED_PROPERTIES))
         delta = DeltaTable(str(self.table_dir(name)))
         delta.vacuum(retention_hours=int(retain_hours), enforce_retention_duration=False,
                      dry_run=False)
@@ -775,34 +776,42 @@ def row_numbers(count: int) -> pa.Array:
 
 
 def unsorted_partitions(spec: Table, delta: DeltaTable) -> list[list[tuple[str, str, str]]]:
-    """The partitions (as Delta partition filters) of a table with ``sort_by`` that are not
-    one file whose row groups hold increasing, disjoint ranges of that column."""
+    """The partitions (as Delta partition filters) of a table with ``sort_by`` to sort: those
+    of more files than their bytes make at SORTED_FILE_BYTES a file (small files to merge),
+    and those whose row groups do not hold disjoint ranges of that column (SORTED_ROW_GROUP
+    rows at most each, so that an unsorted file of one large row group is sorted too)."""
     assert spec.sort_by is not None
-    by_partition: dict[tuple[tuple[str, str], ...], list[str]] = {}
-    files = file_index(delta)
-    for row in files.to_pylist():
+    by_partition: dict[tuple[tuple[str, str], ...], list[tuple[str, int]]] = {}
+    for row in file_index(delta).to_pylist():
         values = tuple((c, str(row[f"partition.{c}"])) for c in spec.partition_by)
-        by_partition.setdefault(values, []).append(row["uri"])
-    return [[(c, "=", v) for c, v in values] for values, uris in sorted(by_partition.items())
-            if len(uris) > 1 or not sorted_file(uris[0], spec.sort_by)]
+        by_partition.setdefault(values, []).append((row["uri"], int(row["size_bytes"])))
+    return [[(c, "=", v) for c, v in values] for values, files in sorted(by_partition.items())
+            if len(files) > 1 + sum(size for _, size in files) // SORTED_FILE_BYTES
+            or not disjoint([g for uri, _ in files for g in row_group_ranges(uri, spec.sort_by)])]
 
 
-def sorted_file(uri: str, column: str) -> bool:
-    """Whether the Parquet file's row groups hold increasing, disjoint values of ``column``
-    (by their statistics: read from the footer only), SORTED_ROW_GROUP rows at most each
-    (a file written unsorted in one larger row group is rewritten)."""
+def row_group_ranges(uri: str, column: str) -> list[tuple[int, int] | None]:
+    """(min, max) of ``column`` in each row group of a Parquet file (from its footer), None
+    for a group without statistics or of more than SORTED_ROW_GROUP rows."""
     import pyarrow.parquet as pq
 
     meta = pq.ParquetFile(uri).metadata
     index = meta.schema.to_arrow_schema().get_field_index(column)
-    last = None
+    ranges: list[tuple[int, int] | None] = []
     for group in range(meta.num_row_groups):
         stats = meta.row_group(group).column(index).statistics
-        if stats is None or not stats.has_min_max or (last is not None and stats.min <= last) \
-                or meta.row_group(group).num_rows > SORTED_ROW_GROUP:
-            return False
-        last = stats.max
-    return True
+        small = meta.row_group(group).num_rows <= SORTED_ROW_GROUP
+        ranges.append((stats.min, stats.max) if small and stats is not None and
+                      stats.has_min_max else None)
+    return ranges
+
+
+def disjoint(ranges: Sequence[tuple[int, int] | None]) -> bool:
+    """Whether the ranges (None: unknown) are known and overlap nowhere."""
+    if any(r is None for r in ranges):
+        return False
+    known = sorted(r for r in ranges if r is not None)
+    return all(a[1] < b[0] for a, b in zip(known, known[1:], strict=False))
 
 
 def file_index(delta: DeltaTable) -> pa.Table:
