@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import lightning as L
 import torch
 
+from pipelines.models import registry  # its clock, read when stamping (tests patch it)
 from pipelines.models.registry import (
     ModelVersion,
     VersionLock,
@@ -31,7 +32,6 @@ from pipelines.models.registry import (
     claim_version,  # noqa: F401 (a trainer's name for it: tests and callers import it here)
     file_sha256,
     model_id,
-    now,
     record_event,
     record_model,
     registered_versions,
@@ -185,7 +185,7 @@ class EpochMetrics(L.Callback):
                "val_loss": self.val_sum / self.val_n if self.val_n else None,
                "positions_per_s": self.train_n / max(self.train_s, 1e-9),
                "learning_rate": self.learning_rate,
-               "extra": json.dumps(extra, sort_keys=True), "recorded_at": now()}
+               "extra": json.dumps(extra, sort_keys=True), "recorded_at": registry.now()}
         self.lake.write("model_metrics", [row])
         tensorboard_epoch(trainer, row, extra)
 
@@ -292,7 +292,7 @@ def run_training(lake: Lake, kind: LightningKind, config: TrainConfig, run: Run,
         raise
     if not run.resumed:
         lake.write("model_datasets", [{"model_id": run.model_id, **data.record,
-                                       "recorded_at": now()}])
+                                       "recorded_at": registry.now()}])
         record_event(lake, run.model_id, "started", {"folder": str(run.folder)})
     log.info("%s %s in %s", "resuming" if run.resumed else "training", run.model_id, run.folder)
     module = kind.module(config)

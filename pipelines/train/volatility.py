@@ -26,7 +26,7 @@ from torch import nn
 
 from engines.volatility.features import BOARD_INPUTS, INPUT_SETS, centipawn_columns, features
 from engines.volatility.model import ARTIFACT, FORMAT, VolatilityModel, load_model
-from pipelines.models.registry import now
+from pipelines.models import registry  # its clock, read when stamping (tests patch it)
 from pipelines.train.dataset import (
     NO_LIMIT,
     DatasetError,
@@ -288,7 +288,7 @@ class VolatilityKind:
 def record_evaluation(lake: Lake, model: str, probability: np.ndarray, stable: np.ndarray,
                       keys: np.ndarray, roc: Roc, config: VolatilityConfig) -> dict[str, Any]:
     """The volatility_* tables of ``model`` from its validation predictions."""
-    recorded = now()
+    recorded = registry.now()
     chosen = at_fpr(roc, config.target_fpr)
     stable_share = float(stable.mean())
     summary = {"positions": len(stable), "stable_share": stable_share,

@@ -35,9 +35,9 @@ from pipelines.lmr.config import (
     LmrTrainError,
     formula_name,
 )
+from pipelines.models import registry  # its clock, read when stamping (tests patch it)
 from pipelines.models.registry import (
     ModelVersion,
-    now,
     record_event,
     record_model,
     resolve_model,
@@ -146,7 +146,7 @@ def at_max_share(rows: Sequence[dict[str, Any]]) -> float:
 
 def fit_rows(model: str, fits: Sequence[Fit], label: str, rows: int) -> list[dict[str, Any]]:
     """The ``lmr_fits`` rows."""
-    fitted_at = now()
+    fitted_at = registry.now()
     return [{"model_id": model, "formula": f.formula, "terms": list(f.terms),
              "coefficients": list(f.coefficients), "r2": f.r2,
              "paper_coefficients": list(f.paper_coefficients), "paper_r2": f.paper_r2,
@@ -269,7 +269,7 @@ def metrics_row(model: str, fits: Sequence[Fit], rows: int, seconds: float) -> d
     return {"model_id": model, "epoch": 0, "step": 0, "train_loss": 1.0 - best.r2,
             "val_loss": None, "positions_per_s": rows / max(seconds, 1e-9),
             "learning_rate": 0.0, "extra": json.dumps({f.formula: f.r2 for f in fits}),
-            "recorded_at": now()}
+            "recorded_at": registry.now()}
 
 
 def engine_spec(model: str, formula: LmrFormula, config: LmrConfig) -> str:
@@ -297,7 +297,7 @@ def train_lmr(lake: Lake, config: LmrConfig,
     rows = load_examples(lake, config)
     if not run.resumed:
         lake.write("model_datasets", [{"model_id": run.model_id,
-                                       **dataset_record(rows, config), "recorded_at": now()}])
+                                       **dataset_record(rows, config), "recorded_at": registry.now()}])
         record_event(lake, run.model_id, "started", {"folder": str(run.folder)})
     started = time.perf_counter()
     fits = fit_table(rows, config.label)
