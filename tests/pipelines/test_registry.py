@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import itertools
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,9 +49,25 @@ def in_sequence(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     resolution and however fast the writes follow each other."""
     ticks = itertools.count()
     start = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-    monkeypatch.setattr(pipelines.models.registry, "now",
-                        lambda: start + dt.timedelta(milliseconds=next(ticks)))
+
+    def in_order() -> dt.datetime:
+        return start + dt.timedelta(milliseconds=next(ticks))
+
+    monkeypatch.setattr(pipelines.models.registry, "now", in_order)
     yield
+    assert not holders(in_order), (
+        f"{', '.join(holders(in_order))} kept this test's clock: a module first imported "
+        "while it was patched bound it by name, and every later test in this process writes "
+        "rows dated 2026-01-01 (read the registry's clock when stamping, not at import)")
+
+
+def holders(clock: object) -> list[str]:
+    """``module.name`` of every chesslab module attribute other than the registry's own
+    ``now`` that is ``clock``: a copy the monkeypatch cannot undo."""
+    return [f"{name}.{attribute}" for name, module in list(sys.modules.items())
+            if name.split(".")[0] in ("pipelines", "flows", "engines", "warehouse")
+            for attribute, value in list(vars(module).items())
+            if value is clock and (module, attribute) != (pipelines.models.registry, "now")]
 
 
 @pytest.fixture
