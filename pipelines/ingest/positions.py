@@ -20,8 +20,7 @@ from deltalake import DeltaTable
 
 from pipelines.formats.fens import UNREAD, board_flags
 from pipelines.ingest.lookup import stored_lookup
-from warehouse import Lake
-from warehouse.keyindex import fingerprints
+from warehouse import Lake, keyindex
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +167,7 @@ def stored_fens(lake: Lake, keys: pa.ChunkedArray, fens: pa.ChunkedArray,
     found, prints, uncovered = lake.indexed_checks("positions", keys, delta)
     same = found.copy()
     if found.any():     # fingerprints of the FENs of the keys found only (most are new)
-        same[found] = prints[found] == fingerprints(fens.filter(pa.array(found)))
+        same[found] = prints[found] == keyindex.fingerprints(fens.filter(pa.array(found)))
     unsure = found & ~same
     parts = set(uncovered)
     complete = not unsure.any()
