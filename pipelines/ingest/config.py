@@ -60,7 +60,8 @@ class IngestConfig:
         "help": "processes parsing and replaying games; 1 runs in-process (needed inside Dask "
                 "tasks, which cannot fork pools)"})
     chunk_games: int = field(default=2000, metadata={
-        "help": "games per work unit; each unit writes one moves, positions and games part"})
+        "help": "games per work unit (a unit also closes at 8 MB of PGN text); each unit "
+                "writes one moves, positions and games part"})
     flush_games: int = field(default=10000, metadata={
         "help": "games between two flushes of errors to the warehouse (EPD/FEN lists: of "
                 "new positions too)"})
