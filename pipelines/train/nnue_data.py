@@ -161,9 +161,6 @@ def noisy(fen: str, uci: str) -> bool:
 
 
 
-def concat(first: NnueBatch, second: NnueBatch) -> NnueBatch:
-    return NnueBatch(*(torch.cat([getattr(first, f), getattr(second, f)])
-                       for f in ("features", "score_cp", "result")))
 
 
 

@@ -130,6 +130,14 @@ def test_stream_cuts_the_split_into_whole_batches_in_order(lake: Lake) -> None:
             float(r["score_cp"]) for r in rows]
 
 
+def endless(closed: list[bool]) -> Any:
+    """0, 0, 0, ... for ever; ``closed`` gets True when the generator is closed."""
+    try:
+        yield from iter(int, 1)
+    finally:
+        closed.append(True)
+
+
 def test_prefetched_keeps_order_raises_and_stops_early() -> None:
     """The background reader gives the items in order, re-raises the producer's error in the
     consumer, and closing the consumer early closes the producer's iterator."""
@@ -143,15 +151,8 @@ def test_prefetched_keeps_order_raises_and_stops_early() -> None:
     assert next(consumer) == 1
     with pytest.raises(DatasetError, match="bad row"):
         next(consumer)
-    closed = []
-
-    def endless() -> Any:
-        try:
-            yield from iter(int, 1)
-        finally:
-            closed.append(True)
-
-    consumer = prefetched(endless())
+    closed: list[bool] = []
+    consumer = prefetched(endless(closed))
     assert next(consumer) == 0
     consumer.close()
     assert closed == [True]
@@ -213,15 +214,8 @@ def test_pooled_keeps_order_raises_at_its_turn_and_stops_early() -> None:
     assert [next(results) for _ in range(5)] == [0, 1, 4, 9, 16]
     with pytest.raises(DatasetError, match="bad row 5"):
         next(results)
-    closed = []
-
-    def endless() -> Any:
-        try:
-            yield from iter(int, 1)
-        finally:
-            closed.append(True)
-
-    results = pooled(work, endless(), 2)
+    closed: list[bool] = []
+    results = pooled(work, endless(closed), 2)
     assert next(results) == 0
     results.close()
     assert closed == [True]
