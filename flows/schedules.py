@@ -34,6 +34,29 @@ from typing import Any
 
 from engines.stamps import content_id  # noqa: E402
 from flows.prefect_settings import configure_prefect
+from flows.server import alive
+from pipelines.processes import set_death_signal
+
+SERVE_PID_ENV, SERVE_HOME_ENV = "CHESSLAB_SERVE_PID", "CHESSLAB_SERVE_HOME"
+
+
+def die_with_serve() -> None:
+    """In a process ``chesslab serve`` started: die with that ``serve`` (its parent); exit
+    now if it is already gone. Nothing in any other process.
+
+    Called as this module is imported, which a served run's process does as it loads its flow,
+    before Prefect's engine sets the run up: a ``serve`` killed in that moment takes the run
+    along too, rather than leaving it to retry a server that died with its ``serve``."""
+    serve = int(os.environ.get(SERVE_PID_ENV) or 0)
+    if not serve or serve == os.getpid():
+        return
+    if os.getppid() == serve:
+        set_death_signal()
+    if os.getppid() != serve and not alive(serve):   # serve died before the signal was set
+        os._exit(1)
+
+
+die_with_serve()
 
 configure_prefect()  # before Prefect's first import
 
@@ -47,7 +70,6 @@ from flows import run_logs  # noqa: E402
 from flows.evaluate_model import evaluate_model  # noqa: E402
 from flows.prefect_runner import PrefectRunner  # noqa: E402
 from flows.refresh import refresh  # noqa: E402
-from flows.server import alive  # noqa: E402
 from flows.train import TRAIN, TrainJob  # noqa: E402
 from pipelines.evaluate.config import EvaluateConfig  # noqa: E402
 from pipelines.ingest import discover_sources  # noqa: E402
@@ -62,7 +84,6 @@ from pipelines.ops import (  # noqa: E402
     unevaluated_models,
 )
 from pipelines.ops.config import kind_options, step_config  # noqa: E402
-from pipelines.processes import set_death_signal  # noqa: E402
 from warehouse import Lake  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -71,7 +92,6 @@ log = logging.getLogger(__name__)
 # schedules file and its serve's pid and home reach it through the environment
 # ``chesslab serve`` passes on (:func:`serve_environment`).
 RETRIES_ENV, RETRY_DELAY_ENV = "CHESSLAB_RUN_RETRIES", "CHESSLAB_RUN_RETRY_DELAY_S"
-SERVE_PID_ENV, SERVE_HOME_ENV = "CHESSLAB_SERVE_PID", "CHESSLAB_SERVE_HOME"
 
 
 def seconds(value: float) -> int | float:
@@ -122,12 +142,7 @@ def deployment_name(job: str, target: str | None, home: Path | str) -> str:
 def served_run(home: str) -> None:
     """At the start of a served run: die with the ``serve`` that started it (it is its
     parent), and refuse a home other than that ``serve``'s. Nothing for a run in-process."""
-    serve = int(os.environ.get(SERVE_PID_ENV) or 0)
-    if serve and serve != os.getpid():
-        if os.getppid() == serve:
-            set_death_signal()
-        if os.getppid() != serve and not alive(serve):   # serve died before the request
-            os._exit(1)
+    die_with_serve()
     served = os.environ.get(SERVE_HOME_ENV)
     if served and os.path.abspath(served) != os.path.abspath(home):
         raise ValueError(f"this run is for home {home}, but its chesslab serve serves "

@@ -94,6 +94,15 @@ served_run(sys.argv[1])
 Path(sys.argv[2]).write_text("started")
 time.sleep(600)
 """
+# A run's process between loading its flow and the flow's start (Prefect's engine setting the
+# run up, retrying a server that died with its serve).
+LOADED_LIKE = """
+import sys, time
+from pathlib import Path
+import flows.schedules
+Path(sys.argv[2]).write_text("started")
+time.sleep(600)
+"""
 
 
 def alive(pid: int) -> bool:
@@ -113,11 +122,13 @@ def wait_until(condition: Any, timeout_s: float, what: str | Callable[[], str]) 
         time.sleep(0.2)
 
 
-def test_a_served_run_dies_with_its_serve(tmp_path: Path) -> None:
+@pytest.mark.parametrize("run_like", [RUN_LIKE, LOADED_LIKE], ids=["started", "loaded"])
+def test_a_served_run_dies_with_its_serve(tmp_path: Path, run_like: str) -> None:
     """A process started as ``serve`` starts a flow run's process; ``kill -9`` of the former
-    ends the latter (it is not left running, orphaned)."""
+    ends the latter (it is not left running, orphaned), once the run's flow has started or
+    as soon as it is loaded."""
     started = tmp_path / "started"
-    serve = subprocess.Popen([sys.executable, "-c", SERVE_LIKE, str(tmp_path), RUN_LIKE,
+    serve = subprocess.Popen([sys.executable, "-c", SERVE_LIKE, str(tmp_path), run_like,
                               str(started)], stdout=subprocess.PIPE, text=True, cwd=ROOT,
                              env={**os.environ, "PYTHONPATH": str(ROOT)})
     run = 0
@@ -252,6 +263,19 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:300]
+    except OSError:
+        return "(gone)"
+
+
+def survivors(pids: list[int]) -> str:
+    """What a failed wait for ``pids`` to end prints: each one alive, with its command."""
+    return "the run outlived its serve: " + "; ".join(
+        f"{p}: {command(p)}" for p in pids if alive(p))
+
+
 def is_flow_run_process(pid: int) -> bool:
     try:
         return b"prefect server" not in Path(f"/proc/{pid}/cmdline").read_bytes().replace(
@@ -288,7 +312,7 @@ def test_a_killed_serve_takes_its_run_along_and_the_next_serve_frees_its_slot(
         runs = [p for p in children(serve.pid) if is_flow_run_process(p)]
         serve.kill()
         serve.wait()
-        wait_until(lambda: not any(alive(p) for p in runs), 30, "the run outlived its serve")
+        wait_until(lambda: not any(alive(p) for p in runs), 30, lambda: survivors(runs))
     finally:
         end(serve)
 
