@@ -116,4 +116,5 @@ def cross_check_line(lake: Any, model_id: str) -> str:
     check = json.loads(payload[0])["cross_check"] if payload else {}
     return (f"exported net vs float model on {check.get('positions')} positions: mean "
             f"{check.get('float_vs_quantised_mean_cp', float('nan')):.2f} cp, max "
-            f"{check.get('float_vs_quantised_max_cp', float('nan')):.2f} cp")
+            f"{check.get('float_vs_quantised_max_cp', float('nan')):.2f} cp; the float model's "
+            f"scores spread over {check.get('float_cp_spread', float('nan')):.0f} cp")

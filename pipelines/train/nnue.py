@@ -50,6 +50,7 @@ from pipelines.train.nnue_export import (
     psq_reference_check,
     quantise,
     reference_check,
+    saturated,
     save_npz,
 )
 from pipelines.train.nnue_model import (
@@ -201,9 +202,10 @@ class NnueKind:
         arrays = quantise_psq(net, calibration) if isinstance(net, PsqNet) \
             else quantise(net, calibration)
         path = save_npz(arrays, folder / "nnue.npz")
+        check = cross_check(module.net, load_npz(path),
+                            [data.validation.dataset, data.train.dataset], config.check_positions)
+        if (problem := saturated(check)) is not None:
+            log.warning("%s: %s", folder, problem)
         return Export(path, {"format": "chesslab NNUE v1", "arch": config.arch,
-                             "cross_check": cross_check(
-                                 module.net, load_npz(path),
-                                 [data.validation.dataset, data.train.dataset],
-                                 config.check_positions)})
+                             "cross_check": check})
 

@@ -134,8 +134,9 @@ def _affine(net: dict[str, np.ndarray], layer: str, x: np.ndarray) -> np.ndarray
 def cross_check(net: NnueNet | PsqNet, arrays: dict[str, np.ndarray],
                 streams: list[NnueStream], positions: int) -> dict[str, Any]:
     """Float model vs the exported integer net on up to ``positions`` warehouse positions
-    (validation first, then training), mean and max |cp| gaps; the batch evaluation vs the
-    engine side's one-position reference on the first of them."""
+    (validation first, then training), mean and max |cp| gaps, and the spread of the float
+    model's scores over them (:func:`saturated`); the batch evaluation vs the engine side's
+    one-position reference on the first of them."""
     features = first_features(streams, positions)
     with torch.no_grad():
         net_cpu = net.to("cpu").eval()
@@ -145,10 +146,21 @@ def cross_check(net: NnueNet | PsqNet, arrays: dict[str, np.ndarray],
         else evaluate_quantised_batch(arrays, features)
     gaps = np.abs(float_cp.numpy() - quantised)
     report = {"positions": int(len(features)), "float_vs_quantised_mean_cp": float(gaps.mean()),
-              "float_vs_quantised_max_cp": float(gaps.max())}
+              "float_vs_quantised_max_cp": float(gaps.max()),
+              "float_cp_spread": float(float_cp.max() - float_cp.min())}
     return report | (psq_reference_check(arrays, features, quantised) if psq
                      else reference_check(arrays, features, quantised))
 
+
+
+def saturated(check: dict[str, Any]) -> str | None:
+    """What to tell the user when a cross-check's net scores every position the same (a
+    spread under 1 cp): its hidden units saturated in training, so it learnt nothing."""
+    if check["positions"] < 2 or check["float_cp_spread"] >= 1.0:
+        return None
+    return (f"the trained net scores all {check['positions']} check positions the same "
+            f"(spread {check['float_cp_spread']:.2f} cp): its hidden units saturated and it "
+            f"learnt nothing; train it again with a lower --learning-rate")
 
 
 def first_features(streams: list[NnueStream], positions: int) -> np.ndarray:

@@ -45,6 +45,9 @@ def check_demo(home: Path, out: str, positions: int) -> None:
     assert dataset[0] == [7] and exported["positions"] == min(1000, dataset[1])
     assert f"exported net vs float model on {exported['positions']} positions: mean " \
            f"{exported['float_vs_quantised_mean_cp']:.2f} cp" in out
+    # the demo's net learnt: at the tiny preset's old 3e-3 it scored every position 48 cp
+    assert exported["float_cp_spread"] > 50, exported
+    assert f"the float model's scores spread over {exported['float_cp_spread']:.0f} cp" in out
     games = con.execute("select count(*) from tournament_games").fetchone()
     rated = con.execute("select games from ratings where player like '%model=nnue@1'"
                         ).fetchall()

@@ -50,6 +50,7 @@ from pipelines.train.nnue import (
     quantise,
     reference_check,
 )
+from pipelines.train.nnue_export import saturated
 from warehouse import Lake, connect
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -431,7 +432,7 @@ def test_train_export_register_end_to_end(lake: Lake, capsys: pytest.CaptureFixt
     assert (f"nnue@1: train loss {metrics[-1][2]:.6f}, validation loss {metrics[-1][3]:.6f} "
             f"after 4 epochs") in out
     assert metrics[-1][2] < 0.7 * metrics[0][2]
-    assert all(m[1] > 0 and m[3] > 0 and m[4] > 0 and m[5] == 3e-3 for m in metrics)
+    assert all(m[1] > 0 and m[3] > 0 and m[4] > 0 and m[5] == 1e-3 for m in metrics)
     assert [m[1] for m in metrics] == sorted({m[1] for m in metrics})
     extra = [json.loads(e) for e, in con.sql("select extra from model_metrics").fetchall()]
     assert all(0 < e["val_mae_cp"] < 1000 for e in extra)
@@ -480,6 +481,40 @@ def check_export(lake: Lake, path: Path, sha256: str) -> None:
     # mean measured on this data set after the ingest, lake and train branches were merged).
     assert check["float_vs_quantised_mean_cp"] < 15, check
     assert check["float_vs_quantised_max_cp"] < 40
+    # a net that learnt: the engine's scores of the twelve positions above differ, and the
+    # float model's spread over the check's positions is wide
+    assert len(set(batch.tolist())) > 6, batch
+    assert check["float_cp_spread"] > 50, check
+
+
+def test_a_net_that_saturates_in_training_is_named_not_passed_off(
+        lake: Lake, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A learning rate far too high for the tiny preset's batches of 64 saturates every
+    hidden unit: the net scores every position the same. Training still ends (the model is
+    kept, its event records the spread), and one warning line names the model's folder, what
+    happened and what to do."""
+    monkeypatch.setenv("CHESSLAB_HOME", str(lake.home))
+    assert cli_main(["train", "nnue", "--preset", "tiny", "--learning-rate", "0.1",
+                     "--no-prefect"]) == 0
+    payload = json.loads(connect(lake).sql(
+        "select payload from model_events where event = 'exported'").fetchall()[0][0])
+    check = payload["cross_check"]
+    assert check["float_cp_spread"] < 1.0, check
+    net = load_npz(resolve_model(lake, "nnue@1").artifact_path)
+    scores = {evaluate_quantised(net, *halfkp_reference(chess.Board(r["fen"])))
+              for r in split_rows(lake, True)[:20]}
+    assert len(scores) == 1, scores          # the engine's own evaluation: one score for all
+    warnings = [r.getMessage() for r in caplog.records if "saturated" in r.getMessage()]
+    assert len(warnings) == 1
+    assert str(lake.home / "models" / "nnue" / "1") in warnings[0]
+    assert "scores all 200 check positions the same" in warnings[0]
+    assert "lower --learning-rate" in warnings[0]
+
+
+def test_saturated_only_for_one_score_on_every_position() -> None:
+    assert saturated({"positions": 200, "float_cp_spread": 0.4}) is not None
+    assert saturated({"positions": 200, "float_cp_spread": 1.0}) is None
+    assert saturated({"positions": 1, "float_cp_spread": 0.0}) is None
 
 
 class StopAtEpoch(L.Callback):
@@ -514,7 +549,7 @@ def test_resume_after_interruption(lake: Lake) -> None:
     rows = con.sql("select epoch, step, recorded_at, learning_rate from model_metrics "
                    "order by epoch").fetchall()
     assert [r[0] for r in rows] == [0, 1, 2] and rows[0][2] == first_epoch
-    assert [r[3] for r in rows] == pytest.approx([3e-3, 1.5e-3, 7.5e-4])
+    assert [r[3] for r in rows] == pytest.approx([1e-3, 5e-4, 2.5e-4])
     assert [r[1] for r in rows] == [rows[0][1] * n for n in (1, 2, 3)]  # steps continue
     parts = [str(path) for path in lake.parts("model_metrics")]
     raw = duckdb.sql(f"select count(*), count(distinct epoch) from read_parquet({parts})")
