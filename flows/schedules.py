@@ -44,9 +44,10 @@ def die_with_serve() -> None:
     """In a process ``chesslab serve`` started: die with that ``serve`` (its parent); exit
     now if it is already gone. Nothing in any other process.
 
-    Called as this module is imported, which a served run's process does as it loads its flow,
-    before Prefect's engine sets the run up: a ``serve`` killed in that moment takes the run
-    along too, rather than leaving it to retry a server that died with its ``serve``."""
+    Called as this module is imported, which a served run's process (``python -m
+    prefect.engine``) does as it loads its flow, before the engine marks the run Running and
+    calls the flow: a ``serve`` killed in that moment takes the run along too, rather than
+    leaving it to retry the server that died with its ``serve``."""
     serve = int(os.environ.get(SERVE_PID_ENV) or 0)
     if not serve or serve == os.getpid():
         return
