@@ -281,10 +281,10 @@ def child(mode: str, home: str, out: str, *extra: str) -> dict[str, Any]:
 
 def run_child(mode: str, home: str, out: str, batches: int) -> None:
     """The child side of :func:`child`: prints one JSON line."""
+    from pipelines.kinds.nnue.module import keep_examples, snapshot_ranges
     from pipelines.label.config import LabelConfig
     from pipelines.label.pending import pending_positions
     from pipelines.train.dataset import WHOLE, write_snapshot
-    from pipelines.train.nnue import keep_examples, snapshot_ranges
 
     lake = Lake(home)
     connect(lake).close()
@@ -316,9 +316,9 @@ def read_epoch(home: str, snapshot: str, batches: int, ranges: bool,
                began: float) -> dict[str, Any]:
     """The loader alone on the training split of ``snapshot``: range by range
     (``ranges``), else as one whole-split query (the code before key ranges: one range)."""
-    from pipelines.train.config import NnueConfig
+    from pipelines.kinds.nnue.config import NnueConfig
+    from pipelines.kinds.nnue.module import NnueStream
     from pipelines.train.dataset import NO_LIMIT, RANGE_ROWS, SplitQuery
-    from pipelines.train.nnue import NnueStream
 
     config = NnueConfig()
     split = SplitQuery(home, "nnue_dataset", {"snapshot": snapshot, "max_positions": NO_LIMIT},
@@ -371,9 +371,9 @@ def measure_training(lake: Lake, snapshot: Path, report: Report, batches: int,
     import lightning as L
     import torch
 
-    from pipelines.train.config import NnueConfig
+    from pipelines.kinds.nnue.config import NnueConfig
+    from pipelines.kinds.nnue.module import NnueModule, NnueStream
     from pipelines.train.dataset import NO_LIMIT, SplitQuery
-    from pipelines.train.nnue import NnueModule, NnueStream
 
     config = NnueConfig()
     split = SplitQuery(str(lake.home), "nnue_dataset",

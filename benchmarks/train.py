@@ -42,10 +42,11 @@ from flows.ingest import INGEST, IngestJob  # noqa: E402
 from flows.label import LABEL  # noqa: E402
 from flows.step import run_step  # noqa: E402
 from pipelines.ingest import IngestConfig  # noqa: E402
+from pipelines.kinds.nnue.config import NnueConfig  # noqa: E402
+from pipelines.kinds.nnue.module import NnueKind, make_net, nnue_loss  # noqa: E402
 from pipelines.label import LabelConfig  # noqa: E402
-from pipelines.train import NnueConfig, train  # noqa: E402
+from pipelines.train import train  # noqa: E402
 from pipelines.train.dataset import pooled, stream_batches  # noqa: E402
-from pipelines.train.nnue import NnueKind, make_net, nnue_loss  # noqa: E402
 from warehouse import Lake, connect  # noqa: E402
 
 SAMPLE = ROOT / "data" / "sample" / "games.pgn.zst"

@@ -27,8 +27,8 @@ import torch
 from engines.alphabeta import AlphaBeta, SearchConfig
 from engines.volatility.features import INPUTS, features
 from engines.volatility.model import FORMAT, load_model
-from pipelines.train.nnue import save_npz
-from pipelines.train.volatility import DenseNet, export_arrays
+from pipelines.kinds.volatility.module import DenseNet, export_arrays
+from pipelines.train.artifacts import save_npz
 
 GAMES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "label_engines" \
     / "selfplay.pgn"

@@ -27,12 +27,10 @@ import duckdb
 from dashboards import charts, tables
 from dashboards.data import DashboardError, Params, Rows, rows
 from dashboards.tables import Links, anchor
+from pipelines.models.kinds import is_kind, load_kind
 
 VEGA_LITE = "6.4"     # the Vega-Lite version of Altair's schema and of the bundled vega-embed
 RUNNING = ("started", "resumed", "running", "progress")
-KIND_CHARTS = {"volatility": ("volatility-roc", "volatility-gains"), "lmr": ("lmr-heatmap",),
-               "policy_value": ("decisive-share",)}
-KIND_TABLES = {"volatility": ("volatility-table",), "lmr": ("lmr-fits",)}
 
 
 @dataclass(frozen=True)
@@ -99,12 +97,24 @@ def one(con: duckdb.DuckDBPyConnection, query: str, params: Params, what: str) -
     return found[0]
 
 
+def kind_panels(kind: str, params: dict[str, Any]) -> tuple[Block, ...]:
+    """The panels a model kind declares for its versions' pages (``ModelKind.panels``), each
+    a chart or a table by name; a kind no longer declared (its folder gone) has none.
+    DashboardError names a panel that is neither."""
+    names = load_kind(kind).panels if is_kind(kind) else ()
+    unknown = [n for n in names if n not in charts.BY_NAME and n not in tables.BY_NAME]
+    if unknown:
+        raise DashboardError(f"model kind {kind!r} declares the panel {unknown[0]!r}: no chart "
+                             f"or table has that name")
+    return tuple(chart(n, **params) if n in charts.BY_NAME else table(n, **params)
+                 for n in names)
+
+
 def model_page(con: duckdb.DuckDBPyConnection, model_id: str) -> Page:
     model = one(con, "dashboard_model", {"model": model_id}, "model")
     kind, p = model["kind"], dict[str, Any](model=model_id)
     running = model["status"] == "started"
-    own = tuple(chart(n, **p) for n in KIND_CHARTS.get(kind, ())) + tuple(
-        table(n, **p) for n in KIND_TABLES.get(kind, ()))
+    own = kind_panels(kind, p)
     sections = [
         Section("Model", (table("model-summary", **p), table("model-config", **p))),
         Section("Training", (chart("model-losses", live=running, **p),

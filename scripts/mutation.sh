@@ -37,14 +37,14 @@ case "$1" in
     FILES=(pipelines/sprt/__init__.py pipelines/sprt/store.py)
     TESTS=(tests/pipelines/test_sprt.py) ;;
   nnue)   # the export: quantisation and the integer evaluation of the exported arrays
-    FILES=(pipelines/train/nnue_export.py)
-    FUNCTIONS=("pipelines.train.nnue_export.x_quantise__mutmut_*"
-               "pipelines.train.nnue_export.x_mean_layer_inputs__mutmut_*"
-               "pipelines.train.nnue_export.x_save_npz__mutmut_*"
-               "pipelines.train.nnue_export.x_evaluate_quantised_batch__mutmut_*"
-               "pipelines.train.nnue_export.x__evaluate_chunk__mutmut_*"
-               "pipelines.train.nnue_export.x__affine__mutmut_*"
-               "pipelines.train.nnue_export.x_reference_check__mutmut_*")
+    FILES=(pipelines/kinds/nnue/export.py)
+    FUNCTIONS=("pipelines.kinds.nnue.export.x_quantise__mutmut_*"
+               "pipelines.kinds.nnue.export.x_mean_layer_inputs__mutmut_*"
+               "pipelines.kinds.nnue.export.x_save_npz__mutmut_*"
+               "pipelines.kinds.nnue.export.x_evaluate_quantised_batch__mutmut_*"
+               "pipelines.kinds.nnue.export.x__evaluate_chunk__mutmut_*"
+               "pipelines.kinds.nnue.export.x__affine__mutmut_*"
+               "pipelines.kinds.nnue.export.x_reference_check__mutmut_*")
     # the export's own tests: test_train_nnue.py calls the export too, but labels positions
     # with Stockfish and trains first, minutes per mutant
     TESTS=(tests/pipelines/test_nnue_export.py) ;;

@@ -79,9 +79,10 @@ def models_part(runner: Any, lake: Any, games: int) -> str:
     from flows.commands.models import lineage
     from flows.evaluate import evaluate
     from flows.train import TRAIN, TrainJob
+    from pipelines.kinds.nnue.config import NnueConfig
     from pipelines.ratings import format_ratings
     from pipelines.tournament import TournamentConfig
-    from pipelines.train import NnueConfig, preset
+    from pipelines.train.config import preset
     from warehouse.render import render
 
     config = preset(NnueConfig, "tiny", name="nnue-demo", check_positions=1000)

@@ -30,7 +30,7 @@ from warehouse.catalog import named_query, query
 
 log = logging.getLogger(__name__)
 
-SNAPSHOT = "dataset.parquet"   # the NNUE run's snapshot (pipelines.train.nnue.SNAPSHOT)
+SNAPSHOT = "dataset.parquet"   # the NNUE run's snapshot (pipelines.kinds.nnue.module.SNAPSHOT)
 NEEDS_RESULT = ("text", "binpack")
 REFUSALS_SHOWN = 10
 

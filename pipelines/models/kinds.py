@@ -68,6 +68,9 @@ class ModelKind:
     limits: the evaluation games' limit when none is given (``{"nodes": 128}``).
     retrain: whether ``chesslab serve`` may retrain it when enough new labels exist.
     describe: ``(lake, version) -> str``: what ``chesslab train`` prints after training.
+    panels: the kind's own panels on a version's dashboard page, by name: charts of
+        ``dashboards.charts`` and tables of ``dashboards.tables`` whose queries take the
+        version as ``$model`` (``("volatility-roc", "volatility-table")``), in that order.
     """
 
     name: str
@@ -84,6 +87,7 @@ class ModelKind:
     limits: Mapping[str, int] = field(default_factory=dict)
     retrain: bool = False
     describe: Callable[[Any, ModelVersion], str] | None = None
+    panels: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.lightning is None) == (self.fit is None):

@@ -10,7 +10,7 @@ from typing import Any
 from engines.puct import FORMULAS
 from engines.stamps import content_id
 from pipelines.games.config import GamesOptions
-from pipelines.train.policy_value_config import POLICY_TARGETS, VALUE_TARGETS
+from pipelines.kinds.policy_value.config import POLICY_TARGETS, VALUE_TARGETS
 
 STARTS = ("endgames", "startpos", "mixed")
 #: Fields that do not change what a run computes (left out of its id).

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines.stamps import utc_now
+from pipelines.kinds.policy_value.config import PolicyValueConfig
 from pipelines.models.registry import ModelVersion
 from pipelines.puct.config import SelfplayTrainConfig
 from pipelines.puct.selfplay import RANDOM_MODEL, GameRecord, play_game
-from pipelines.train.policy_value_config import PolicyValueConfig
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 

@@ -1,7 +1,9 @@
-"""Model training: a generic Lightning trainer (:mod:`pipelines.train.trainer`) and the
-training code of the model kinds declared in ``pipelines/kinds`` (NNUE, the volatility
-classifier, the policy-value net with Lightning; the LMR regression with scikit-learn). The
-registry the trained versions go to is :mod:`pipelines.models.registry`.
+"""Model training, what every kind shares: the generic Lightning trainer
+(:mod:`pipelines.train.trainer`), the data set snapshot and its streaming
+(:mod:`pipelines.train.dataset`), the shared config and presets (:mod:`pipelines.train.config`)
+and artifact files (:mod:`pipelines.train.artifacts`). Each kind's own code (config, model,
+data, export) is in its folder, ``pipelines/kinds/<kind>/``. The registry the trained versions
+go to is :mod:`pipelines.models.registry`.
 
 Nothing here imports Prefect; ``flows/train.py`` orchestrates.
 """
@@ -13,9 +15,7 @@ from typing import Any
 
 from pipelines.models.kinds import load_kind
 from pipelines.models.names import ModelNotFoundError, ModelVersion
-from pipelines.train.config import PRESETS, NnueConfig, TrainConfig, TrainConfigError, preset
-from pipelines.train.policy_value_config import PolicyValueConfig
-from pipelines.train.volatility_config import VolatilityConfig
+from pipelines.train.config import PRESETS, TrainConfig, TrainConfigError, preset
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +29,10 @@ def train(lake: Any, kind: str, config: Any, callbacks: Sequence[Any] = (),
     if declared.lightning is not None:
         from pipelines.train.trainer import train_model
 
-        return train_model(lake, declared.lightning(), config, callbacks)
+        return train_model(lake, declared.name, declared.lightning(), config, callbacks)
     assert declared.fit is not None
     return declared.fit(lake, config, progress or log.info)
 
 
-__all__ = ["PRESETS", "ModelNotFoundError", "ModelVersion", "NnueConfig", "PolicyValueConfig",
-           "TrainConfig", "TrainConfigError", "VolatilityConfig", "preset", "train"]
+__all__ = ["PRESETS", "ModelNotFoundError", "ModelVersion", "TrainConfig", "TrainConfigError",
+           "preset", "train"]

@@ -77,11 +77,8 @@ class Export:
 
 
 class LightningKind(Protocol):
-    """What a model kind trained with Lightning (``nnue``, ``volatility``, ``policy_value``)
-    gives the trainer; its declaration's ``lightning`` makes one
-    (:class:`pipelines.models.kinds.ModelKind`)."""
-
-    name: str
+    """What a model kind trained with Lightning gives the trainer; its declaration's
+    ``lightning`` makes one (:class:`pipelines.models.kinds.ModelKind`)."""
 
     def data(self, lake: Lake, config: Any, folder: Path) -> KindData:
         """Both splits' loaders; ``folder`` (the version's) may hold a snapshot of the data."""
@@ -271,11 +268,13 @@ def tensorboard_logger(run: Run) -> L.pytorch.loggers.TensorBoardLogger:
         save_dir=run.folder, name=TENSORBOARD_DIR, version="", default_hp_metric=False)
 
 
-def train_model(lake: Lake, kind: LightningKind, config: TrainConfig,
+def train_model(lake: Lake, kind_name: str, kind: LightningKind, config: TrainConfig,
                 callbacks: Sequence[L.Callback] = ()) -> ModelVersion:
-    """Train (or resume) a model of ``kind``, export it and register it; returns the version."""
+    """Train (or resume) a model of the kind named ``kind_name`` (its declaration's name: a
+    copied kind folder trains under its own name) with ``kind``'s data, module and export,
+    export it and register it; returns the version."""
     L.seed_everything(config.seed, workers=True, verbose=False)
-    run = open_run(lake, kind.name, config)
+    run = open_run(lake, kind_name, config)
     try:
         return run_training(lake, kind, config, run, callbacks)
     finally:
@@ -311,8 +310,8 @@ def finish(lake: Lake, kind: LightningKind, config: TrainConfig, run: Run, modul
     record_event(lake, run.model_id, "trained", {"epochs": config.epochs})
     exported = kind.export(module, run.folder, data, config)
     digest = sha256(exported.path)
-    name = config.name or kind.name
-    record_model(lake, kind.name, run.version, name, config.to_json(), exported.path, digest)
+    name = config.name or run.kind
+    record_model(lake, run.kind, run.version, name, config.to_json(), exported.path, digest)
     record_event(lake, run.model_id, "exported",
                  {"path": str(exported.path), "sha256": digest, **exported.payload})
     return resolve_model(lake, run.model_id)

@@ -165,3 +165,22 @@ def test_dashboard_output_renders_the_specs_to_svg(dashboard_home: Path, tmp_pat
         assert f"id='{anchor}'" in text, anchor
     assert re.search(r">\s*1,?712\s*<|1712", text)
     assert text == build(dashboard_home) or "<svg" in build(dashboard_home)
+
+
+def test_every_declared_panel_is_a_chart_or_a_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind's panels come from its declaration (``ModelKind.panels``, issue 46), each a
+    chart or a table by name; a name that is neither is one clear error, not a page that
+    fails to draw."""
+    from pipelines.models import kinds
+
+    for kind in kinds.all_kinds():
+        blocks = pages.kind_panels(kind.name, {"model": f"{kind.name}@1"})
+        assert [b.name for b in blocks] == list(kind.panels)
+        assert all((b.kind == "chart") == (b.name in charts.BY_NAME) for b in blocks)
+    assert [b.kind for b in pages.kind_panels("volatility", {})] == ["chart", "chart", "table"]
+    declared = kinds.load_kind("lmr")
+    monkeypatch.setattr(pages, "load_kind", lambda name: type(declared)(
+        **{**declared.__dict__, "panels": ("lmr-heatmap", "lmr-heatmapp")}))
+    with pytest.raises(DashboardError, match="model kind 'lmr' declares the panel "
+                                             "'lmr-heatmapp': no chart or table"):
+        pages.kind_panels("lmr", {})

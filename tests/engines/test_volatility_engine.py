@@ -22,8 +22,8 @@ from engines.uci import UciEngine, load_spec, program_names
 from engines.volatility.features import INPUT_SETS, INPUTS, FeatureError, features
 from engines.volatility.model import FORMAT, VolatilityModelError, artifact_path, load_model
 from engines.volatility.policy import RandomStability, VolatilityPolicy
-from pipelines.train.nnue import save_npz
-from pipelines.train.volatility import ConvNet, DenseNet, export_arrays
+from pipelines.kinds.volatility.module import ConvNet, DenseNet, export_arrays
+from pipelines.train.artifacts import save_npz
 
 SUITE = Path(__file__).resolve().parent.parent / "fixtures" / "epd" / "bratko_kopec.epd"
 BOARDS = [chess.Board.from_epd(line)[0] for line in SUITE.read_text().splitlines()

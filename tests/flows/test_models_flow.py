@@ -27,11 +27,12 @@ from flows.step import LocalRunner, run_step
 from flows.train import TRAIN, TrainJob
 from pipelines.evaluate import EvaluateConfig
 from pipelines.ingest import IngestConfig
+from pipelines.kinds.nnue.config import NnueConfig
 from pipelines.label import LabelConfig
 from pipelines.models.deploy import resolve_settings
 from pipelines.models.registry import resolve_model
 from pipelines.selfplay import SelfplayConfig
-from pipelines.train import NnueConfig, preset
+from pipelines.train.config import preset
 from tests.flows.conftest import progress_lines
 from warehouse import Lake, connect
 

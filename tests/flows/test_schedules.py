@@ -57,9 +57,10 @@ def test_retrain_when_due_then_the_scheduled_evaluation(
     from flows.step import LocalRunner, run_step
     from flows.train import TRAIN, TrainJob
     from pipelines.ingest import IngestConfig
+    from pipelines.kinds.nnue.config import NnueConfig
     from pipelines.label import LabelConfig
     from pipelines.models.registry import record_event, resolve_model
-    from pipelines.train import NnueConfig, preset
+    from pipelines.train.config import preset
 
     lake = Lake(home)
     label = LabelConfig.tiny(depths=(2,), limit=None, batch_size=400, workers=1)

@@ -344,9 +344,10 @@ def test_a_served_retrain_trains_a_new_version_which_gets_evaluated(
     from flows.step import LocalRunner, run_step
     from flows.train import TRAIN, TrainJob
     from pipelines.ingest import IngestConfig
+    from pipelines.kinds.nnue.config import NnueConfig
     from pipelines.label import LabelConfig
     from pipelines.models.registry import resolve_model
-    from pipelines.train import NnueConfig, preset
+    from pipelines.train.config import preset
 
     lake = Lake(home)
     label = LabelConfig.tiny(depths=(4,), limit=None, batch_size=200, workers=2)

@@ -18,10 +18,11 @@ from flows.ingest import INGEST, IngestJob
 from flows.label import LABEL
 from flows.step import run_step
 from pipelines.ingest import IngestConfig
+from pipelines.kinds.nnue.config import NnueConfig
+from pipelines.kinds.nnue.module import choose_label_source, snapshot_parameters
 from pipelines.label import LabelConfig
-from pipelines.train import NnueConfig, preset
+from pipelines.train.config import preset
 from pipelines.train.dataset import DatasetError, write_snapshot
-from pipelines.train.nnue import choose_label_source, snapshot_parameters
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 

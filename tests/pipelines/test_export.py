@@ -15,7 +15,8 @@ from flows.ingest import INGEST, IngestJob
 from flows.step import run_step
 from pipelines.export import ExportConfig, ExportError, export_dataset
 from pipelines.ingest import IngestConfig
-from pipelines.train import NnueConfig, preset, train
+from pipelines.kinds.nnue.config import NnueConfig
+from pipelines.train import preset, train
 from warehouse import Lake, connect
 
 RESULTS = {1.0: "1.0", 0.5: "0.5", 0.0: "0.0"}

@@ -24,7 +24,7 @@ from engines.nnue.features import halfkp_batch
 from engines.nnue.netfile import random_arrays
 from engines.nnue.network import Network
 from engines.nnue.reference import evaluate_quantised, halfkp_reference
-from pipelines.train.nnue import (
+from pipelines.kinds.nnue.module import (
     ExportError,
     NnueNet,
     evaluate_quantised_batch,

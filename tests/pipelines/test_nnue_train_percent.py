@@ -13,10 +13,10 @@ import pytest
 from flows.ingest import INGEST, IngestJob
 from flows.step import run_step
 from pipelines.ingest import IngestConfig
-from pipelines.train import NnueConfig, preset
-from pipelines.train.config import TrainConfigError
+from pipelines.kinds.nnue.config import NnueConfig
+from pipelines.kinds.nnue.module import choose_label_source, snapshot_parameters
+from pipelines.train.config import TrainConfigError, preset
 from pipelines.train.dataset import write_snapshot
-from pipelines.train.nnue import choose_label_source, snapshot_parameters
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 

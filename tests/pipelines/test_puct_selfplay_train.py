@@ -88,8 +88,8 @@ def test_bad_options_are_named(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_search_weight_blends_the_roots_q_into_the_value_target(
         trained: tuple[Lake, str]) -> None:
-    from pipelines.train.policy_value import encode, window_rows
-    from pipelines.train.policy_value_config import PolicyValueConfig
+    from pipelines.kinds.policy_value.config import PolicyValueConfig
+    from pipelines.kinds.policy_value.module import encode, window_rows
 
     lake, run_id = trained
     rows = window_rows(lake, PolicyValueConfig(run_id=run_id, round=1, window=1))

@@ -214,7 +214,8 @@ def test_two_identical_training_runs_take_two_versions(lake: Lake) -> None:
     first one's live folder for a killed run to resume) and recorded duplicate events. Now a
     version a live trainer holds is never resumed: the second run claims version 4 (1..3 are
     registered); once the first run is gone (killed), the same config resumes its version."""
-    from pipelines.train import NnueConfig, preset
+    from pipelines.kinds.nnue.config import NnueConfig
+    from pipelines.train.config import preset
     from pipelines.train.trainer import open_run
 
     config = preset(NnueConfig, "tiny", epochs=1)

@@ -29,9 +29,10 @@ from flows.ingest import INGEST, IngestJob
 from flows.label import LABEL
 from flows.step import run_step
 from pipelines.ingest import IngestConfig
+from pipelines.kinds.nnue import data as nnue_data
+from pipelines.kinds.nnue.config import NnueConfig
+from pipelines.kinds.nnue.data import keep_examples, snapshot_parameters, snapshot_ranges
 from pipelines.label import LabelConfig
-from pipelines.train import nnue_data
-from pipelines.train.config import NnueConfig
 from pipelines.train.dataset import (
     NO_LIMIT,
     WHOLE,
@@ -41,7 +42,6 @@ from pipelines.train.dataset import (
     stream_batches,
     write_snapshot,
 )
-from pipelines.train.nnue_data import keep_examples, snapshot_parameters, snapshot_ranges
 from warehouse import Lake, connect
 from warehouse import derived as derived_module
 from warehouse import lake as lake_module

@@ -32,12 +32,9 @@ from flows.ingest import INGEST, IngestJob
 from flows.label import LABEL
 from flows.step import run_step
 from pipelines.ingest import IngestConfig
-from pipelines.label import LabelConfig
-from pipelines.models.registry import ModelNotFoundError, resolve_model
-from pipelines.train import NnueConfig, TrainConfigError, preset, train
-from pipelines.train.config import KING_BUCKET_COUNTS
-from pipelines.train.dataset import DatasetError, pooled, prefetched, stream_batches
-from pipelines.train.nnue import (
+from pipelines.kinds.nnue.config import KING_BUCKET_COUNTS, NnueConfig
+from pipelines.kinds.nnue.export import saturated
+from pipelines.kinds.nnue.module import (
     KING_BUCKETS,
     NnueKind,
     NnueNet,
@@ -50,7 +47,10 @@ from pipelines.train.nnue import (
     quantise,
     reference_check,
 )
-from pipelines.train.nnue_export import saturated
+from pipelines.label import LabelConfig
+from pipelines.models.registry import ModelNotFoundError, resolve_model
+from pipelines.train import TrainConfigError, preset, train
+from pipelines.train.dataset import DatasetError, pooled, prefetched, stream_batches
 from warehouse import Lake, connect
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -616,7 +616,7 @@ def test_psq768_tiny_trains_exports_cross_checks_and_plays(
     from engines.nnue.features import psq_batch
     from engines.nnue.network import Network, PerspectiveNetwork
     from engines.nnue.reference import evaluate_psq_quantised, psq_features
-    from pipelines.train.psq import evaluate_psq_batch
+    from pipelines.kinds.nnue.psq import evaluate_psq_batch
 
     monkeypatch.setenv("CHESSLAB_HOME", str(lake.home))
     assert cli_main(["train", "nnue", "--preset", "tiny", "--arch", "psq768", "--hidden", "32",
@@ -659,7 +659,7 @@ def test_psq_export_matches_the_float_model_and_refuses_what_int16_cannot_hold()
     model (bias correction keeps the mean gap small), for both activations; weights beyond
     what clip_weights allows are an ExportError naming the layer."""
     from engines.nnue.features import psq_batch
-    from pipelines.train.psq import ExportError, PsqNet, evaluate_psq_batch, quantise_psq
+    from pipelines.kinds.nnue.psq import ExportError, PsqNet, evaluate_psq_batch, quantise_psq
 
     boards = [chess.Board()]
     for move in ["e4", "c5", "Nf3", "d6", "d4", "cxd4", "Nxd4", "Nf6", "Nc3", "a6", "Be2"]:

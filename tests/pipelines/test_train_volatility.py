@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import chess
@@ -24,12 +25,13 @@ from flows.ingest import INGEST, IngestJob
 from flows.label import LABEL
 from flows.step import run_step
 from pipelines.ingest import IngestConfig
+from pipelines.kinds.volatility.config import VolatilityConfig
+from pipelines.kinds.volatility.metrics import PAPER_TABLE_4_1
 from pipelines.label import LabelConfig
 from pipelines.models.deploy import engine_options
 from pipelines.models.registry import resolve_model
-from pipelines.train import TrainConfigError, VolatilityConfig, preset, train
+from pipelines.train import TrainConfigError, preset, train
 from pipelines.train.dataset import DatasetError
-from pipelines.train.volatility_metrics import PAPER_TABLE_4_1
 from warehouse import Lake, connect
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -257,3 +259,42 @@ def test_paper_match_and_clock_sprt_are_recorded_against_the_model(
     assert len(events) == 2
     assert json.loads(events[0][0])["tournament_id"] == payload["tournament_id"]
     assert json.loads(events[1][0])["sprt_elo"] == [0.0, 200.0]
+
+
+def test_a_copy_of_the_volatility_folder_is_a_new_kind(
+        lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 46: adding a kind is copying a kind's folder. ``pipelines/kinds/volatility/``
+    copied to ``toy/`` with only the declared name changed: ``chesslab train toy`` trains and
+    registers ``toy@1`` under its own name (its folder ``models/toy/1``, its evaluation rows
+    under ``toy@1``), and its dashboard page gets the panels the copy declares, drawn from
+    its own rows."""
+    import pipelines.kinds
+    from dashboards import pages
+
+    source = ROOT / "pipelines" / "kinds" / "volatility"
+    folder = tmp_path / "kinds" / "toy"
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    declaration = (folder / "kind.py").read_text()
+    assert declaration.count('name="volatility"') == 1
+    (folder / "kind.py").write_text(declaration.replace('name="volatility"', 'name="toy"'))
+    monkeypatch.setattr(pipelines.kinds, "__path__",
+                        [*pipelines.kinds.__path__, str(folder.parent)])
+    for module in [m for m in sys.modules if m.startswith("pipelines.kinds.toy")]:
+        monkeypatch.delitem(sys.modules, module)
+    try:
+        assert cli_main(["--home", str(lake.home), "train", "toy", "--preset", "tiny",
+                         "--no-prefect"]) == 0
+        assert "toy@1" in capsys.readouterr().out
+        assert resolve_model(lake, "toy@1").artifact_path.parent == lake.home / "models/toy/1"
+        con = connect(lake)
+        assert con.sql("select distinct model_id from volatility_evaluations").fetchall() \
+            == [("toy@1",)]
+        page = pages.model_page(con, "toy@1")
+        names = [b.name for s in page.sections for b in s.blocks]
+        assert {"volatility-roc", "volatility-gains", "volatility-table"} <= set(names)
+        roc = pages.chart_spec(con, "volatility-roc", {"model": "toy@1"})
+        assert roc["spec"] is not None
+    finally:
+        for module in [m for m in sys.modules if m.startswith("pipelines.kinds.toy")]:
+            del sys.modules[module]

@@ -22,7 +22,7 @@ def make_config(name: str, given: Mapping[str, Any]) -> LmrConfig:
 
 
 def fit(lake: Any, config: LmrConfig, progress: Progress) -> ModelVersion:
-    from pipelines.kinds.lmr.fit import train_lmr
+    from .fit import train_lmr
 
     return train_lmr(lake, config, progress)[0]
 
@@ -42,10 +42,11 @@ def deploy(model: ModelVersion) -> EngineOptions:
 
 
 def describe(lake: Any, model: ModelVersion) -> str:
-    from pipelines.kinds.lmr.fit import describe_fit
+    from .fit import describe_fit
 
     return describe_fit(lake, model)
 
 
 KIND = ModelKind(name="lmr", config=LmrConfig, make_config=make_config, presets=("tiny", "full"),
-                 fit=fit, in_process=True, deploy=deploy, describe=describe)
+                 fit=fit, in_process=True, deploy=deploy, describe=describe,
+                 panels=("lmr-heatmap", "lmr-fits"))

@@ -1,5 +1,5 @@
 """``nnue``: the HalfKP network the alpha-beta engine's ``eval=nnue`` plays with, trained by
-the Lightning trainer on Stockfish scores (``pipelines.train.nnue``), exported as a chesslab
+the Lightning trainer on Stockfish scores (``pipelines.kinds.nnue.module``), exported as a chesslab
 NNUE v1 ``.npz``; retrained on schedule when enough new labels exist."""
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from typing import Any
 
 from pipelines.models.kinds import EngineOptions, ModelKind
 from pipelines.models.names import ModelVersion
-from pipelines.train.config import NnueConfig, preset
+from pipelines.train.config import preset
+
+from .config import NnueConfig
 
 
 def make_config(name: str, given: Mapping[str, Any]) -> NnueConfig:
@@ -17,7 +19,7 @@ def make_config(name: str, given: Mapping[str, Any]) -> NnueConfig:
 
 
 def lightning() -> Any:
-    from pipelines.train.nnue import NnueKind
+    from .module import NnueKind
 
     return NnueKind()
 

@@ -1,5 +1,5 @@
 """``policy_value``: the policy-value ResNet of the PUCT engine (papers 002 and 004), one
-version per round of a ``chesslab selfplay-train`` run (``pipelines.train.policy_value``,
+version per round of a ``chesslab selfplay-train`` run (``pipelines.kinds.policy_value.module``,
 trained by the Lightning trainer on the run's replay window). An evaluation plays a version's
 search against its own bare network, at 128 simulations a move unless told otherwise."""
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 from pipelines.models.kinds import EngineOptions, ModelKind
 from pipelines.models.names import ModelVersion
 from pipelines.train.config import preset
-from pipelines.train.policy_value_config import PolicyValueConfig
+
+from .config import PolicyValueConfig
 
 
 def make_config(name: str, given: Mapping[str, Any]) -> PolicyValueConfig:
@@ -19,7 +20,7 @@ def make_config(name: str, given: Mapping[str, Any]) -> PolicyValueConfig:
 
 
 def lightning() -> Any:
-    from pipelines.train.policy_value import PolicyValueKind
+    from .module import PolicyValueKind
 
     return PolicyValueKind()
 
@@ -33,4 +34,5 @@ KIND = ModelKind(name="policy_value", config=PolicyValueConfig, make_config=make
                  lightning=lightning, deploy=deploy, command=False,
                  engine="puct:model={model}",
                  # a PUCT simulation costs a network call, a thousand times an alpha-beta node
-                 baseline="puct:simulations=0,model={model}", limits={"nodes": 128})
+                 baseline="puct:simulations=0,model={model}", limits={"nodes": 128},
+                 panels=("decisive-share",))

@@ -1,5 +1,5 @@
 """``volatility``: paper 003's classifier of stable positions (will one more ply change the
-evaluation?), trained by the Lightning trainer (``pipelines.train.volatility``), exported as
+evaluation?), trained by the Lightning trainer (``pipelines.kinds.volatility.module``), exported as
 ``volatility.npz``; the alpha-beta and stockfish-volatility engines stop their deepening
 early with it. Retrained on schedule when enough new labels exist."""
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 from pipelines.models.kinds import EngineOptions, ModelKind
 from pipelines.models.names import ModelVersion
 from pipelines.train.config import preset
-from pipelines.train.volatility_config import VolatilityConfig
+
+from .config import VolatilityConfig
 
 
 def make_config(name: str, given: Mapping[str, Any]) -> VolatilityConfig:
@@ -19,7 +20,7 @@ def make_config(name: str, given: Mapping[str, Any]) -> VolatilityConfig:
 
 
 def lightning() -> Any:
-    from pipelines.train.volatility import VolatilityKind
+    from .module import VolatilityKind
 
     return VolatilityKind()
 
@@ -32,4 +33,5 @@ def deploy(model: ModelVersion) -> EngineOptions:
 
 KIND = ModelKind(name="volatility", config=VolatilityConfig, make_config=make_config,
                  lightning=lightning, deploy=deploy,
-                 engine="alphabeta:volatility={model}", retrain=True)
+                 engine="alphabeta:volatility={model}", retrain=True,
+                 panels=("volatility-roc", "volatility-gains", "volatility-table"))

@@ -1,12 +1,11 @@
 """The quantised ``chesslab NNUE v1`` export of both architectures, its exact integer
 evaluation in numpy and the cross-check against the float model and the engine side's
-reference. Split from ``pipelines.train.nnue``, which re-exports these names.
+reference. Split from ``pipelines.kinds.nnue.module``, which re-exports these names.
 """
 from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,9 +17,10 @@ from engines.nnue.reference import (
     WEIGHT_SCALE,
     evaluate_quantised,
 )
-from pipelines.train.nnue_data import NnueStream
-from pipelines.train.nnue_model import ACCUMULATOR, META, NnueNet
-from pipelines.train.psq import PsqNet, evaluate_psq_batch
+
+from .data import NnueStream
+from .model import ACCUMULATOR, META, NnueNet
+from .psq import PsqNet, evaluate_psq_batch
 
 
 class ExportError(ValueError):
@@ -86,22 +86,6 @@ def mean_layer_inputs(net: NnueNet, features: np.ndarray) -> dict[str, np.ndarra
             for layer, x in zip(layers, net.layer_inputs(chunk), strict=True):
                 sums[layer] = sums.get(layer, 0) + x.double().sum(dim=0).cpu().numpy()
     return {layer: FT_SCALE * total / len(features) for layer, total in sums.items()}
-
-
-
-def save_npz(arrays: dict[str, np.ndarray], path: Path) -> Path:
-    """Write the arrays under a temporary name and rename: never a half-written net."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as handle:
-        np.savez(handle, **arrays)  # type: ignore[arg-type]
-    tmp.replace(path)
-    return path
-
-
-
-def load_npz(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        return {name: data[name] for name in data.files}
 
 
 

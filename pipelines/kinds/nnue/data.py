@@ -1,6 +1,6 @@
 """The NNUE training data: the warehouse's examples, snapshotted, filtered (quiet positions),
 and streamed in training batches encoded in compiled code (HalfKP or the 768 features).
-Split from ``pipelines.train.nnue``, which re-exports these names.
+Split from ``pipelines.kinds.nnue.module``, which re-exports these names.
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import torch
 
 from engines.nnue.features import halfkp_column, psq_column
 from pipelines.formats.fens import UNREAD, board_flags
-from pipelines.train.config import NnueConfig
 from pipelines.train.dataset import (
     WHOLE,
     DatasetError,
@@ -30,6 +29,8 @@ from pipelines.train.dataset import (
 from warehouse import Lake
 from warehouse.catalog import named_query, query
 from warehouse.lake import file_index
+
+from .config import NnueConfig
 
 QUERY = "nnue_dataset"
 

@@ -30,10 +30,11 @@ import torch
 from engines.puct.encoding import MOVES, move_index, planes_of_fens
 from engines.puct.network import ARTIFACT, Architecture, PolicyValueNet, load_network, save_network
 from pipelines.train.dataset import DatasetError, table_versions
-from pipelines.train.policy_value_config import PolicyValueConfig
 from pipelines.train.trainer import Export, KindData, KindModule
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
+
+from .config import PolicyValueConfig
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +188,6 @@ def window_rows(lake: Lake, config: PolicyValueConfig) -> list[dict[str, Any]]:
 class PolicyValueKind:
     """``policy_value``: see the module."""
 
-    name = "policy_value"
     config_cls = PolicyValueConfig
 
     def __init__(self) -> None:

@@ -1,5 +1,5 @@
 """The NNUE models (paper 002's HalfKP net, and issue 38's perspective net by
-:func:`make_net`) and paper 002's loss. Split from ``pipelines.train.nnue``, which re-exports
+:func:`make_net`) and paper 002's loss. Split from ``pipelines.kinds.nnue.module``, which re-exports
 these names.
 """
 from __future__ import annotations
@@ -14,8 +14,9 @@ from engines.nnue.reference import (
     OUTPUT_CP,
     WEIGHT_SCALE,
 )
-from pipelines.train.config import NnueConfig
-from pipelines.train.psq import PsqNet
+
+from .config import NnueConfig
+from .psq import PsqNet
 
 FEATURES = HALFKP_FEATURES
 

@@ -27,6 +27,7 @@ from torch import nn
 from engines.volatility.features import BOARD_INPUTS, INPUT_SETS, centipawn_columns, features
 from engines.volatility.model import ARTIFACT, FORMAT, VolatilityModel, load_model
 from pipelines.models import registry  # its clock, read when stamping (tests patch it)
+from pipelines.train.artifacts import save_npz
 from pipelines.train.dataset import (
     NO_LIMIT,
     DatasetError,
@@ -35,10 +36,12 @@ from pipelines.train.dataset import (
     stream_batches,
     table_versions,
 )
-from pipelines.train.nnue import save_npz
 from pipelines.train.trainer import Export, KindData, KindModule
-from pipelines.train.volatility_config import VolatilityConfig
-from pipelines.train.volatility_metrics import (
+from warehouse import Lake, connect
+from warehouse.catalog import named_query, query
+
+from .config import VolatilityConfig
+from .metrics import (
     PAPER_TABLE_4_1,
     Roc,
     at_fpr,
@@ -47,8 +50,6 @@ from pipelines.train.volatility_metrics import (
     roc_curve,
     thin,
 )
-from warehouse import Lake, connect
-from warehouse.catalog import named_query, query
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +219,6 @@ class VolatilityModule(KindModule):
 class VolatilityKind:
     """``chesslab train volatility``: see the module."""
 
-    name = "volatility"
     config_cls = VolatilityConfig
 
     def __init__(self) -> None:
@@ -279,7 +279,7 @@ class VolatilityKind:
         chosen = at_fpr(roc, config.target_fpr)
         meta["threshold"] = chosen.threshold
         save_npz({"meta": np.array(json.dumps(meta)), **arrays}, path)
-        model = f"{self.name}@{folder.name}"
+        model = f"{folder.parent.name}@{folder.name}"   # models/<kind>/<version>
         summary = record_evaluation(self.lake, model, probability, stable, keys, roc, config)
         return Export(path, {"format": f"{FORMAT} v1", "torch_vs_numpy_max_gap": gap,
                              **summary})

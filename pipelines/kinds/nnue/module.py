@@ -1,10 +1,10 @@
 """NNUE (paper 002, Stockfish 12's HalfKP net; issue 38's perspective net 768 -> N x2 -> 1
 with ``--arch psq768``): the kind ``chesslab train nnue`` runs.
 
-The float models and the loss are in :mod:`pipelines.train.nnue_model` (the perspective net
-in :mod:`pipelines.train.psq`), the data set and its stream in
-:mod:`pipelines.train.nnue_data`, the quantised ``chesslab NNUE v1`` export with its
-cross-check in :mod:`pipelines.train.nnue_export`; their names are re-exported here. Sizes
+The float models and the loss are in :mod:`pipelines.kinds.nnue.model` (the perspective net
+in :mod:`pipelines.kinds.nnue.psq`), the data set and its stream in
+:mod:`pipelines.kinds.nnue.data`, the quantised ``chesslab NNUE v1`` export with its
+cross-check in :mod:`pipelines.kinds.nnue.export`; their names are re-exported here. Sizes
 41024 -> 256x2 -> 32 -> 32 -> 1; the score in centipawns from the side to move's view is
 ``600 * y``. The export is the integer contract the engine evaluates (see
 :func:`evaluate_quantised_batch`).
@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from engines.nnue.reference import OUTPUT_CP
-from pipelines.train.config import NnueConfig
+from pipelines.train.artifacts import load_npz, save_npz
 from pipelines.train.dataset import (
     NO_LIMIT,
     DatasetError,
@@ -27,7 +27,12 @@ from pipelines.train.dataset import (
     table_versions,
     write_snapshot,
 )
-from pipelines.train.nnue_data import (
+from pipelines.train.trainer import Export, KindData, KindModule
+from warehouse import Lake, connect
+from warehouse.catalog import named_query, query
+
+from .config import NnueConfig
+from .data import (
     QUERY,
     SNAPSHOT,
     VIEW,
@@ -40,20 +45,18 @@ from pipelines.train.nnue_data import (
     snapshot_parameters,
     snapshot_ranges,
 )
-from pipelines.train.nnue_export import (
+from .export import (
     ExportError,
     cross_check,
     evaluate_quantised_batch,
     first_features,
-    load_npz,
     mean_layer_inputs,
     psq_reference_check,
     quantise,
     reference_check,
     saturated,
-    save_npz,
 )
-from pipelines.train.nnue_model import (
+from .model import (
     ACCUMULATOR,
     FEATURES,
     HIDDEN,
@@ -67,10 +70,7 @@ from pipelines.train.nnue_model import (
     make_net,
     nnue_loss,
 )
-from pipelines.train.psq import PsqNet, quantise_psq
-from pipelines.train.trainer import Export, KindData, KindModule
-from warehouse import Lake, connect
-from warehouse.catalog import named_query, query
+from .psq import PsqNet, quantise_psq
 
 __all__ = [
     "ACCUMULATOR",
@@ -153,7 +153,6 @@ class NnueKind:
     """``chesslab train nnue``: data from the nnue_dataset query, the HalfKP net, the
     quantised export cross-checked against the float model."""
 
-    name = "nnue"
     config_cls = NnueConfig
 
     def data(self, lake: Lake, config: NnueConfig, folder: Path) -> KindData:
