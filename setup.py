@@ -21,12 +21,16 @@ PYX = sorted(str(p.relative_to(HERE)) for folder in COMPILED for p in (HERE / fo
 def extension(pyx: str) -> Extension:
     """The module of one .pyx, compiled with -O3; the C headers it includes from its folder
     (``cdef extern from "kernels.h"``) are on its include path and rebuild it when they
-    change."""
+    change; a header that includes ``<omp.h>`` (the NNUE trainer's kernels) builds its module
+    with OpenMP."""
     folder = Path(pyx).parent
     names = EXTERN_HEADER.findall((HERE / pyx).read_text())
     headers = sorted(str(folder / name) for name in names if (HERE / folder / name).is_file())
+    openmp = ["-fopenmp"] if any("#include <omp.h>" in (HERE / h).read_text()
+                                 for h in headers) else []
     return Extension(pyx[:-4].replace("/", "."), [pyx], include_dirs=[str(folder)],
-                     depends=headers, extra_compile_args=["-O3", "-march=x86-64-v2"])
+                     depends=headers, extra_compile_args=["-O3", "-march=x86-64-v2", *openmp],
+                     extra_link_args=openmp)
 
 
 def extensions() -> list[Extension]:

@@ -15,8 +15,8 @@ the compiled core, cached under ``$CHESSLAB_SCALE_DATA``, default /tmp/chesslab_
    player, the ``nnue_examples`` view at one depth; and ``connect`` itself;
 4. the NNUE training snapshot of one engine and depth (``nnue_snapshot``: N rows), written in
    a child process: seconds and the child's peak RSS;
-5. training throughput on that snapshot (or ``--snapshot``): the loader alone (``NnueStream``:
-   the epoch's queries, HalfKP encoding; in a child process: its first batch, rate and peak
+5. training throughput on that snapshot (or ``--snapshot``): the loader alone (its encoding
+   pass, then ``NnueStream``'s batches; in a child process: its first batch, rate and peak
    RSS) reading the snapshot key range by key range, beside the baseline, one whole-split
    query (``range_rows`` unlimited), in the same run; the trainer alone (Lightning steps on
    batches already in memory), and the trainer consuming the loader; the ratio of the
@@ -314,22 +314,33 @@ def run_child(mode: str, home: str, out: str, batches: int) -> None:
 
 def read_epoch(home: str, snapshot: str, batches: int, ranges: bool,
                began: float) -> dict[str, Any]:
-    """The loader alone on the training split of ``snapshot``: range by range
-    (``ranges``), else as one whole-split query (the code before key ranges: one range)."""
+    """The loader alone on the training split of ``snapshot``: its encoding pass (the split
+    read range by range (``ranges``), else as one whole-split query: the code before key
+    ranges) into a scratch folder, then ``batches`` batches of its first epoch."""
+    import tempfile
+
     from pipelines.kinds.nnue.config import NnueConfig
+    from pipelines.kinds.nnue.data import dataset_summary, encode_split
     from pipelines.kinds.nnue.module import NnueStream
     from pipelines.train.dataset import NO_LIMIT, RANGE_ROWS, SplitQuery
+    from warehouse.catalog import connect_files
 
     config = NnueConfig()
     split = SplitQuery(home, "nnue_dataset", {"snapshot": snapshot, "max_positions": NO_LIMIT},
                        False, RANGE_ROWS if ranges else NO_LIMIT)
+    counted = dataset_summary(connect_files([snapshot]), Path(snapshot))[False][0]
     first, rows = None, 0
-    for batch in NnueStream(split, config.batch_size, config.read_batch):
-        first = first or time.perf_counter() - began
-        rows += len(batch)
-        if rows >= batches * config.batch_size:
-            break
-    return {"rows": rows, "first_batch_s": first, "rate": rows / (time.perf_counter() - began)}
+    with tempfile.TemporaryDirectory() as folder:
+        encoded = encode_split(split, config.arch, Path(folder), counted, config.read_batch,
+                               config.encode_threads)
+        encoded_s = time.perf_counter() - began
+        for batch in NnueStream(encoded, config.batch_size, seed=config.seed):
+            first = first or time.perf_counter() - began
+            rows += len(batch)
+            if rows >= batches * config.batch_size:
+                break
+    return {"rows": rows, "encode_s": encoded_s, "first_batch_s": first,
+            "rate": rows / (time.perf_counter() - began)}
 
 
 def proc_status(field: str) -> int:
@@ -368,20 +379,27 @@ def measure_training(lake: Lake, snapshot: Path, report: Report, batches: int,
                      accelerator: str = "cpu") -> None:
     """Positions/s of the loader alone, the trainer alone and the trainer with the loader
     (the trainer on ``accelerator``: ``cpu`` or ``cuda``)."""
+    import tempfile
+
     import lightning as L
     import torch
 
     from pipelines.kinds.nnue.config import NnueConfig
+    from pipelines.kinds.nnue.data import dataset_summary, encode_split
     from pipelines.kinds.nnue.module import NnueModule, NnueStream
     from pipelines.train.dataset import NO_LIMIT, SplitQuery
+    from warehouse.catalog import connect_files
 
     config = NnueConfig()
     split = SplitQuery(str(lake.home), "nnue_dataset",
                        {"snapshot": str(snapshot), "max_positions": NO_LIMIT}, False)
+    scratch = Path(tempfile.mkdtemp(prefix="scale-encoded-"))
+    encoded = encode_split(split, config.arch, scratch,
+                           dataset_summary(connect_files([str(snapshot)]), snapshot)[False][0],
+                           config.read_batch, config.encode_threads)
 
     def stream() -> NnueStream:
-        return NnueStream(split, config.batch_size, config.read_batch, config.arch,
-                          config.encode_threads)
+        return NnueStream(encoded, config.batch_size, seed=config.seed)
 
     loaders = {mode: child(mode, str(lake.home), str(snapshot), "--train-batches", str(batches))
                for mode in ("loader-whole", "loader-ranges")}

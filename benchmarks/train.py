@@ -1,25 +1,23 @@
-"""Training speed: ``chesslab train nnue`` (Lightning, data streamed from Parquet through
-DuckDB, HalfKP computed per training batch in a background thread) against a plain PyTorch
-loop over the same model, loss and Adam on tensors already in memory. Positions per second of
-training per epoch (from the epoch's start to its last optimiser step; the trainer's figure
-includes the epoch's query and encoding), side by side in one run, alternating rounds of
-baseline and ours (the machine's load drifts); the best epoch of each is the least disturbed
-by other processes.
+"""Training speed (issue 47): ``chesslab train nnue`` (Lightning, its data encoded once from
+the run's Parquet snapshot, the feature transformer in the compiled sparse kernels) beside a
+plain PyTorch loop over the same model, loss and Adam on tensors already in memory, with the
+dense ops (``--no-sparse``: EmbeddingBag, clamp, Linear) and with the same kernels. Positions
+per second of training per epoch (from the epoch's start to its last optimiser step), side by
+side in one run, alternating rounds of each (the machine's load drifts); the best epoch of
+each is the least disturbed by other processes.
 
-    .venv/bin/python benchmarks/train.py --epochs 3 --batch-size 8192 [--king-features]
-        [--arch halfkp,psq768] [--hidden 256] [--device cpu|cuda] [--loader-threads 1,2,4]
+    .venv/bin/python benchmarks/train.py --epochs 3 --batch-size 16384 [--king-features]
+        [--arch halfkp,psq768] [--hidden 256] [--device cpu|cuda] [--loader-threads 1,2]
 
-Each architecture (issue 38: ``halfkp`` 41024 -> 256x2 -> 32 -> 32 -> 1, ``psq768`` 768 -> N x2
--> 1) is measured in turn; the data loader alone (the trainer's stream: DuckDB query, FEN
-encoding, batching, no model) is timed too, as positions/s, and its encoding alone (the
-split's record batches in memory, the epoch's query left out), so a GPU run shows whether the
-loader keeps up, with each of ``--loader-threads`` encoding threads (default 1 and the
-trainer's: ``NnueConfig.loader_threads``' default, min(4, cores)). ``--device cuda`` runs the
-baseline's tensors and the trainer on the GPU (targets there: HalfKP >= 0.5M positions/s,
-psq768-256 >= 2M).
+Ratios: the kernel loop over the dense loop (the kernels' gain), the trainer over the kernel
+loop (what Lightning and the loader cost; target at least 0.9). The data loader alone (an
+epoch of the encoded split, no model) and the encoding pass alone (the snapshot's FENs to
+features, once per run, with each of ``--loader-threads``) are timed too. Targets on a
+2-core CPU: psq768-256 at least 200k positions/s, HalfKP at least 100k.
 
 The warehouse: data/sample/games.pgn.zst ingested and labelled by Stockfish at depth 1 (about
-54,000 positions, half a minute on 2 cores), kept in --home for the next run.
+54,000 positions, half a minute on 2 cores), kept in --home for the next run; or any labelled
+home given with --home (the engine with the most labels).
 """
 from __future__ import annotations
 
@@ -43,10 +41,11 @@ from flows.label import LABEL  # noqa: E402
 from flows.step import run_step  # noqa: E402
 from pipelines.ingest import IngestConfig  # noqa: E402
 from pipelines.kinds.nnue.config import NnueConfig  # noqa: E402
+from pipelines.kinds.nnue.data import QUERY, SNAPSHOT, dataset_summary, encode_split  # noqa: E402
 from pipelines.kinds.nnue.module import NnueKind, make_net, nnue_loss  # noqa: E402
 from pipelines.label import LabelConfig  # noqa: E402
 from pipelines.train import train  # noqa: E402
-from pipelines.train.dataset import pooled, stream_batches  # noqa: E402
+from pipelines.train.dataset import NO_LIMIT, SplitQuery  # noqa: E402
 from warehouse import Lake, connect  # noqa: E402
 
 SAMPLE = ROOT / "data" / "sample" / "games.pgn.zst"
@@ -74,33 +73,32 @@ def in_memory_tensors(lake: Lake, arch: str,
             torch.tensor([float(r[2]) for r in rows], device=device))
 
 
-def loader_rate(lake: Lake, config: NnueConfig, folder: Path, threads: int) -> float:
-    """Positions/s of the trainer's training-split loader alone (one epoch, no model), its
-    features computed by ``threads`` threads."""
-    data = NnueKind().data(lake, dataclasses.replace(config, loader_threads=threads), folder)
-    assert data.train.dataset.threads == threads
+def loader_rate(lake: Lake, config: NnueConfig, folder: Path) -> float:
+    """Positions/s of the trainer's training-split loader alone (one epoch of the encoded
+    split, no model)."""
+    data = NnueKind().data(lake, config, folder)
     started = time.perf_counter()
     positions = sum(len(batch) for batch in data.train)
     return positions / (time.perf_counter() - started)
 
 
 def encode_rate(lake: Lake, config: NnueConfig, folder: Path, threads: int) -> float:
-    """Positions/s of the loader's encoding alone: the training split's record batches read
-    first (outside the timing), then cut into training batches (within each record batch)
-    and encoded by ``threads`` threads with the stream's ``pooled(stream.encode, ...)``,
-    without the epoch's query."""
-    data = NnueKind().data(lake, dataclasses.replace(config, loader_threads=threads), folder)
-    stream = data.train.dataset
-    record_batches = list(stream_batches(stream.split, 0, config.read_batch))
-    pieces = [[b.slice(i, config.batch_size)] for b in record_batches
-              for i in range(0, b.num_rows, config.batch_size)]
-    started = time.perf_counter()
-    positions = sum(len(batch) for batch in pooled(stream.encode, iter(pieces), threads))
-    return positions / (time.perf_counter() - started)
+    """Positions/s of the encoding pass alone: the training split's rows read from the
+    snapshot and their FENs encoded by ``threads`` threads into the run's arrays (done once
+    per run)."""
+    NnueKind().data(lake, config, folder)            # the snapshot, outside the timing
+    whole = {"snapshot": str(folder / SNAPSHOT), "max_positions": NO_LIMIT}
+    rows = dataset_summary(connect(lake, readable=[folder / SNAPSHOT]), folder / SNAPSHOT)
+    with tempfile.TemporaryDirectory() as scratch:
+        started = time.perf_counter()
+        encoded = encode_split(SplitQuery(str(lake.home), QUERY, whole, False), config.arch,
+                               Path(scratch), rows[False][0], config.read_batch, threads)
+        return len(encoded) / (time.perf_counter() - started)
 
 
 def plain_loop(data: tuple[torch.Tensor, ...], config: NnueConfig) -> list[float]:
-    """Per-epoch positions/s of a bare PyTorch loop: shuffle, forward, loss, Adam, clip."""
+    """Per-epoch positions/s of a bare PyTorch loop: shuffle, forward, loss, Adam, clip (the
+    config's ``sparse`` picks the dense ops or the kernels)."""
     torch.manual_seed(config.seed)
     features, score, result = data
     net = make_net(config).to(features.device)
@@ -123,8 +121,8 @@ def plain_loop(data: tuple[torch.Tensor, ...], config: NnueConfig) -> list[float
 
 
 def trainer_rates(lake: Lake, config: NnueConfig) -> tuple[list[float], dict[str, float]]:
-    """Per-epoch positions/s of the trainer (model_metrics: data streamed from Parquet, HalfKP
-    per record batch, Lightning) and the export's float-vs-quantised cross-check."""
+    """Per-epoch positions/s of the trainer (model_metrics) and the export's
+    float-vs-quantised cross-check."""
     model = train(lake, "nnue", config)
     con = connect(lake)
     rates = con.sql("select positions_per_s from model_metrics where model_id = $m "
@@ -139,12 +137,12 @@ def main() -> None:
     parser.add_argument("--home", type=Path, default=Path(tempfile.gettempdir()) / "bench-train")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--batch-size", type=int, default=8192)
+    parser.add_argument("--batch-size", type=int, default=16384)
     parser.add_argument("--arch", default="halfkp,psq768", help="halfkp, psq768 (default: both)")
     parser.add_argument("--hidden", type=int, default=256, help="psq768's N")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--loader-threads", default=None,
-                        help="encoding threads of the loader timed alone, comma-separated "
+                        help="threads of the encoding pass timed alone, comma-separated "
                              "(default: 1 and the trainer's, min(4, cores))")
     parser.add_argument("--king-features", action="store_true",
                         help="both sides train Stockfish 12's per-king HalfKP columns (default: "
@@ -165,43 +163,39 @@ def main() -> None:
 
 def measure(lake: Lake, config: NnueConfig, rounds: int, device: str,
             threads: list[int]) -> None:
-    """Baseline, trainer and loader (with each of ``threads``) of one architecture,
-    alternating rounds, printed."""
+    """The dense loop, the kernel loop, the trainer, the loader and the encoding (with each of
+    ``threads``) of one architecture, alternating rounds, printed with their ratios."""
     data = in_memory_tensors(lake, config.arch, device)
     name = config.arch if config.arch == "halfkp" else f"psq768-{config.hidden}"
     print(f"{name}: {len(data[1])} positions, batch {config.batch_size}, {config.epochs} "
-          f"epochs x {rounds} rounds, device {device}, {torch.get_num_threads()} torch threads, "
-          f"the trainer's loader {config.encode_threads} threads")
-    baseline: list[float] = []
-    ours: list[float] = []
-    loader: dict[int, list[float]] = {n: [] for n in threads}
+          f"epochs x {rounds} rounds, device {device}, {torch.get_num_threads()} torch threads")
+    rates: dict[str, list[float]] = {k: [] for k in ("dense", "kernel", "trainer", "loader")}
     encoding: dict[int, list[float]] = {n: [] for n in threads}
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(rounds):  # alternate: the machine's load drifts
-            baseline += plain_loop(data, config)
-            rates, check = trainer_rates(lake, config)
-            ours += rates
+            rates["dense"] += plain_loop(data, dataclasses.replace(config, sparse=False))
+            rates["kernel"] += plain_loop(data, config)
+            epochs, check = trainer_rates(lake, config)
+            rates["trainer"] += epochs
+            rates["loader"].append(loader_rate(lake, config, Path(folder)))
             for n in threads:
-                loader[n].append(loader_rate(lake, config, Path(folder), n))
-                for _ in range(3):
-                    encoding[n].append(encode_rate(lake, config, Path(folder), n))
-    for label, values in (("plain PyTorch loop, in-memory tensors", baseline),
-                          ("chesslab train nnue, from Parquet", ours),
-                          *((f"its data loader alone, {n} thread{'s' * (n > 1)}", loader[n])
-                            for n in threads),
-                          *((f"  its encoding alone (no query), {n}", encoding[n])
+                encoding[n].append(encode_rate(lake, config, Path(folder), n))
+    for label, values in (("plain PyTorch loop, dense ops", rates["dense"]),
+                          ("plain PyTorch loop, sparse kernels", rates["kernel"]),
+                          ("chesslab train nnue", rates["trainer"]),
+                          ("its data loader alone", rates["loader"]),
+                          *((f"its encoding pass, {n} thread{'s' * (n > 1)}", encoding[n])
                             for n in threads)):
         print(f"  {label:38s} best epoch {max(values):10,.0f}  median "
               f"{statistics.median(values):10,.0f}  positions/s")
-    print(f"  ratio ours / baseline: best {max(ours) / max(baseline):.2f}, median "
-          f"{statistics.median(ours) / statistics.median(baseline):.2f}; loader / ours "
-          + ", ".join(f"{statistics.median(loader[n]) / statistics.median(ours):.1f} ({n})"
-                      for n in threads)
-          + f"; n threads / {threads[0]}: loader " + ", ".join(
-              f"{statistics.median(loader[n]) / statistics.median(loader[threads[0]]):.2f} "
-              f"({n})" for n in threads[1:]) + ", encoding " + ", ".join(
-              f"{statistics.median(encoding[n]) / statistics.median(encoding[threads[0]]):.2f} "
-              f"({n})" for n in threads[1:]))
+
+    def ratio(a: str, b: str) -> str:
+        return (f"best {max(rates[a]) / max(rates[b]):.2f}, median "
+                f"{statistics.median(rates[a]) / statistics.median(rates[b]):.2f}")
+
+    print(f"  ratios: kernels / dense {ratio('kernel', 'dense')}; trainer / kernel loop "
+          f"{ratio('trainer', 'kernel')}; trainer / dense {ratio('trainer', 'dense')}; "
+          f"loader / trainer {ratio('loader', 'trainer')}")
     print(f"  export cross-check on {check['positions']} positions: float vs quantised mean "
           f"{check['float_vs_quantised_mean_cp']:.2f} cp, max "
           f"{check['float_vs_quantised_max_cp']:.1f} cp; batch vs reference max "

@@ -28,7 +28,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.chesslab-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
-   || [ -n "$(find engines -name '*.pyx' -newer "$stamp" -o -name '*.pxd' -newer "$stamp" | head -1)" ]; then
+   || [ -n "$(find engines pipelines warehouse \( -name '*.pyx' -o -name '*.pxd' -o -name '*.h' \) -newer "$stamp" | head -1)" ]; then
   echo "bootstrap: installing chesslab into .venv (first run takes a few minutes)"
   # setuptools and Cython also serve in-place rebuilds: python setup.py build_ext --inplace
   .venv/bin/pip install -q --upgrade pip "setuptools==80.9.0" "Cython==3.3.1" >/dev/null

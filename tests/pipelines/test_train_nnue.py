@@ -8,7 +8,6 @@ one-position reference (engines/nnue/reference.py).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -33,12 +32,14 @@ from flows.label import LABEL
 from flows.step import run_step
 from pipelines.ingest import IngestConfig
 from pipelines.kinds.nnue.config import KING_BUCKET_COUNTS, NnueConfig
+from pipelines.kinds.nnue.data import QUERY, SNAPSHOT
 from pipelines.kinds.nnue.export import saturated
 from pipelines.kinds.nnue.module import (
     KING_BUCKETS,
     NnueKind,
     NnueNet,
     NnueStream,
+    encode_split,
     evaluate_quantised_batch,
     king_bucket_map,
     load_npz,
@@ -50,7 +51,14 @@ from pipelines.kinds.nnue.module import (
 from pipelines.label import LabelConfig
 from pipelines.models.registry import ModelNotFoundError, resolve_model
 from pipelines.train import TrainConfigError, preset, train
-from pipelines.train.dataset import DatasetError, pooled, prefetched, stream_batches
+from pipelines.train.dataset import (
+    NO_LIMIT,
+    DatasetError,
+    SplitQuery,
+    pooled,
+    prefetched,
+    stream_batches,
+)
 from warehouse import Lake, connect
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -78,12 +86,18 @@ def lake(labelled_lake: Lake, tmp_path: Path) -> Lake:
     return Lake(tmp_path / "home")
 
 
-def split_rows(lake: Lake, validation: bool, epoch: int = 0) -> list[dict[str, Any]]:
-    """One split's rows as the trainer streams them (from a snapshot in a scratch folder)."""
+def snapshot_split(lake: Lake, validation: bool, config: NnueConfig | None = None) -> Any:
+    """A run's snapshot written in a scratch folder, and one split's query over it."""
     folder = lake.home / "scratch"
     folder.mkdir(exist_ok=True)
-    data = NnueKind().data(lake, preset(NnueConfig, "tiny"), folder)
-    split = (data.validation if validation else data.train).dataset.split
+    NnueKind().data(lake, config or preset(NnueConfig, "tiny"), folder)
+    return SplitQuery(str(lake.home), QUERY, {"snapshot": str(folder / SNAPSHOT),
+                                              "max_positions": NO_LIMIT}, validation)
+
+
+def split_rows(lake: Lake, validation: bool, epoch: int = 0) -> list[dict[str, Any]]:
+    """One split's rows as the snapshot's query gives them for ``epoch``."""
+    split = snapshot_split(lake, validation)
     return [row for batch in stream_batches(split, epoch, 100) for row in batch.to_pylist()]
 
 
@@ -112,23 +126,36 @@ def test_splits_are_by_game_and_cover_the_view(lake: Lake) -> None:
         r["position_key"] for r in train_rows)
 
 
-def test_stream_cuts_the_split_into_whole_batches_in_order(lake: Lake) -> None:
-    """Training batches are the split's rows in the epoch's order, HalfKP-encoded, all of
-    batch_size but the last, however the record batches fall (sizes that do not divide)."""
+def test_stream_cuts_the_encoded_split_into_whole_batches_in_the_epochs_order(
+        lake: Lake) -> None:
+    """Training batches are the encoded split's rows in the epoch's order (a permutation drawn
+    from the seed and the epoch), HalfKP-encoded as the list encoder encodes their FENs, all
+    of batch_size but the last; another epoch reorders the same rows; max_positions caps an
+    epoch's rows."""
     folder = lake.home / "scratch"
     folder.mkdir(exist_ok=True)
-    split = NnueKind().data(lake, preset(NnueConfig, "tiny"), folder).train.dataset.split
-    rows = split_rows(lake, False, epoch=2)
-    for batch_size, read_batch in ((37, 100), (100, 37), (64, 64), (5000, 256)):
-        stream = NnueStream(split, batch_size, read_batch)
-        stream.set_epoch(2)
-        batches = list(stream)
+    stream = NnueKind().data(lake, preset(NnueConfig, "tiny"), folder).train.dataset
+    fens = {r["position_key"]: r["fen"] for r in split_rows(lake, False)}
+    encoded = stream.encoded
+    assert sorted(int(k) for k in encoded.position_key) == sorted(fens)
+    for batch_size in (37, 100, 64, 5000):
+        epoch = NnueStream(encoded, batch_size, seed=42)
+        epoch.set_epoch(2)
+        batches = list(epoch)
         assert [len(b) for b in batches[:-1]] == [batch_size] * (len(batches) - 1)
         assert 0 < len(batches[-1]) <= batch_size
-        assert torch.equal(torch.cat([b.features for b in batches]),
-                           torch.from_numpy(halfkp_batch([r["fen"] for r in rows])).long())
-        assert torch.cat([b.score_cp for b in batches]).tolist() == [
-            float(r["score_cp"]) for r in rows]
+        keys = [int(k) for k in encoded.position_key[epoch.order()]]
+        assert torch.equal(torch.cat([b.features for b in batches]).long(),
+                           torch.from_numpy(halfkp_batch([fens[k] for k in keys])).long())
+        assert torch.cat([b.score_cp for b in batches]).tolist() == \
+            encoded.score_cp[epoch.order()].tolist()
+    first, second = NnueStream(encoded, 64, seed=42), NnueStream(encoded, 64, seed=42)
+    second.set_epoch(1)
+    assert first.order().tolist() != second.order().tolist()
+    assert sorted(first.order().tolist()) == sorted(second.order().tolist()) == list(
+        range(len(encoded)))
+    capped = NnueStream(encoded, 64, max_positions=50, seed=42)
+    assert sum(len(b) for b in capped) == 50
 
 
 def endless(closed: list[bool]) -> Any:
@@ -160,40 +187,37 @@ def test_prefetched_keeps_order_raises_and_stops_early() -> None:
 
 
 @pytest.mark.parametrize("arch", ["halfkp", "psq768"])
-def test_pooled_stream_gives_the_single_thread_batches_for_any_thread_count(
-        lake: Lake, arch: str) -> None:
-    """With 1, 2 or 3 encoding threads the stream gives the same batches, one by one: the
-    split's rows in the epoch's order cut into batch_size chunks, each encoded by the list
-    encoder in this thread (features int64, scores, results), however record batches fall.
-    The config's loader_threads reaches the trainer's streams (default min(4, cores))."""
-    folder = lake.home / "scratch"
-    folder.mkdir(exist_ok=True)
-    config = preset(NnueConfig, "tiny", arch=arch)
-    split = NnueKind().data(lake, config, folder).train.dataset.split
-    rows = split_rows(lake, False, epoch=1)
+def test_encoding_gives_the_same_arrays_for_any_thread_count(
+        lake: Lake, tmp_path: Path, arch: str) -> None:
+    """With 1, 2 or 3 encoding threads a split's encoded arrays are the same: the snapshot's
+    rows in epoch 0's order, each FEN encoded by the list encoder (int16 features for psq768,
+    int32 for HalfKP), scores, results (nan: unknown), keys. The config's loader_threads
+    reaches the trainer's encoding (default min(4, cores)); a split with other than the
+    counted rows leaves no arrays."""
+    split = snapshot_split(lake, False, preset(NnueConfig, "tiny", arch=arch))
+    rows = [r for batch in stream_batches(split, 0, 100) for r in batch.to_pylist()]
     encode = psq_batch if arch == "psq768" else halfkp_batch
-    for batch_size, read_batch in ((7, 100), (100, 37)):
-        chunks = [rows[i:i + batch_size] for i in range(0, len(rows), batch_size)]
-        for threads in (1, 2, 3):
-            stream = NnueStream(split, batch_size, read_batch, arch, threads)
-            stream.set_epoch(1)
-            batches = list(stream)
-            assert len(batches) == len(chunks) > 4
-            for batch, chunk in zip(batches, chunks, strict=True):
-                expected = torch.from_numpy(encode([r["fen"] for r in chunk]).astype(np.int64))
-                assert batch.features.dtype == torch.int64
-                assert torch.equal(batch.features, expected)
-                assert batch.score_cp.dtype == batch.result.dtype == torch.float32
-                assert batch.score_cp.tolist() == [float(r["score_cp"]) for r in chunk]
-                assert np.array_equal(batch.result.numpy(), np.array(
-                    [np.nan if r["result"] is None else r["result"] for r in chunk],
-                    np.float32), equal_nan=True)
+    expected = encode([r["fen"] for r in rows])
+    for threads in (1, 2, 3):
+        folder = tmp_path / str(threads)
+        folder.mkdir()
+        encoded = encode_split(split, arch, folder, len(rows), 37, threads)
+        assert encoded.features.dtype == (np.int16 if arch == "psq768" else np.int32)
+        assert np.array_equal(encoded.features, expected)
+        assert encoded.score_cp.tolist() == [float(r["score_cp"]) for r in rows]
+        assert np.array_equal(encoded.result, np.array(
+            [np.nan if r["result"] is None else r["result"] for r in rows], np.float32),
+            equal_nan=True)
+        assert encoded.position_key.tolist() == [r["position_key"] for r in rows]
     with pytest.raises(ValueError, match="threads: must be at least 1, got 0"):
-        NnueStream(split, 8, 8, arch, 0)
-    streams = NnueKind().data(lake, preset(NnueConfig, "tiny", loader_threads=3), folder)
-    assert streams.train.dataset.threads == streams.validation.dataset.threads == 3
-    default = NnueKind().data(lake, preset(NnueConfig, "tiny"), folder).train.dataset
-    assert default.threads == min(4, os.cpu_count() or 1)
+        encode_split(split, arch, tmp_path / "0", len(rows), 8, 0)
+    (tmp_path / "short").mkdir()
+    with pytest.raises(DatasetError, match=f"has {len(rows)} rows, its summary counted"):
+        encode_split(split, arch, tmp_path / "short", len(rows) + 1, 100, 2)
+    assert not list((tmp_path / "short").iterdir())
+    folder = lake.home / "scratch"
+    data = NnueKind().data(lake, preset(NnueConfig, "tiny", arch=arch, loader_threads=3), folder)
+    assert np.array_equal(data.train.dataset.encoded.features, expected)
 
 
 def test_pooled_keeps_order_raises_at_its_turn_and_stops_early() -> None:

@@ -72,6 +72,11 @@ class NnueConfig(TrainConfig):
     check_positions: int = field(default=10_000, metadata={
         "help": "positions of the validation split on which the exported net is cross-checked "
                 "against the float model"})
+    sparse: bool = field(default=True, metadata={
+        "help": "on the CPU, compute the feature transformer on each position's active "
+                "features only, forward and backward, with the compiled kernels (about 30 of "
+                "768 inputs are set; the same net as PyTorch's dense ops, several times "
+                "faster); --no-sparse: the dense ops (always so on a GPU)"})
     loader_threads: int | None = field(default=None, metadata={
         "help": "threads computing the training batches' features (default: min(4, CPU "
                 "cores)); the batches are the same for any number"})

@@ -42,17 +42,14 @@ SNAPSHOT = "dataset.parquet"
 # snapshot is written range by range, each range's join and sort in memory of its own).
 SNAPSHOT_RANGE_ROWS = 1 << 20
 
-# Record batches read ahead of the encoder (each read_batch rows: 4 x 65536 by default, about
-# one key range of the snapshot).
-READ_AHEAD = 4
 
 
 
 @dataclass
 class NnueBatch:
-    """One training batch: HalfKP indices, label scores (cp, side to move), game results."""
+    """One training batch: feature indices, label scores (cp, side to move), game results."""
 
-    features: torch.Tensor   # (n, 2, 30) int64
+    features: torch.Tensor   # (n, 2, 30) HalfKP int32 or (n, 2, 32) psq768 int16
     score_cp: torch.Tensor   # (n,) float32
     result: torch.Tensor     # (n,) float32, nan when unknown
 
@@ -64,71 +61,127 @@ class NnueBatch:
                          self.result[start:stop])
 
 
+#: The arrays of an encoded split: name -> (dtype, shape after n) of each architecture.
+Shape = dict[str, tuple[type, tuple[int, ...]]]
+ENCODED: dict[str, Shape] = {"halfkp": {"features": (np.int32, (2, 30))},
+                             "psq768": {"features": (np.int16, (2, 32))}}
+COLUMNS: Shape = {"position_key": (np.uint64, ()), "score_cp": (np.float32, ()),
+                  "result": (np.float32, ())}
+
+
+@dataclass(frozen=True)
+class EncodedSplit:
+    """One split of a run's snapshot with its features computed once: ``features`` (n, 2, k)
+    feature indices (int16 for psq768, int32 for HalfKP), ``score_cp``, ``result`` (nan:
+    unknown) and ``position_key`` in the order the encoding read them. Arrays of
+    ``.npy`` files in the run's folder, memory-mapped: an epoch takes its rows from the page
+    cache, not from a query and a FEN parser, so the CPU trains instead of reading."""
+
+    features: np.ndarray
+    score_cp: np.ndarray
+    result: np.ndarray
+    position_key: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.score_cp.shape[0])
+
+    def batch(self, rows: np.ndarray) -> NnueBatch:
+        """The batch of ``rows`` (indices), in that order."""
+        return NnueBatch(torch.from_numpy(self.features[rows]),
+                         torch.from_numpy(self.score_cp[rows]),
+                         torch.from_numpy(self.result[rows]))
+
+
+def encoded_paths(folder: Path, validation: bool, arch: str) -> dict[str, Path]:
+    split = "validation" if validation else "train"
+    return {name: folder / f"encoded-{arch}-{split}-{name}.npy"
+            for name in (*ENCODED[arch], *COLUMNS)}
+
+
+def encode_split(split: SplitQuery, arch: str, folder: Path, rows: int, read_batch: int,
+                 threads: int) -> EncodedSplit:
+    """The split's ``rows`` encoded arrays in ``folder``, computed on first use: the
+    snapshot's rows (epoch 0's order) streamed once, each record batch's FENs encoded by
+    ``threads`` threads in compiled code (:func:`pooled`: the same arrays for any number) and
+    written into memory-mapped files under temporary names, renamed when whole (a killed run
+    leaves none half-written; a resumed run reads them). Memory: a few record batches."""
+    paths = encoded_paths(folder, split.validation, arch)
+    if not all(path.is_file() for path in paths.values()):
+        write_encoded(split, arch, paths, rows, read_batch, threads)
+    return EncodedSplit(**{name: np.load(path, mmap_mode="r") for name, path in paths.items()})
+
+
+def write_encoded(split: SplitQuery, arch: str, paths: dict[str, Path], rows: int,
+                  read_batch: int, threads: int) -> None:
+    if threads < 1:
+        raise ValueError(f"threads: must be at least 1, got {threads!r}")
+    encoder = psq_column if arch == "psq768" else halfkp_column
+    shapes = {**ENCODED[arch], **COLUMNS}
+    tmp = {name: path.with_name(f".{path.name}.tmp") for name, path in paths.items()}
+    out = {name: np.lib.format.open_memmap(tmp[name], mode="w+", dtype=dtype,
+                                           shape=(rows, *shape))
+           for name, (dtype, shape) in shapes.items()}
+
+    def encode(batch: pa.RecordBatch) -> dict[str, np.ndarray]:
+        return {"features": encoder(batch.column("fen")),
+                **{name: batch.column(name).to_numpy(zero_copy_only=False)
+                   for name in COLUMNS}}
+
+    try:
+        written = 0
+        for arrays in pooled(encode, stream_batches(split, 0, read_batch), threads):
+            size = len(arrays["score_cp"])
+            if written + size > rows:
+                raise DatasetError(f"{split.query}: the snapshot's split has more than the "
+                                   f"{rows} rows its summary counted")
+            for name, array in arrays.items():
+                out[name][written:written + size] = array
+            written += size
+        if written != rows:
+            raise DatasetError(f"{split.query}: the snapshot's split has {written} rows, its "
+                               f"summary counted {rows}")
+        for name, array in out.items():
+            array.flush()
+            tmp[name].replace(paths[name])
+    finally:
+        out.clear()
+        for path in tmp.values():
+            path.unlink(missing_ok=True)
+
+
+def remove_encoded(folder: Path) -> None:
+    """The encoded arrays of a finished run (its snapshot stays: ``chesslab export`` reads
+    it)."""
+    for path in folder.glob("encoded-*.npy"):
+        path.unlink(missing_ok=True)
+
 
 class NnueStream(torch.utils.data.IterableDataset):
-    """One split streamed from DuckDB in record batches, cut into training batches whose
-    features are computed by ``threads`` threads (compiled, without the GIL) while the model
-    trains on the previous ones; the batches and their order do not depend on ``threads``.
-    ``set_epoch`` picks the epoch's shuffle."""
+    """One encoded split as training batches of ``batch_size`` (all but the last), in an order
+    drawn per epoch (``set_epoch``) from ``seed``, at most ``max_positions`` of them an epoch;
+    the next batches are gathered in a background thread while the model trains."""
 
-    def __init__(self, split: SplitQuery, batch_size: int, read_batch: int,
-                 arch: str = "halfkp", threads: int = 1) -> None:
-        if threads < 1:
-            raise ValueError(f"threads: must be at least 1, got {threads!r}")
-        self.split, self.batch_size, self.read_batch = split, batch_size, read_batch
-        self.encoder = psq_column if arch == "psq768" else halfkp_column
-        self.threads = threads
+    def __init__(self, encoded: EncodedSplit, batch_size: int,
+                 max_positions: int | None = None, seed: int = 0) -> None:
+        self.encoded, self.batch_size = encoded, batch_size
+        self.max_positions, self.seed = max_positions, seed
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
 
+    def order(self) -> np.ndarray:
+        """This epoch's rows, in its order."""
+        rng = np.random.default_rng([self.seed, self.epoch])
+        return rng.permutation(len(self.encoded))[:self.max_positions]
+
     def __iter__(self) -> Iterator[NnueBatch]:
         return prefetched(self.batches())
 
     def batches(self) -> Iterator[NnueBatch]:
-        """Training batches in the epoch's order, encoded by the thread pool in order
-        (:func:`pooled`) as the query gives rows; :func:`prefetched` runs this in the
-        background, overlapping it with training."""
-        return pooled(self.encode, self.pieces(), self.threads)
-
-    def pieces(self) -> Iterator[list[pa.RecordBatch]]:
-        """The rows of each training batch, as slices of the record batches (two or more
-        where a training batch spans record batches), all of batch_size but the last. The
-        record batches are read ahead in a thread of their own, so the next key range's query
-        runs while this one's rows are encoded."""
-        carry: list[pa.RecordBatch] = []
-        carried = 0
-        for record_batch in prefetched(stream_batches(self.split, self.epoch, self.read_batch),
-                                       READ_AHEAD):
-            start = 0
-            if carry:  # complete the rows left over from the last record batch
-                start = self.batch_size - carried
-                carry.append(record_batch.slice(0, start))
-                carried += carry[-1].num_rows
-                if carried < self.batch_size:
-                    continue
-                yield carry
-                carry, carried = [], 0
-            for offset in range(start, record_batch.num_rows, self.batch_size):
-                rows = record_batch.slice(offset, self.batch_size)
-                if rows.num_rows == self.batch_size:
-                    yield [rows]
-                else:
-                    carry, carried = [rows], rows.num_rows
-        if carry:
-            yield carry
-
-    def encode(self, pieces: list[pa.RecordBatch]) -> NnueBatch:
-        """One training batch from its rows (in a pool thread)."""
-        fens = pa.chunked_array([piece.column("fen") for piece in pieces])
-        return NnueBatch(
-            torch.from_numpy(self.encoder(fens)),
-            torch.from_numpy(np.concatenate([piece.column("score_cp").to_numpy(
-                zero_copy_only=False) for piece in pieces]).astype(np.float32)),
-            torch.from_numpy(np.concatenate([piece.column("result").to_numpy(
-                zero_copy_only=False) for piece in pieces]).astype(np.float32)))
-
+        rows = self.order()
+        for start in range(0, len(rows), self.batch_size):
+            yield self.encoded.batch(rows[start:start + self.batch_size])
 
 
 def keep_examples(quiet_only: bool) -> Callable[[pa.RecordBatch], pa.RecordBatch]:

@@ -15,6 +15,7 @@ from engines.nnue.reference import (
     WEIGHT_SCALE,
 )
 
+from . import sparse
 from .config import NnueConfig
 from .psq import PsqNet
 
@@ -75,8 +76,9 @@ class NnueNet(nn.Module):
     rebuilds only when the king changes bucket)."""
 
     def __init__(self, factorize: bool = False, king_features: bool = True,
-                 king_buckets: int = 1) -> None:
+                 king_buckets: int = 1, sparse: bool = True) -> None:
         super().__init__()
+        self.sparse = sparse
         if not (factorize or king_features):
             raise ValueError("an NNUE without king features needs the factoriser")
         self.ft = nn.EmbeddingBag(FEATURES, ACCUMULATOR, mode="sum", padding_idx=0)
@@ -104,7 +106,7 @@ class NnueNet(nn.Module):
 
     @classmethod
     def from_config(cls, config: NnueConfig) -> NnueNet:
-        return cls(config.factorize, config.king_features, config.king_buckets)
+        return cls(config.factorize, config.king_features, config.king_buckets, config.sparse)
 
     def bucket_index(self, features: torch.Tensor) -> torch.Tensor:
         """HalfKP indices ``k * 641 + p`` -> bucket-table rows ``bucket(k) * 641 + p`` (0
@@ -120,17 +122,25 @@ class NnueNet(nn.Module):
     def layer_inputs(self, features: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """The inputs of l1, l2 and out (each in [0, 1]) for ``features`` (n, 2, 30)."""
         n = features.shape[0]
-        flat = features.reshape(n * 2, MAX_ACTIVE)
-        acc = self.ft(flat)
+        flat = features.reshape(n * 2, MAX_ACTIVE).long()
+        acc = self.table(self.ft, flat)
         if self.factor is not None:
-            acc = acc + self.factor(flat % PIECE_SQUARES)
+            acc = acc + self.table(self.factor, flat % PIECE_SQUARES)
         if self.buckets is not None:
-            acc = acc + self.buckets(self.bucket_index(flat))
+            acc = acc + self.table(self.buckets, self.bucket_index(flat))
         acc = acc.reshape(n, 2, ACCUMULATOR)
         x0 = torch.clamp(acc + self.ft_bias, 0, 1).reshape(n, 2 * ACCUMULATOR)
         x1 = torch.clamp(self.l1(x0), 0, 1)
         x2 = torch.clamp(self.l2(x1), 0, 1)
         return x0, x1, x2
+
+    def table(self, bag: nn.EmbeddingBag, rows: torch.Tensor) -> torch.Tensor:
+        """The sums of ``bag``'s rows (m, 30) (0 pads): on the CPU with ``sparse`` the
+        compiled kernel over the active rows only (:func:`sparse.feature_sums`), else the
+        bag itself (a GPU's path)."""
+        if self.sparse and sparse.usable(bag.weight, rows):
+            return sparse.feature_sums(rows, bag.weight, 0)
+        return bag(rows)
 
     def ft_weight(self) -> torch.Tensor:
         """The feature transformer's 41024 columns with the factoriser and the king buckets'
@@ -174,6 +184,6 @@ def nnue_loss(y: torch.Tensor, score_cp: torch.Tensor, result: torch.Tensor,
 def make_net(config: NnueConfig) -> NnueNet | PsqNet:
     """The float model of the config's architecture."""
     if config.arch == "psq768":
-        return PsqNet(config.hidden, config.activation)
+        return PsqNet(config.hidden, config.activation, config.sparse)
     return NnueNet.from_config(config)
 

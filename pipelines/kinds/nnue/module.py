@@ -40,8 +40,10 @@ from .data import (
     NnueStream,
     choose_label_source,
     dataset_summary,
+    encode_split,
     keep_examples,
     noisy,
+    remove_encoded,
     snapshot_parameters,
     snapshot_ranges,
 )
@@ -174,11 +176,11 @@ class NnueKind:
                 f"{QUERY}: engine {engine_id} depth {depth} gives {summary.get(False, (0,))[0]} "
                 f"training and {summary.get(True, (0,))[0]} validation positions; both splits "
                 f"need positions (label more games or raise --validation-percent)")
-        epoch_parameters = {"snapshot": str(snapshot),
-                            "max_positions": config.max_positions or NO_LIMIT}
-        streams = [NnueStream(SplitQuery(str(lake.home), QUERY, epoch_parameters, validation),
-                              config.batch_size, config.read_batch, config.arch,
-                              config.encode_threads)
+        whole = {"snapshot": str(snapshot), "max_positions": NO_LIMIT}
+        streams = [NnueStream(encode_split(SplitQuery(str(lake.home), QUERY, whole, validation),
+                                           config.arch, folder, summary[validation][0],
+                                           config.read_batch, config.encode_threads),
+                              config.batch_size, config.max_positions, config.seed)
                    for validation in (False, True)]
         loaders = [torch.utils.data.DataLoader(s, batch_size=None) for s in streams]
         keys_hash = summary[False][1] ^ summary[True][1]  # xor over both (disjoint) splits
@@ -205,6 +207,7 @@ class NnueKind:
                             [data.validation.dataset, data.train.dataset], config.check_positions)
         if (problem := saturated(check)) is not None:
             log.warning("%s: %s", folder, problem)
+        remove_encoded(folder)
         return Export(path, {"format": "chesslab NNUE v1", "arch": config.arch,
                              "cross_check": check})
 

@@ -19,6 +19,8 @@ from torch import nn
 from engines.nnue.netfile import PSQ_FEATURES, PSQ_SCALE, psq_meta
 from engines.nnue.reference import OUTPUT_CP, WEIGHT_SCALE
 
+from . import sparse
+
 PAD = PSQ_FEATURES
 MAX_OUT_WEIGHT = 127 / WEIGHT_SCALE       # out_weight fits +-127 after * 64
 #: Feature transformer weights and biases stay within this, so the bias plus any 32 active
@@ -33,11 +35,12 @@ class ExportError(ValueError):
 class PsqNet(nn.Module):
     """The float model of the psq768 contract."""
 
-    def __init__(self, hidden: int = 256, activation: str = "screlu") -> None:
+    def __init__(self, hidden: int = 256, activation: str = "screlu",
+                 sparse: bool = True) -> None:
         super().__init__()
         if activation not in ("crelu", "screlu"):
             raise ValueError(f"activation: crelu or screlu, got {activation!r}")
-        self.hidden, self.activation = hidden, activation
+        self.hidden, self.activation, self.sparse = hidden, activation, sparse
         self.ft = nn.EmbeddingBag(PSQ_FEATURES + 1, hidden, mode="sum", padding_idx=PAD)
         self.ft_bias = nn.Parameter(torch.full((hidden,), 0.3))
         self.out = nn.Linear(2 * hidden, 1)
@@ -50,11 +53,18 @@ class PsqNet(nn.Module):
     def hidden_layer(self, features: torch.Tensor) -> torch.Tensor:
         """The activations (n, 2 * hidden) of ``features`` (n, 2, 32), side to move first."""
         n = features.shape[0]
-        acc = self.ft(features.reshape(n * 2, -1)).reshape(n, 2 * self.hidden)
+        acc = self.ft(features.reshape(n * 2, -1).long()).reshape(n, 2 * self.hidden)
         v = torch.clamp(acc + self.ft_bias.repeat(2), 0, 1)
         return v * v if self.activation == "screlu" else v
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
+        """y (n,) of ``features`` (n, 2, 32): on the CPU with ``sparse`` the fused kernel of
+        :func:`pipelines.kinds.nnue.sparse.perspective_net` (the active rows only), else
+        PyTorch's dense ops (a GPU's path): the same function."""
+        if self.sparse and sparse.usable(self.ft.weight, features):
+            return sparse.perspective_net(features, self.ft.weight, self.ft_bias,
+                                          self.out.weight, PAD, self.activation == "screlu"
+                                          ) + self.out.bias
         return self.out(self.hidden_layer(features)).squeeze(1)
 
     def clip_weights(self) -> None:
