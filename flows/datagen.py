@@ -4,6 +4,7 @@ generation is a step like the others. The work is ``pipelines.datagen``."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ class DatagenStep:
 
     def run_unit(self, unit: tuple[DatagenConfig, str], context: UnitContext) -> DatagenSummary:
         config, out = unit
-        return generate(config, Path(out), context.progress)
+        return generate(config, Path(out), context.progress, context.lake)
 
     def progress(self, plan: DatagenPlan, results: Sequence[DatagenSummary],
                  seconds: float) -> None:
@@ -72,8 +73,10 @@ def datagen(runner: Runner, config: DatagenConfig, lake: Lake,
         summary = runner.run(DATAGEN, config, lake)
         ingested = None
         if config.ingest and summary.files:
-            ingested = runner.run(INGEST, IngestJob(tuple(summary.files),
-                                                    ingest or IngestConfig(workers=1)), lake)
+            labels = {} if config.format == "pgn" else {"engine_id": summary.engine_id,
+                                                        "depth": summary.label_depth}
+            reading = dataclasses.replace(ingest or IngestConfig(workers=1), **labels)
+            ingested = runner.run(INGEST, IngestJob(tuple(summary.files), reading), lake)
         return Datagen(summary, ingested)
 
     return runner.compose("datagen", body)

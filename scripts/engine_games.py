@@ -32,13 +32,11 @@ import sys
 import time
 from pathlib import Path
 
-import chess.engine
-
 # the games themselves are chesslab's (``chesslab datagen`` plays the same ones on its games
 # runner); pipelines.datagen.games needs only python-chess, so a bare machine with this
 # checkout runs this script
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pipelines.datagen.games import GameSettings, play  # noqa: E402
+from pipelines.datagen.games import GameSettings, UciSearcher, play_game, to_pgn  # noqa: E402
 
 
 def settings_of(args: argparse.Namespace) -> GameSettings:
@@ -49,17 +47,20 @@ def worker(rank: int, args: argparse.Namespace, deadline: float) -> tuple[int, i
     """Play games rank, rank + workers, ... until the deadline; append each to its file."""
     out = Path(args.out) / f"{args.prefix}-w{rank:02d}.pgn.gz"
     games = plies = 0
-    with chess.engine.SimpleEngine.popen_uci(args.engine) as engine:
-        engine.configure({"Threads": 1, "Hash": args.hash})
-        name = engine.id.get("name", Path(args.engine).name)
+    searcher = UciSearcher(args.engine, args.hash)
+    name = searcher.name or Path(args.engine).name
+    try:
         index = rank
         while time.time() < deadline and (args.games is None or index < args.games):
-            game = play(engine, index, settings_of(args), name)
+            game = to_pgn(play_game(searcher, index, settings_of(args)), name,
+                          settings_of(args))
             with gzip.open(out, "at") as f:  # one gzip member per game: a kill loses one game
                 print(game, file=f, end="\n\n")
             games += 1
             plies += len(list(game.mainline_moves()))
             index += args.workers
+    finally:
+        searcher.close()
     return games, plies
 
 

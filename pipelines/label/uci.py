@@ -127,19 +127,44 @@ class UciClient:
         deadline = started + timeout_s
         try:
             self._read_until("readyok", deadline)
-            info: list[str] = []
-            while True:
-                line = self._read_line(deadline)
-                if line.startswith("info depth "):
-                    info.append(line)
-                elif line.startswith("bestmove"):
-                    words = line.split()
-                    move = words[1] if len(words) > 1 else "(none)"
-                    best = None if move in ("(none)", "0000") else move
-                    return SearchOutput(info, best, time.monotonic() - started)
+            return self._read_search(started, deadline)
         except EngineError:
             self.kill()
             raise
+
+    def new_game(self, timeout_s: float) -> None:
+        """``ucinewgame``, then wait for the engine to be ready (a game's searches follow)."""
+        try:
+            self.send("ucinewgame", "isready")
+            self._read_until("readyok", time.monotonic() + timeout_s)
+        except EngineError:
+            self.kill()
+            raise
+
+    def go(self, position: str, go: str, timeout_s: float) -> SearchOutput:
+        """One search inside a game: ``position`` (a ``position ...`` command) and ``go``, no
+        ``ucinewgame`` (the hash carries over from the game's earlier moves)."""
+        started = time.monotonic()
+        deadline = started + timeout_s
+        try:
+            self.send(position, go)
+            return self._read_search(started, deadline)
+        except EngineError:
+            self.kill()
+            raise
+
+    def _read_search(self, started: float, deadline: float) -> SearchOutput:
+        """The ``info depth`` lines up to ``bestmove`` and its move."""
+        info: list[str] = []
+        while True:
+            line = self._read_line(deadline)
+            if line.startswith("info depth "):
+                info.append(line)
+            elif line.startswith("bestmove"):
+                words = line.split()
+                move = words[1] if len(words) > 1 else "(none)"
+                best = None if move in ("(none)", "0000") else move
+                return SearchOutput(info, best, time.monotonic() - started)
 
     def _read_until(self, token: str, deadline: float) -> list[str]:
         lines: list[str] = []

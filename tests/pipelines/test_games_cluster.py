@@ -394,21 +394,21 @@ def alive(pid: int) -> bool:
 
 def test_datagen_on_a_cluster_writes_pgn_batches_and_resumes(home: Path, stockfish_path: str,
                                                             cluster: DaskCluster) -> None:
-    """``chesslab datagen``'s step on the cluster: a gzip PGN file per batch holding its game
-    numbers, each game annotated and the same game the standalone script's function plays
-    here; a rerun plays nothing; the files are ingested."""
+    """``chesslab datagen --format pgn``'s step on the cluster: a gzip PGN file per batch
+    holding its game numbers, each game annotated and the same game the standalone script's
+    function plays here; a rerun plays nothing; the files are ingested."""
     import gzip
 
-    import chess.engine
     import chess.pgn
 
     from flows.datagen import datagen
     from flows.step import LocalRunner
-    from pipelines.datagen.games import play
+    from pipelines.datagen.games import UciSearcher, play_game, to_pgn
     from pipelines.datagen.run import DatagenConfig
 
     config = DatagenConfig(engine=stockfish_path, depth=3, games=5, batch_games=2,
-                           max_plies=60, runner=GamesOptions(cluster=cluster.address))
+                           max_plies=60, format="pgn",
+                           runner=GamesOptions(cluster=cluster.address))
     result = datagen(LocalRunner(show_progress=False), config, Lake(home))
     assert (result.games.played_games, result.games.planned) == (5, 3)
     games = []
@@ -418,9 +418,12 @@ def test_datagen_on_a_cluster_writes_pgn_batches_and_resumes(home: Path, stockfi
                 games.append(game)
     assert [int(g.headers["Round"]) for g in games] == [0, 1, 2, 3, 4]
     assert all(sum("[%eval" in node.comment for node in g.mainline()) >= 2 for g in games)
-    with chess.engine.SimpleEngine.popen_uci(stockfish_path) as engine:
-        engine.configure({"Threads": 1, "Hash": 16})
-        here = play(engine, 3, config.settings, games[3].headers["White"])
+    searcher = UciSearcher(stockfish_path)
+    try:
+        here = to_pgn(play_game(searcher, 3, config.settings), games[3].headers["White"],
+                      config.settings)
+    finally:
+        searcher.close()
     assert [m.uci() for m in here.mainline_moves()] == \
         [m.uci() for m in games[3].mainline_moves()]
     assert result.ingested is not None and sum(s.games for s in result.ingested) == 5
