@@ -15,6 +15,7 @@ batch.
 """
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import os
@@ -60,6 +61,9 @@ class DatagenConfig:
     nodes: int | None = field(default=None, metadata={
         "help": "nodes searched for every move, instead of a depth"})
     games: int = field(default=100, metadata={"help": "games in all (game numbers 0..N-1)"})
+    minutes: float | None = field(default=None, metadata={
+        "help": "stop after this many minutes (batches still in play are dropped; a rerun "
+                "plays the batches that are missing)"})
     random_plies: int = field(default=8, metadata={"help": "random plies of each start"})
     seed: int = field(default=1, metadata={"help": "seed of the random starts"})
     resign: int = field(default=1000, metadata={"help": "adjudication score, centipawns"})
@@ -92,6 +96,8 @@ class DatagenConfig:
         if self.depth is not None and self.nodes is not None:
             raise DatagenError(f"datagen: give --depth or --nodes, not both (got depth "
                                f"{self.depth} and nodes {self.nodes})")
+        if self.minutes is not None and not self.minutes > 0:
+            raise DatagenError(f"datagen: --minutes must be positive, got {self.minutes!r}")
         if self.random_plies < 0 or self.concurrency < 0:
             raise DatagenError("datagen: --random-plies and --concurrency must be >= 0")
         if self.format not in SUFFIXES:
@@ -291,6 +297,14 @@ def label_engine_id(spec: EngineSpec, build: str, settings: GameSettings) -> str
     return f"datagen:{slug}-{limit}"
 
 
+def label_source(config: DatagenConfig) -> tuple[str, int]:
+    """The engine id and depth a binpack run's labels are stored under (the engine asked here
+    for its name)."""
+    spec = engine_spec(config.engine)
+    return label_engine_id(spec, datagen_build(spec), config.settings), \
+        config.settings.label_depth
+
+
 def generate(config: DatagenConfig, out: Path, progress: Callable[[str], None],
              lake: Lake | None = None) -> DatagenSummary:
     """Play the batches whose files are missing; every batch file of the run. An own
@@ -311,30 +325,40 @@ def generate(config: DatagenConfig, out: Path, progress: Callable[[str], None],
                             tuple(numbers[start:start + config.batch_games]), config.format)
                for index, start in enumerate(range(0, len(numbers), config.batch_games))]
     files = [str(batch_file(out, prefix, b.index, config.format)) for b in batches]
-    todo = [b for b in batches if not Path(files[b.index]).exists()]
+    present = {p.name for p in out.iterdir()}
+    todo = [b for b in batches if Path(files[b.index]).name not in present]
     summary = DatagenSummary(str(out), files, len(batches), len(batches) - len(todo),
                              label_engine_id(spec, build, config.settings),
                              config.settings.label_depth)
+
+    deadline = started + 60 * config.minutes if config.minutes else float("inf")
+    written: list[int] = []
 
     def finish(result: DatagenResult) -> bool:
         if result.stopped:
             return True
         write_batch(Path(files[result.index]), result)
+        written.append(result.index)
         summary.played_games += result.games
         summary.plies += result.plies
         summary.positions += result.positions
         summary.per_worker[result.worker] = summary.per_worker.get(result.worker, 0) + \
             result.games
-        done = sum(1 for f in files if Path(f).exists())
+        done = summary.already_done + len(written)
         elapsed = time.perf_counter() - started
         progress(f"datagen: [{done}/{len(batches)} batches] {summary.played_games} games, "
                  f"{summary.plies / max(elapsed, 1e-9):.0f} plies/s; workers: " + ", ".join(
                      f"{w} {g}" for w, g in sorted(summary.per_worker.items())))
-        return True
+        return time.perf_counter() < deadline
 
-    if todo:
+    runner = config.runner
+    if is_own(spec) and not runner.cluster and not runner.workers:
+        # an engine in the worker's process holds the GIL while it searches: one game per
+        # worker process, not threads of this one
+        runner = dataclasses.replace(runner, workers=config.workers, games_per_worker=1)
+    if todo and time.perf_counter() < deadline:
         try:
-            with open_cluster(config.runner, config.workers) as client:
+            with open_cluster(runner, config.workers) as client:
                 workers = check_workers(client, todo[0], progress, check_datagen)
                 run_batches(client, workers, todo, finish, progress, remote_datagen)
         except GamesError as exc:

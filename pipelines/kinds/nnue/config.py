@@ -87,8 +87,10 @@ class NnueConfig(TrainConfig):
                                            or len(set(self.engine_id)) != len(self.engine_id)):
             raise TrainConfigError(
                 f"engine_id: give one or more distinct engine ids, got {self.engine_id!r}")
-        if self.depth is not None and self.depth < 1:
-            raise TrainConfigError(f"depth: must be at least 1, got {self.depth!r}")
+        if self.depth is not None and self.depth < 0:
+            raise TrainConfigError(f"depth: must be at least 0 (0: labels of a node-count "
+                                   f"search or annotations without a depth), got "
+                                   f"{self.depth!r}")
         if not self.score_scale > 0:
             raise TrainConfigError(f"score_scale: must be positive, got {self.score_scale!r}")
         if not 0 < self.train_percent <= 100:
