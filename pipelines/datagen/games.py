@@ -79,11 +79,12 @@ class Searched:
 
 
 class Searcher(Protocol):
-    """An engine that plays the games: a new game, then a search of each position."""
+    """An engine that plays the games: a new game (from the position ``root_fen``), then a
+    search of each position."""
 
     name: str
 
-    def new_game(self) -> None: ...
+    def new_game(self, root_fen: str) -> None: ...
 
     def search(self, board: chess.Board, settings: GameSettings) -> Searched: ...
 
@@ -96,17 +97,24 @@ class UciSearcher:
     def __init__(self, path: str, hash_mb: int = 16) -> None:
         self.client = UciClient(path, {"Threads": "1", "Hash": str(hash_mb)})
         self.name = self.client.name
+        self.root = "startpos"
 
-    def new_game(self) -> None:
+    def new_game(self, root_fen: str) -> None:
+        self.root = "startpos" if root_fen == chess.STARTING_FEN else f"fen {root_fen}"
         self.client.new_game(GO_TIMEOUT_S)
 
     def search(self, board: chess.Board, settings: GameSettings) -> Searched:
-        root = board.root()
         moves = " ".join(move.uci() for move in board.move_stack)
-        position = f"position fen {root.fen()}" + (f" moves {moves}" if moves else "")
+        position = f"position {self.root}" + (f" moves {moves}" if moves else "")
         output = self.client.go(position, f"go {settings.limit}", GO_TIMEOUT_S)
-        exact = [parse_info(line) for line in output.info if " score " in line]
-        last = next((i for i in reversed(exact) if i.bound is None), exact[-1] if exact else None)
+        last = None
+        for line in reversed(output.info):       # the last exact score, else the last bound
+            if " score " in line:
+                report = parse_info(line)
+                last = last or report
+                if report.bound is None:
+                    last = report
+                    break
         if last is None:
             return Searched(None, None, output.bestmove)
         return Searched(last.score_cp, last.score_mate, output.bestmove)
@@ -124,7 +132,7 @@ def random_start(rng: random.Random, plies: int) -> chess.Board:
             if not moves:
                 break
             board.push(rng.choice(moves))
-        if not board.is_game_over(claim_draw=True):
+        if game_over(board) is None:
             return board
     return board
 
@@ -148,15 +156,28 @@ class GameRecord:
         return self.searched[:moves]
 
 
+def game_over(board: chess.Board) -> str | None:
+    """The result when the game has ended by the rules: mate, stalemate, insufficient
+    material, or a draw by a threefold repetition or the fifty-move rule (taken at once, as an
+    arbiter would on a claim), else None. (python-chess's ``claim_draw=True`` also tries every
+    legal move for a repetition it would allow: most of a fast game loop's time.)"""
+    outcome = board.outcome()
+    if outcome is not None:
+        return outcome.result()
+    if board.halfmove_clock >= 100 or board.is_repetition(3):
+        return "1/2-1/2"
+    return None
+
+
 def play_game(searcher: Searcher, index: int, settings: GameSettings) -> GameRecord:
     """Game ``index``: its random start, then the searcher on both sides."""
     board = random_start(random.Random(f"{settings.seed}:{index}"), settings.random_plies)
     record = GameRecord(index, list(board.move_stack))
-    searcher.new_game()
+    searcher.new_game(chess.STARTING_FEN)
     resign = quiet = 0
     while len(board.move_stack) < settings.max_plies:
-        if board.is_game_over(claim_draw=True):
-            record.result = board.result(claim_draw=True)
+        if (result := game_over(board)) is not None:
+            record.result = result
             return record
         verdict = searcher.search(board, settings)
         if verdict.move is None or (verdict.score_cp is None and verdict.mate is None):
@@ -218,7 +239,8 @@ def binpack_entries(record: GameRecord) -> list[tuple[str, str, int, int, int]]:
     for fen, verdict in record.played:
         if verdict.mate is not None or verdict.move is None:
             continue
-        board = chess.Board(fen)
-        sign = 1 if board.turn == chess.WHITE else -1
-        entries.append((fen, verdict.move, verdict.score_cp or 0, board.ply(), sign * white))
+        fields = fen.split()
+        black = fields[1] == "b"
+        ply = 2 * (int(fields[5]) - 1) + black
+        entries.append((fen, verdict.move, verdict.score_cp or 0, ply, -white if black else white))
     return entries

@@ -20,7 +20,7 @@ class InProcessSearcher:
         self.engine = uci_spec.make_searcher(uci_spec.defaults())
         self.name = uci_spec.name
 
-    def new_game(self) -> None:
+    def new_game(self, root_fen: str) -> None:
         self.engine.new_game()
 
     def search(self, board: chess.Board, settings: GameSettings) -> Searched:

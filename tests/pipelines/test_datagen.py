@@ -120,7 +120,7 @@ def test_a_mate_or_a_lost_position_ends_the_game_by_adjudication() -> None:
         def __init__(self) -> None:
             self.calls = 0
 
-        def new_game(self) -> None:
+        def new_game(self, root_fen: str) -> None:
             self.calls = 0
 
         def search(self, board: chess.Board, settings: GameSettings) -> Searched:
