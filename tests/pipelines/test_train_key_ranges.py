@@ -42,7 +42,7 @@ from pipelines.train.dataset import (
     write_snapshot,
 )
 from pipelines.train.nnue_data import keep_examples, snapshot_parameters, snapshot_ranges
-from warehouse import Lake, connect
+from warehouse import Lake, compaction, connect
 from warehouse import derived as derived_module
 from warehouse import lake as lake_module
 from warehouse.catalog import connect_files, named_query
@@ -90,7 +90,7 @@ def home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Home:
               for name in ("labels", "position_facts")}
     files = {"labels": len(lake.parts("labels"))}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lake_module, "SORTED_ROW_GROUP", LABEL_GROUP)
+        patch.setattr(compaction, "SORTED_ROW_GROUP", LABEL_GROUP)
         patch.setattr(lake_module, "SORTED_PROPERTIES", WriterProperties(
             compression="ZSTD", max_row_group_size=LABEL_GROUP))
         patch.setattr(derived_module, "BATCH_ROWS", FACTS_GROUP)
