@@ -1,6 +1,7 @@
 """Commits to the lake's Delta tables: retried on conflict, keyed ones staged and locked.
 
-Every write is one atomic Delta commit; a commit that loses a race with another writer is
+:class:`TableWriter` stores a checked batch in its table (:meth:`Lake.write` makes one per
+write) and creates the table at its first write. Every write is one atomic Delta commit; a commit that loses a race with another writer is
 retried with jittered backoff (:func:`with_retries`), and any other failure is a
 WarehouseError naming the table. A keyed write takes the table's write lock
 (:func:`write_lock`: ``flock`` on ``<table>/_chesslab_write.lock``), finds the rows whose key
@@ -13,7 +14,8 @@ threads, Dask local workers) for that short step only; the kernel releases it wh
 dies, so a writer killed with ``kill -9`` blocks no one, and its files, which no commit
 references, are never seen by readers and are vacuumed by ``compact`` (its staging folder
 too, once older than the retention). Writers on other machines sharing the folder are not
-serialized by ``flock``: they would need a Delta merge on the key.
+serialized by ``flock``: they would need a Delta merge on the key (``warehouse/lake.py``'s
+history before the lock has one).
 
 Tables are created with a checkpoint every CHECKPOINT_INTERVAL commits, and the Parquet
 settings of WRITER_PROPERTIES.
@@ -28,19 +30,31 @@ import random
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from deltalake import ColumnProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError
 from deltalake.transaction import AddAction, RemoveAction
 
-from warehouse.datafiles import basename
+from warehouse.datafiles import basename, file_index, matches, partition_combos, row_key
+from warehouse.dedupe import unseen_rows
 from warehouse.errors import WarehouseError, first_line
-from warehouse.tablecache import DELTA_LOG, forget_table, latest_table
+from warehouse.keyindex import KeyIndex, Run
+from warehouse.schema import storage_schema
+from warehouse.tablecache import (
+    DELTA_LOG,
+    current_table,
+    forget_table,
+    latest_table,
+    refuse_old_layout,
+)
+from warehouse.tables import Table
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +77,16 @@ COMMIT_ATTEMPTS = 30
 BACKOFF_BASE_S = 0.02
 BACKOFF_MAX_S = 2.0
 T = TypeVar("T")
+# A partition's key index is kept once it holds this many keys: below, DuckDB's scan of the
+# key column (about 40M keys/s) costs less than keeping runs (measured by
+# benchmarks/keyed_writes.py: at 12M keys the scan took 0.27 s a 500k-key write, the index
+# 0.4-1.9 s with its merges). positions keeps it from the first key: ingest's stored-FEN
+# lookup reads FEN fingerprints from it instead of every stored FEN. games and moves keep it
+# from the first key too: their game_id hashes defeat min/max pruning, so without it each
+# write reads every stored file's keys (ingest of many small files grew quadratic); sources
+# (one row a file ingested) for the same reason.
+DEFAULT_INDEX_FROM = 32_000_000
+INDEX_FROM = {"positions": 0, "games": 0, "moves": 0, "sources": 0}
 # Loading a table replays its JSON log from the last checkpoint: deltalake checkpoints every 100
 # commits unless the table says otherwise, and an ingest of many small files commits to each
 # table once a file, so each load read up to 99 commits (about 0.4 ms each). chesslab's tables
@@ -70,6 +94,197 @@ T = TypeVar("T")
 # created, and on a table made before on its next write or compact.
 CHECKPOINT_PROPERTY = "delta.checkpointInterval"
 CHECKPOINT_INTERVAL = 10
+# The tables (folders) this process saw with the checkpoint property: not looked at again.
+_CHECKPOINTED: set[str] = set()
+
+
+@dataclass(frozen=True)
+class TableWriter:
+    """The commits of one table: how :meth:`Lake.write` stores a checked batch.
+
+    spec: the table's declaration.
+    folder: its folder, ``<home>/lake/<table>``.
+    index: the folder again when its keyed writes use the key index
+        (:mod:`warehouse.keyindex`), else None (every candidate file's keys are scanned).
+    index_from: the keys a partition holds before its key index is kept (see INDEX_FROM).
+    """
+
+    spec: Table
+    folder: Path
+    index: Path | None = None
+    index_from: int = DEFAULT_INDEX_FROM
+
+    def write(self, stored: pa.Table, absent_from: DeltaTable | None = None) -> int:
+        """Commit ``stored`` (storage types, keys unique, partition values checked), creating
+        the table at its first write; returns the rows stored (rows whose key is new).
+        ``absent_from``: see :meth:`Lake.write`."""
+        name = self.spec.name
+        self.ensure_table()
+        self.ensure_checkpoints()
+        if not self.spec.key:
+            return with_retries(name, lambda: self.append(stored, self.latest()))
+        if not self.spec.partition_by:
+            return self.append_staged(stored, absent_from)
+        with write_lock(self.folder):
+            return with_retries(name, lambda: self.append_new(stored))
+
+    def ensure_table(self) -> None:
+        """Create the table at its first write, under its write lock: writers that reach a
+        table not created yet wait for the first of them to create it, and the others find
+        it created (one CREATE TABLE in the log, one table id)."""
+        spec, folder = self.spec, self.folder
+        if has_commits(folder):
+            return
+        refuse_old_layout(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with write_lock(folder):
+            if not has_commits(folder):
+                with_retries(spec.name, lambda: DeltaTable.create(
+                    str(folder), schema=storage_schema(spec.schema),
+                    partition_by=list(spec.partition_by) or None, mode="ignore",
+                    name=spec.name, configuration=checkpoint_property()))
+
+    def ensure_checkpoints(self) -> None:
+        """Give a table created without it (by an older chesslab) the checkpoint interval
+        (one commit, under the table's write lock; once per table and process)."""
+        folder = self.folder
+        if str(folder) in _CHECKPOINTED:
+            return
+        if not has_checkpoint_property(self.latest()):
+            with write_lock(folder):
+                with_retries(self.spec.name, lambda: set_checkpoint_property(folder))
+        _CHECKPOINTED.add(str(folder))
+
+    def latest(self) -> DeltaTable:
+        """The (created) table at its latest version: :func:`current_table`, not None."""
+        delta = current_table(self.folder, self.spec.name)
+        if delta is None:
+            raise WarehouseError(f"table {self.spec.name!r} has no commit")
+        return delta
+
+    def append(self, data: pa.Table, delta: DeltaTable) -> int:
+        # merge: a column added to the table's schema since the table was created joins it
+        try:
+            write_deltalake(delta, data, mode="append",
+                            partition_by=list(self.spec.partition_by) or None,
+                            schema_mode="merge", **writer_options(self.spec.name))
+        except BaseException:
+            forget_table(self.folder)   # its state after a failed commit
+            raise
+        return data.num_rows
+
+    def append_new(self, data: pa.Table) -> int:
+        """Append the rows whose key the current version does not hold (under the lock)."""
+        delta = self.latest()
+        self.refresh_index(delta, data)
+        new = unseen_rows(self.spec, delta, data, index=self.index)
+        return self.append(new, delta) if new.num_rows else 0
+
+    def refresh_index(self, delta: DeltaTable, data: pa.Table) -> None:
+        """Bring the key index of the partitions ``data`` writes to up to ``delta`` (under
+        the table's write lock)."""
+        folder = self.index
+        if folder is None:
+            return
+        files = file_index(delta)
+        for values in partition_combos(self.spec, data):
+            mine = files.filter(matches(files, {f"partition.{c}": v for c, v in values.items()})) \
+                if values else files
+            if not self.indexing(delta, values):
+                continue     # scanning so few keys costs less than keeping their runs
+            KeyIndex(folder, values).refresh(
+                {basename(uri): uri for uri in mine.column("uri").to_pylist()},
+                row_key(self.spec)[0])
+
+    def append_staged(self, data: pa.Table, absent_from: DeltaTable | None = None) -> int:
+        """A keyed append that holds the table's lock only to commit: the rows whose key the
+        current version does not hold are found and written to staged files (a Delta table of
+        their own under ``_staging/``, which the table's readers and vacuum ignore) without
+        the lock, so writers encode in parallel; under the lock they are checked again only
+        against the files committed since, and the staged files are moved in and committed
+        (or, when a key was committed meanwhile, the rows still new are written as before)."""
+        name = self.spec.name
+        # the files the keys are checked against (their names taken now: the cached table
+        # is moved on by the commit below)
+        before = absent_from if absent_from is not None else self.latest()
+        checked = frozenset(before.file_uris())
+        if absent_from is not None:     # the caller checked the keys against this version
+            new = data
+        else:
+            new = unseen_rows(self.spec, before, data, index=self.index)
+        if new.num_rows == 0:
+            return 0
+        staged = Staged(self.folder)
+        try:
+            with_retries(name, lambda: staged.write(new))   # errors worded as commits
+            run = self.unlocked_run(before, new)
+            with write_lock(self.folder):
+                return with_retries(name, lambda: self.commit_staged(checked, new, staged, run))
+        finally:
+            staged.discard()
+
+    def unlocked_run(self, delta: DeltaTable, rows: pa.Table) -> Run | None:
+        """The key index's run of ``rows`` (keys sorted, fingerprints), made before the
+        table's lock is taken, so that concurrent writers do that part in parallel; None
+        when the table (at ``delta``) keeps no index."""
+        folder = self.index
+        if folder is None or self.spec.partition_by or not self.indexing(delta, {}):
+            return None
+        return KeyIndex(folder, {}).sorted_run(rows, row_key(self.spec)[0])
+
+    def commit_staged(self, checked: frozenset[str], new: pa.Table, staged: Staged,
+                      run: Run | None = None) -> int:
+        delta = self.latest()
+        self.refresh_index(delta, new)
+        since = set(delta.file_uris()) - checked
+        still = unseen_rows(self.spec, delta, new, only=since, index=self.index) \
+            if since else new
+        if set(new.schema.names) - set(delta.schema().to_arrow().names):
+            return self.append(still, delta) if still.num_rows else 0
+        if still.num_rows < new.num_rows:   # keys committed meanwhile: the rest staged again
+            return self.commit_again(delta, still) if still.num_rows else 0
+        folder = self.index
+        actions = staged.actions()
+        index = KeyIndex(folder, {}) if folder is not None and len(actions) == 1 and \
+            self.indexing(delta, {}) else None
+        # the rows about to be committed are in memory: their run is saved from them (no file
+        # read back), before the commit, so that a lookup that sees the file sees its run
+        # (one made after the commit left the file uncovered meanwhile: a concurrent writer
+        # scanned it); a run is used only once all its files are live
+        saved = index.stage(new, basename(actions[0].path), row_key(self.spec)[0], run) \
+            if index is not None else None
+        try:
+            staged.commit(delta, actions)
+        except BaseException:
+            forget_table(self.folder)   # its state after a failed commit
+            if index is not None and saved is not None:
+                index.remove(saved.name)
+            raise
+        if index is not None and saved is not None:
+            index.adopt(saved)
+        return new.num_rows
+
+    def commit_again(self, delta: DeltaTable, rows: pa.Table) -> int:
+        """Stage and commit ``rows`` (still under the table's lock, checked against
+        ``delta``, the current version): their file is indexed from memory as a staged
+        commit's is (a plain append left it to the next writer's refresh, to read back, and
+        every lookup before that scanned it)."""
+        staged = Staged(self.folder)
+        try:
+            staged.write(rows)
+            return self.commit_staged(frozenset(delta.file_uris()), rows, staged)
+        finally:
+            staged.discard()
+
+    def indexing(self, delta: DeltaTable, values: Mapping[str, Any]) -> bool:
+        """Whether the partition ``values`` of the table holds enough keys to keep its key
+        index (see INDEX_FROM)."""
+        if self.index_from <= 0:
+            return True     # from the first key: no need to count them
+        files = file_index(delta)
+        if values:
+            files = files.filter(matches(files, {f"partition.{c}": v for c, v in values.items()}))
+        return (pc.sum(files.column("num_records")).as_py() or 0) >= self.index_from
 
 
 def with_retries(name: str, commit: Callable[[], T]) -> T:

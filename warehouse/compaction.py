@@ -11,10 +11,14 @@ optimize. The vacuum keeps the files of versions newer than the retention (time 
 """
 from __future__ import annotations
 
+import shutil
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from deltalake import DeltaTable, WriterProperties
 
+from warehouse.commits import STAGING, with_retries
 from warehouse.datafiles import file_index
 from warehouse.tables import Table
 
@@ -27,6 +31,37 @@ SORTED_PROPERTIES = WriterProperties(compression="ZSTD", max_row_group_size=SORT
 SORT_SPILL_BYTES = 512 << 20
 # Delta's own default: files of versions older than this survive a vacuum (time travel).
 DEFAULT_RETAIN_HOURS = 168
+
+
+
+def compact(spec: Table, folder: Path, retain_hours: float = DEFAULT_RETAIN_HOURS) -> int:
+    """Compact the table ``spec`` in ``folder`` (which has a commit); returns its files after.
+
+    Delta optimize (small files into large ones, per partition; a table with ``sort_by``:
+    each partition not yet one sorted file rewritten sorted by that column, in row groups of
+    SORTED_ROW_GROUP rows) then vacuum files no version newer than ``retain_hours`` uses,
+    checkpoint, and remove the staging folders of killed writers older than that."""
+    name = spec.name
+    if spec.sort_by is None:
+        with_retries(name, lambda: DeltaTable(str(folder)).optimize.compact())
+    else:  # the sort makes one file of each partition it rewrites
+        key = spec.sort_by
+        for filters in unsorted_partitions(spec, DeltaTable(str(folder))):
+            with_retries(name, lambda f=filters: DeltaTable(  # type: ignore[misc]
+                str(folder)).optimize.z_order(
+                    [key], partition_filters=f or None, target_size=SORTED_FILE_BYTES,
+                    max_spill_size=SORT_SPILL_BYTES, writer_properties=SORTED_PROPERTIES))
+    delta = DeltaTable(str(folder))
+    delta.vacuum(retention_hours=int(retain_hours), enforce_retention_duration=False,
+                 dry_run=False)
+    # a checkpoint of the compacted version, then the log before it that is older than
+    # the table's log retention (Delta's delta.logRetentionDuration, 30 days) goes
+    delta.create_checkpoint()
+    delta.cleanup_metadata()
+    for staged in (folder / STAGING).glob("*"):   # of killed writers
+        if time.time() - staged.stat().st_mtime > retain_hours * 3600:
+            shutil.rmtree(staged, ignore_errors=True)
+    return len(delta.file_uris())
 
 
 def unsorted_partitions(spec: Table, delta: DeltaTable) -> list[list[tuple[str, str, str]]]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
-from warehouse.errors import WarehouseError
+from warehouse.errors import WarehouseError, first_line
 
 DELTA_LOG = "_delta_log"
 # Each thread keeps its latest DeltaTable of this many tables (brought up to date by reading
@@ -91,3 +91,25 @@ def refuse_old_layout(folder: Path) -> None:
         raise WarehouseError(
             f"{folder} holds Parquet parts without a Delta log (the layout before Delta Lake); "
             f"re-ingest into a new home or move the folder away")
+
+
+def table_exists(folder: Path) -> bool:
+    """The table in ``folder`` has its first commit (False while another process is creating
+    it); WarehouseError for a folder in the layout before Delta Lake."""
+    log_dir = folder / DELTA_LOG
+    if not log_dir.is_dir():
+        refuse_old_layout(folder)
+        return False
+    # no commit yet: another process is creating the table
+    return any(log_dir.glob("*.json"))
+
+
+def current_table(folder: Path, name: str) -> DeltaTable | None:
+    """Table ``name`` (in ``folder``) at its latest version, or None before its first write:
+    :func:`latest_table`, with Delta's error as a WarehouseError naming the table."""
+    if not cached(folder) and not table_exists(folder):
+        return None
+    try:
+        return latest_table(folder)
+    except (DeltaError, TableNotFoundError) as exc:
+        raise WarehouseError(f"table {name!r}: {first_line(str(exc))}") from None

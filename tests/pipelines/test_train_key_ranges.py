@@ -43,7 +43,6 @@ from pipelines.train.dataset import (
 )
 from pipelines.train.nnue_data import keep_examples, snapshot_parameters, snapshot_ranges
 from warehouse import Lake, compaction, connect
-from warehouse import lake as lake_module
 from warehouse import refresh as refresh_module
 from warehouse.catalog import connect_files, named_query
 from warehouse.derived import DERIVED_DIR
@@ -92,7 +91,7 @@ def home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Home:
     files = {"labels": len(lake.parts("labels"))}
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(compaction, "SORTED_ROW_GROUP", LABEL_GROUP)
-        patch.setattr(lake_module, "SORTED_PROPERTIES", WriterProperties(
+        patch.setattr(compaction, "SORTED_PROPERTIES", WriterProperties(
             compression="ZSTD", max_row_group_size=LABEL_GROUP))
         patch.setattr(refresh_module, "BATCH_ROWS", FACTS_GROUP)
         for name in REGISTRY:
