@@ -6,8 +6,10 @@ the last TABLE_CACHE_SIZE folders and brings it up to date by reading only the c
 since (by any process). A cached table is used only while the commit file of its version is
 still the one it read (the folder deleted and written again is another table); a forked
 child starts with an empty cache. :func:`forget_table` drops a folder's table after a failed
-commit, whose state it cannot trust. The tables given back are to be used at once: the next
-call on the thread may move them to a newer version.
+commit, whose state it cannot trust. :func:`current_table` is what the lake asks: None before
+the table's first commit (:func:`table_exists`), and Delta's errors as a WarehouseError
+naming the table. The tables given back are to be used at once: the next call on the
+thread may move them to a newer version.
 
 A folder holding Parquet files without a Delta log is chesslab's layout before Delta Lake:
 :func:`refuse_old_layout` says so (a WarehouseError naming the folder).
