@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 
 from warehouse import Lake
-from warehouse.lake import conform, to_storage
+from warehouse.schema import conform, to_storage
 from warehouse.tables import table
 
 FEN = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -"

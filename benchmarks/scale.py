@@ -192,7 +192,7 @@ def build(data: DataSet, home: Path, report: Report, key_index: bool = True) -> 
 
 
 def measure_compact(lake: Lake, report: Report) -> None:
-    from warehouse.derived import refresh
+    from warehouse.refresh import refresh
     from warehouse.tables import REGISTRY
 
     began, files = time.perf_counter(), {}

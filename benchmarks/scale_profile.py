@@ -24,8 +24,8 @@ from scale import BASELINE, QUERIES  # noqa: E402
 
 from warehouse import Lake  # noqa: E402
 from warehouse.catalog import create_table_view, named_query, named_views, sql_strings  # noqa: E402
+from warehouse.connection import duckdb_connection  # noqa: E402
 from warehouse.derived import current_file, derived_tables  # noqa: E402
-from warehouse.lake import duckdb_connection  # noqa: E402
 from warehouse.tables import REGISTRY  # noqa: E402
 
 SHOWN = ("Conditions", "Join Type", "Projections", "Filters", "Total Files Read",

@@ -3,6 +3,7 @@
 >>> from warehouse import Lake, connect
 """
 from warehouse.catalog import connect
-from warehouse.lake import Lake, WarehouseError, resolve_home
+from warehouse.errors import WarehouseError
+from warehouse.lake import Lake, resolve_home
 
 __all__ = ["Lake", "WarehouseError", "connect", "resolve_home"]

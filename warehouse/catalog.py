@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from warehouse.connection import duckdb_connection
 from warehouse.derived import current_file, derived_tables
-from warehouse.lake import Lake, WarehouseError, duckdb_connection, first_line
+from warehouse.errors import WarehouseError, first_line
+from warehouse.lake import Lake
 from warehouse.tables import REGISTRY, Table
 
 if TYPE_CHECKING:  # DuckDB (0.1 s to import) is imported where it is used: ingest workers

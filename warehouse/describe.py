@@ -25,7 +25,7 @@ import duckdb
 
 from warehouse.catalog import SQL_DIR, named_views
 from warehouse.derived import derived_tables
-from warehouse.lake import WarehouseError
+from warehouse.errors import WarehouseError
 from warehouse.tables import REGISTRY
 
 COLUMN_DOC = re.compile(r"^--\s*column\s+(\w+):\s*(.+?)\s*$", re.MULTILINE)

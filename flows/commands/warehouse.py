@@ -83,7 +83,7 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_compact(args: argparse.Namespace) -> int:
-    from warehouse.derived import refresh
+    from warehouse.refresh import refresh
     from warehouse.tables import REGISTRY, table
 
     lake = args.lake

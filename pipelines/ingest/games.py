@@ -47,7 +47,7 @@ from pipelines.ingest.replay import (
     replay_reference,
 )
 from warehouse import Lake
-from warehouse.lake import conform
+from warehouse.schema import conform
 from warehouse.tables import table
 
 log = logging.getLogger(__name__)

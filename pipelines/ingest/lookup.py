@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from warehouse.catalog import named_query, query
-from warehouse.lake import duckdb_connection
+from warehouse.connection import duckdb_connection
 
 if TYPE_CHECKING:  # imported by the first connection: a worker may never need one
     import duckdb

@@ -42,11 +42,11 @@ from pipelines.train.dataset import (
     stream_batches,
     write_snapshot,
 )
-from warehouse import Lake, connect
-from warehouse import derived as derived_module
-from warehouse import lake as lake_module
+from warehouse import Lake, compaction, connect
+from warehouse import refresh as refresh_module
 from warehouse.catalog import connect_files, named_query
-from warehouse.derived import DERIVED_DIR, refresh
+from warehouse.derived import DERIVED_DIR
+from warehouse.refresh import refresh
 from warehouse.tables import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,10 +90,10 @@ def home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Home:
               for name in ("labels", "position_facts")}
     files = {"labels": len(lake.parts("labels"))}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(lake_module, "SORTED_ROW_GROUP", LABEL_GROUP)
-        patch.setattr(lake_module, "SORTED_PROPERTIES", WriterProperties(
+        patch.setattr(compaction, "SORTED_ROW_GROUP", LABEL_GROUP)
+        patch.setattr(compaction, "SORTED_PROPERTIES", WriterProperties(
             compression="ZSTD", max_row_group_size=LABEL_GROUP))
-        patch.setattr(derived_module, "BATCH_ROWS", FACTS_GROUP)
+        patch.setattr(refresh_module, "BATCH_ROWS", FACTS_GROUP)
         for name in REGISTRY:
             lake.compact(name)
         refresh(lake)

@@ -15,7 +15,7 @@ import pytest
 from deltalake import DeltaTable
 
 from warehouse import Lake, connect
-from warehouse.lake import WRITE_LOCK, write_lock
+from warehouse.commits import WRITE_LOCK, write_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 # A writer process: `rounds` commits of `count` labels at depths 5 and 6, round r with keys
@@ -27,9 +27,9 @@ import sys
 from warehouse import Lake
 home, first, count, rounds, step = sys.argv[1], *map(int, sys.argv[2:6])
 if sys.argv[6:] == ["barrier"]:
-    import warehouse.lake
-    warehouse.lake.conform(warehouse.lake.table("labels"), [
-        {"position_key": 1, "engine_id": "sf", "depth": 5}])
+    from warehouse.schema import conform
+    from warehouse.tables import table
+    conform(table("labels"), [{"position_key": 1, "engine_id": "sf", "depth": 5}])
     print("ready", flush=True)
     sys.stdin.readline()
 for r in range(rounds):
@@ -122,11 +122,13 @@ def test_three_processes_writing_the_same_keys_store_each_once(home: Path) -> No
 # stdin writes 10 labels at depths 5 and 6 into that home's labels table and prints "done".
 REPEAT_WRITER = """
 import sys
-import warehouse.lake as lake
-lake.conform(lake.table("labels"), [{"position_key": 1, "engine_id": "sf", "depth": 5}])
+from warehouse import Lake
+from warehouse.schema import conform
+from warehouse.tables import table
+conform(table("labels"), [{"position_key": 1, "engine_id": "sf", "depth": 5}])
 print("ready", flush=True)
 for line in sys.stdin:
-    lake.Lake(line.strip()).write("labels", [
+    Lake(line.strip()).write("labels", [
         {"position_key": k, "engine_id": "sf", "depth": d} for k in range(1, 11) for d in (5, 6)])
     print("done", flush=True)
 """
@@ -181,7 +183,7 @@ def test_threads_writing_the_same_keys_store_each_once(home: Path) -> None:
 HOLDER = """
 import sys, time
 from pathlib import Path
-from warehouse.lake import write_lock
+from warehouse.commits import write_lock
 with write_lock(Path(sys.argv[1])):
     print("locked", flush=True)
     time.sleep(600)

@@ -11,7 +11,8 @@ from flows.step import run_step
 from pipelines.ingest import IngestConfig
 from warehouse import Lake
 from warehouse.catalog import connect_with_files
-from warehouse.derived import DERIVED_DIR, current_file, derived_tables, refresh
+from warehouse.derived import DERIVED_DIR, current_file, derived_tables
+from warehouse.refresh import refresh
 
 FIRST = """[Event "one"]
 [White "a"]

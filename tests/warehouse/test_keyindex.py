@@ -428,7 +428,7 @@ def test_files_committed_since_a_version_are_checked_through_the_index(
     does) has the files committed since checked by the key index, not scanned (the index's
     runs cover them and older files together); the key committed since is stored once, the
     rest is stored, and its file is indexed at once (not left to the next writer to read)."""
-    import warehouse.lake
+    import warehouse.dedupe
 
     lake = Lake(home)
     for n in range(3):
@@ -439,7 +439,7 @@ def test_files_committed_since_a_version_are_checked_through_the_index(
     lake.write("positions", position_rows([100], "other"))
     assert [len(run.files) for run in KeyIndex(lake.table_dir("positions"), {}).runs()] == [4]
     scans: list[int] = []
-    monkeypatch.setattr(warehouse.lake, "key_absent",
+    monkeypatch.setattr(warehouse.dedupe, "key_absent",
                         lambda *args: scans.append(1) or pytest.fail("a file was scanned"))
     assert lake.write("positions", position_rows([100, 200], "later"), unique=True,
                       absent_from=checked) == 1
@@ -455,7 +455,7 @@ def test_a_commits_run_is_on_disk_before_the_commit_and_gone_if_it_fails(
     """A keyed write's run names its file before the file is committed (a reader that sees
     the commit sees the run, never an uncovered file to scan); a commit that fails leaves no
     run naming a file the table does not hold."""
-    from warehouse.lake import Staged
+    from warehouse.commits import Staged
 
     lake = Lake(home)
     lake.write("positions", position_rows([1, 2], "first"))

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
+import warehouse.dedupe
 import warehouse.keyindex
-import warehouse.lake
 from warehouse import Lake
 from warehouse.keyindex import INDEX_DIR, KeyIndex
 
@@ -57,13 +57,13 @@ def files_holding(lake: Lake, name: str, ids: set[str]) -> set[str]:
 def scanned(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
     """The names of the files each keyed write's key scan read."""
     reads: list[set[str]] = []
-    scan = warehouse.lake.absent_rows
+    scan = warehouse.dedupe.absent_rows
 
     def recorded(spec, uris, group):  # type: ignore[no-untyped-def]
         reads.append({uri.rsplit("/", 1)[-1] for uri in uris})
         return scan(spec, uris, group)
 
-    monkeypatch.setattr(warehouse.lake, "absent_rows", recorded)
+    monkeypatch.setattr(warehouse.dedupe, "absent_rows", recorded)
     return reads
 
 

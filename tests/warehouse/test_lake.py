@@ -9,7 +9,10 @@ import pytest
 from deltalake import DeltaTable
 
 from warehouse import Lake, WarehouseError, connect
-from warehouse.lake import WRITE_LOCK, candidate_files, conform, file_index, to_storage
+from warehouse.commits import WRITE_LOCK
+from warehouse.datafiles import file_index
+from warehouse.dedupe import candidate_files
+from warehouse.schema import conform, to_storage
 from warehouse.tables import table
 
 START_KEY = 0x463B96181691FC9C  # Polyglot key of the start position (Polyglot spec value)
@@ -213,7 +216,7 @@ def test_a_key_of_two_columns_is_found_whatever_its_first_column_holds(home: Pat
 
 
 def test_positions_and_moves_files_are_compressed_without_key_dictionaries(home: Path) -> None:
-    """The Parquet settings of positions and moves (warehouse.lake.WRITER_PROPERTIES): every
+    """The Parquet settings of positions and moves (warehouse.commits.WRITER_PROPERTIES): every
     column compressed (naming a setting leaves Parquet's own default, no compression, unless
     the codec is named too), no dictionary for the nearly distinct key and FEN columns, a
     dictionary still for the rest; the values read back as written."""

@@ -13,7 +13,8 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from warehouse import Lake
-from warehouse.lake import CHECKPOINT_INTERVAL, CHECKPOINT_PROPERTY, storage_schema, to_storage
+from warehouse.commits import CHECKPOINT_INTERVAL, CHECKPOINT_PROPERTY
+from warehouse.schema import storage_schema, to_storage
 from warehouse.tables import table
 
 
@@ -109,7 +110,8 @@ def test_a_writers_own_commits_do_not_reload_its_table(home: Path,
             loads.append(Path(table_uri).name)
             super().__init__(table_uri, *args, **kwargs)
 
-    monkeypatch.setattr("warehouse.lake.DeltaTable", Counted)
+    for module in ("warehouse.lake", "warehouse.commits", "warehouse.tablecache"):
+        monkeypatch.setattr(f"{module}.DeltaTable", Counted)   # where the lake loads tables
     lake = Lake(home)
 
     def write(key: int) -> None:

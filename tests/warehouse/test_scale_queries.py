@@ -28,7 +28,8 @@ from flows.step import run_step
 from pipelines.ingest import IngestConfig
 from warehouse import Lake, connect
 from warehouse.catalog import connect_with_files, named_query, query
-from warehouse.derived import DERIVED_DIR, current_file, derived_tables, refresh
+from warehouse.derived import DERIVED_DIR, current_file, derived_tables
+from warehouse.refresh import refresh
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 GAME_FILES = (FIXTURES / "core_games.pgn", FIXTURES / "pgn" / "quirks.pgn")

@@ -28,7 +28,7 @@ from pipelines.train.dataset import (
 )
 from warehouse import Lake
 from warehouse.catalog import named_query, query
-from warehouse.lake import file_index
+from warehouse.datafiles import file_index
 
 from .config import NnueConfig
 

@@ -1,0 +1,33 @@
+"""A bare DuckDB database with chesslab's bounds: what the catalog and the key scans open.
+
+A connection is in memory, and a query that needs more than its memory (a join, sort or
+aggregate over a big warehouse) spills to a temporary folder instead of growing with the
+warehouse. No views and no locks here: :func:`warehouse.catalog.connect` adds the
+warehouse's views and locks the connection down. DuckDB (0.1 s to import) is imported when
+the first connection is made: ingest workers seldom need it.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where it is used (0.1 s): ingest workers seldom need it
+    import duckdb
+
+# DuckDB's memory per connection: a query that needs more (a join, sort or aggregate over a
+# big warehouse) spills to the temporary folder instead of growing with the warehouse.
+MEMORY_ENV, DEFAULT_MEMORY = "CHESSLAB_DUCKDB_MEMORY", "2GB"
+SPILL_ENV = "CHESSLAB_DUCKDB_TEMP"
+
+
+def duckdb_connection() -> duckdb.DuckDBPyConnection:
+    """A new in-memory DuckDB database with chesslab's bounds: at most ``$CHESSLAB_DUCKDB_MEMORY``
+    (default 2GB) of memory, spilling beyond it into ``$CHESSLAB_DUCKDB_TEMP`` (default
+    ``<tmp>/chesslab-duckdb``), so a query's memory does not grow with the warehouse."""
+    import duckdb
+
+    spill = os.environ.get(SPILL_ENV) or os.path.join(tempfile.gettempdir(), "chesslab-duckdb")
+    return duckdb.connect(":memory:", config={
+        "memory_limit": os.environ.get(MEMORY_ENV) or DEFAULT_MEMORY,
+        "temp_directory": spill})
