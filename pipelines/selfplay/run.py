@@ -30,6 +30,7 @@ from pathlib import Path
 
 from engines.registry import EngineSpec
 from engines.stamps import content_id, file_sha256
+from pipelines.games.game import Opening
 from pipelines.ingest import IngestConfig, IngestSummary, ingest_file
 from pipelines.ingest.run import already_ingested
 from pipelines.ingest.sources import source_for
@@ -37,7 +38,7 @@ from pipelines.models.deploy import resolve_player
 from pipelines.selfplay.config import SelfplayConfig, SelfplayError
 from pipelines.selfplay.game import play_game, to_pgn
 from pipelines.selfplay.players import open_mover, resolve_engine
-from pipelines.tournament.openings import Opening, file_digest, read_openings
+from pipelines.tournament.openings import file_digest, read_openings
 from warehouse import Lake
 
 log = logging.getLogger(__name__)

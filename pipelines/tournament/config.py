@@ -1,51 +1,31 @@
-"""The tournament step's configuration and its time-control syntax.
+"""The tournament step's configuration: players, openings, the games' limits and
+adjudication rules (:mod:`pipelines.games.limits`, :mod:`pipelines.games.adjudication`), an
+SPRT, and where the games are played.
 
->>> TimeControl.parse("40/60+0.6")
-TimeControl(moves=40, seconds=60.0, increment=0.6)
->>> TimeControl.parse("10+0.1").pgn_tag()
-'10+0.1'
+>>> config = TournamentConfig.tiny(tc="40/60+0.6", nodes=None)
+>>> config.limits.tc, config.pgn_time_control()
+(TimeControl(moves=40, seconds=60.0, increment=0.6), '40/60+0.6')
+>>> TournamentConfig.tiny(tc="40/")
+Traceback (most recent call last):
+...
+pipelines.tournament.config.TournamentError: bad time control '40/': use moves/seconds+increment, e.g. 40/60+0.6 or 10+0.1
 """
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
-from pipelines.games.config import GamesOptions
+from pipelines.games.adjudication import Adjudication
+from pipelines.games.config import GamesError, GamesOptions
+from pipelines.games.limits import Limits, TimeControl
 from pipelines.sprt import SprtConfig, SprtError
 
 FORMATS = ("round-robin", "gauntlet")
 OPENING_ORDERS = ("sequential", "random")
-TC_PATTERN = re.compile(r"^(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?$")
 
 
 class TournamentError(ValueError):
     """Bad tournament input: names the option, file or engine and the bad value."""
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """``moves/seconds+increment`` as cutechess writes it (moves 0: the whole game)."""
-
-    moves: int
-    seconds: float
-    increment: float
-
-    @classmethod
-    def parse(cls, text: str) -> TimeControl:
-        match = TC_PATTERN.match(text.strip())
-        if not match:
-            raise TournamentError(f"bad time control {text!r}: use moves/seconds+increment, "
-                                  "e.g. 40/60+0.6 or 10+0.1")
-        moves, seconds, increment = match.groups()
-        tc = cls(int(moves or 0), float(seconds), float(increment or 0))
-        if tc.seconds <= 0 and tc.increment <= 0:
-            raise TournamentError(f"bad time control {text!r}: no time at all")
-        return tc
-
-    def pgn_tag(self) -> str:
-        base = f"{self.seconds:g}" + (f"+{self.increment:g}" if self.increment else "")
-        return f"{self.moves}/{base}" if self.moves else base
 
 
 def field_help(text: str, **extra: object) -> dict[str, object]:
@@ -137,7 +117,10 @@ class TournamentConfig:
         if self.tc is not None and self.movetime_ms:
             raise TournamentError("--tc and --movetime-ms exclude each other")
         if self.tc is not None:
-            TimeControl.parse(self.tc)
+            try:
+                TimeControl.parse(self.tc)
+            except GamesError as exc:
+                raise TournamentError(str(exc)) from None
         for name in ("movetime_ms", "nodes", "depth"):
             value = getattr(self, name)
             if value is not None and value <= 0:
@@ -160,6 +143,18 @@ class TournamentConfig:
     @property
     def time_control(self) -> TimeControl | None:
         return TimeControl.parse(self.tc) if self.tc else None
+
+    @property
+    def limits(self) -> Limits:
+        """What every move is searched under: what a batch of the games takes."""
+        return Limits(self.time_control, self.movetime_ms, self.nodes, self.depth,
+                      self.timemargin_ms, self.move_timeout_s)
+
+    @property
+    def adjudication(self) -> Adjudication:
+        """The games' adjudication rules: what a batch of the games takes."""
+        return Adjudication(self.resign_moves, self.resign_score, self.draw_move_number,
+                            self.draw_moves, self.draw_score, self.tablebases, self.max_plies)
 
     @property
     def workers(self) -> int:
