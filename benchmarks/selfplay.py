@@ -19,10 +19,10 @@ import time
 
 from flows.selfplay import SELFPLAY
 from flows.step import LocalRunner
+from pipelines.games.game import Opening
 from pipelines.selfplay import SelfplayConfig
 from pipelines.selfplay.game import SelfplayGame, play_game
 from pipelines.selfplay.players import open_mover
-from pipelines.tournament.openings import Opening
 from warehouse import Lake
 
 CONTENDERS = {  # name: (spec, in process)

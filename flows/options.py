@@ -1,7 +1,10 @@
 """Command-line options generated from a step's config dataclass, so the two never drift.
 
 A field's ``metadata`` may hold ``help`` and ``flag`` (the option name, default ``--field-name``);
-tuples of ints/strings are given comma-separated (``--depths 5,6,7``).
+tuples of ints/strings are given comma-separated (``--depths 5,6,7``). A field typed with a
+``Literal`` shows its choices (``--format {round-robin,gauntlet}``); the config's own check
+(:func:`engines.config_choices.choice_problem`) refuses any other value, so a bad one is the
+same one-line error from the command line, a schedules file or Python.
 """
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ import dataclasses
 import types
 import typing
 from typing import Any, TypeVar
+
+from engines.config_choices import literal_choices
 
 C = TypeVar("C")
 
@@ -31,7 +36,8 @@ def add_config_arguments(parser: argparse.ArgumentParser, config_cls: type,
                                 help=f"{help_text} (default: {bool_default(flag, default)})")
         else:
             parser.add_argument(flag, dest=f.name, type=_parser_for(hints[f.name], kind),
-                                default=default, help=f"{help_text} (default: {default})")
+                                default=default, help=f"{help_text} (default: {default})",
+                                metavar=choices_metavar(hints[f.name]))
 
 
 def config_from_args(config_cls: type[C], args: argparse.Namespace, **overrides: Any) -> C:
@@ -71,7 +77,19 @@ TYPE_NAMES = {int: ("an integer", "5"), float: ("a number", "0.5"), str: ("a tex
 LIST_EXAMPLES = {int: "5,6,7", float: "0,2.5"}
 
 
+def choices_metavar(hint: Any) -> str | None:
+    """``{a,b}`` for a ``Literal`` type, as argparse shows choices; None for any other type.
+
+    >>> choices_metavar(typing.Literal["sequential", "random"] | None), choices_metavar(str)
+    ('{sequential,random}', None)
+    """
+    choices = literal_choices(hint)
+    return "{" + ",".join(map(str, choices)) + "}" if choices else None
+
+
 def _parser_for(hint: Any, kind: Any) -> Any:
+    if kind is typing.Literal:       # the choices' type: the config checks the value
+        kind = type(literal_choices(hint)[0])  # type: ignore[index]
     if kind is tuple:
         inner = [a for a in typing.get_args(_strip_optional(hint)) if a is not Ellipsis][0]
         return list_parser(inner)

@@ -50,11 +50,11 @@ case "$1" in
     TESTS=(tests/pipelines/test_nnue_export.py) ;;
   tournament)   # adjudication and how a game is scored (rules verdicts, forfeits, scores;
                 # mutmut leaves properties such as GameRecord.white_score alone)
-    FILES=(pipelines/tournament/adjudication.py pipelines/tournament/game.py)
-    FUNCTIONS=("pipelines.tournament.adjudication.*"
-               "pipelines.tournament.game.x_rules_verdict__mutmut_*"
-               "pipelines.tournament.game.x_forfeit__mutmut_*"
-               "pipelines.tournament.game.x_score_for_white__mutmut_*")
+    FILES=(pipelines/games/adjudication.py pipelines/games/game.py)
+    FUNCTIONS=("pipelines.games.adjudication.*"
+               "pipelines.games.game.x_rules_verdict__mutmut_*"
+               "pipelines.games.game.x_forfeit__mutmut_*"
+               "pipelines.games.game.x_score_for_white__mutmut_*")
     TESTS=(tests/pipelines/test_tournament.py) ;;
   games)
     FILES=(pipelines/ingest/games.py)

@@ -3,14 +3,16 @@ from it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
+from engines.config_choices import choice_problem
 from warehouse.predicate import PredicateError, check_predicate
 
-FORMATS = ("text", "binpack", "epd", "parquet")
+ExportFormat = Literal["text", "binpack", "epd", "parquet"]
+MissingResult = Literal["skip", "draw"]
 EXAMPLES_VIEW = "nnue_examples"
 EXAMPLE_COLUMNS = ("position_key", "fen", "side_to_move", "engine_id", "depth", "score_cp",
                    "result", "game_id", "split_key", "in_check", "best_move")
-MISSING_RESULT = ("skip", "draw")
 
 
 class ExportError(ValueError):
@@ -28,7 +30,7 @@ class ExportConfig:
     dataset: str = field(default=EXAMPLES_VIEW, metadata={
         "help": "nnue_examples, or a model version (nnue@3, nnue@latest) whose training "
                 "snapshot is written"})
-    format: str = field(default="text", metadata={
+    format: ExportFormat = field(default="text", metadata={
         "help": "text (FEN | score | result, bullet/marlinflow), binpack (nnue-pytorch), epd "
                 "(ce/bm/acd/c9), parquet"})
     out: str = field(default="", metadata={"help": "the file to write (replaced when it exists)"})
@@ -38,20 +40,16 @@ class ExportConfig:
     where: str | None = field(default=None, metadata={
         "help": "nnue_examples: SQL predicate on the view's columns (fen, score_cp, result, "
                 "game_id, ...); one expression, no subqueries"})
-    missing_result: str = field(default="skip", metadata={
+    missing_result: MissingResult = field(default="skip", metadata={
         "help": "positions without a game result (text and binpack need one): skip them, or "
                 "write them as draws; both are counted in the summary"})
     batch_rows: int = field(default=200_000, metadata={"help": "rows read and written at a time"})
 
     def __post_init__(self) -> None:
-        if self.format not in FORMATS:
-            raise ExportError(f"export: format must be one of {', '.join(FORMATS)}, got "
-                              f"{self.format!r}")
+        if problem := choice_problem(self):
+            raise ExportError(f"export: {problem}")
         if not self.out:
             raise ExportError("export: give --out PATH, the file to write")
-        if self.missing_result not in MISSING_RESULT:
-            raise ExportError(f"export: missing_result must be skip or draw, got "
-                              f"{self.missing_result!r}")
         if self.batch_rows < 1:
             raise ExportError(f"export: batch_rows must be positive, got {self.batch_rows!r}")
         if self.dataset != EXAMPLES_VIEW:

@@ -1,7 +1,8 @@
 """A unit of games: a few game pairs of one tournament, played by one worker.
 
-A batch carries all a worker needs but the engines: the tournament's config, its players'
-specs, the openings of its slots and the engine builds the client runs. The worker first
+A batch carries all a worker needs but the engines: the search limits and adjudication
+rules of its games, the players' specs, its slots with their openings and the engine builds
+the client runs. The worker first
 checks that its own engines are those builds (own engines: chesslab's code revision;
 external engines: the name and version they answer with) and that every program and model
 file is there; a worker that differs refuses the batch (:class:`WorkerRefused`, one line)
@@ -30,11 +31,9 @@ from engines.registry import (
     own_version,
     read_id_name,
 )
-from pipelines.tournament.adjudication import Adjudicator
-from pipelines.tournament.config import TimeControl, TournamentConfig
-from pipelines.tournament.game import EngineFailure, GamePlayer, GameRecord, Seat
-from pipelines.tournament.openings import Opening
-from pipelines.tournament.schedule import Slot
+from pipelines.games.adjudication import Adjudication, Adjudicator
+from pipelines.games.game import EngineFailure, GamePlayer, GameRecord, Opening, Seat, Slot
+from pipelines.games.limits import Limits
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +58,8 @@ class GameBatch:
 
     tournament_id: str
     index: int                               # the batch's number in the run's plan
-    config: TournamentConfig
+    limits: Limits
+    adjudication: Adjudication
     players: tuple[EngineSpec, ...]
     slots: tuple[Slot, ...]
     openings: dict[int, Opening]             # the slots' openings by index
@@ -157,22 +157,6 @@ def clock_scale(reference_nps: float) -> float | None:
     if not reference_nps:
         return None
     return reference_nps / measured_nps()
-
-
-def scaled(config: TournamentConfig, scale: float | None) -> TournamentConfig:
-    """The config with its time control (or move time) scaled; limits in nodes or depth
-    need no scaling."""
-    if scale is None:
-        return config
-    tc = config.time_control
-    changes: dict[str, object] = {}
-    if tc is not None:
-        moves = f"{tc.moves}/" if tc.moves else ""
-        changes["tc"] = f"{moves}{tc.seconds * scale:.6g}+{tc.increment * scale:.6g}"
-        TimeControl.parse(str(changes["tc"]))
-    if config.movetime_ms:
-        changes["movetime_ms"] = max(1, round(config.movetime_ms * scale))
-    return dataclasses.replace(config, **changes) if changes else config  # type: ignore[arg-type]
 
 
 # -- the engines of a worker thread -------------------------------------------------------------
@@ -290,7 +274,7 @@ def play_batch(batch: GameBatch, stop: Stop = never) -> BatchResult:
     host = engine_host()
     with host.lock:
         try:
-            host.loop.run_until_complete(_play(batch, scaled(batch.config, scale), stop,
+            host.loop.run_until_complete(_play(batch, batch.limits.scaled(scale), stop,
                                                result, host))
         finally:
             host.used = time.monotonic()
@@ -298,11 +282,11 @@ def play_batch(batch: GameBatch, stop: Stop = never) -> BatchResult:
     return result
 
 
-async def _play(batch: GameBatch, config: TournamentConfig, stop: Stop,
+async def _play(batch: GameBatch, limits: Limits, stop: Stop,
                 result: BatchResult, host: EngineHost) -> None:
     seats = await host.seats_for(batch.players)
-    adjudicator = Adjudicator.from_config(config)
-    player = GamePlayer(config, adjudicator)
+    adjudicator = Adjudicator.from_rules(batch.adjudication)
+    player = GamePlayer(limits, adjudicator)
     games = asyncio.create_task(_games(batch, player, seats, stop, result))
     watcher = asyncio.create_task(_watch(stop))
     finished = False

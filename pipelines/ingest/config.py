@@ -3,14 +3,19 @@ from __future__ import annotations
 
 import os
 import re
+import typing
 from dataclasses import dataclass, field
+from typing import Literal
+
+from engines.config_choices import choice_problem
 
 # An ingest_errors message quotes at most this much of the input, and is at most
 # MESSAGE_CHARS long: a 20 MB junk line must not become a 20 MB row.
 QUOTE_CHARS = 200
 MESSAGE_CHARS = 1000
 # Formats --format accepts (the suffix gives the rest: pipelines.ingest.sources.FORMATS).
-FORMAT_NAMES = ("pgn", "epd", "fen", "text", "lichess-eval", "binpack", "parquet")
+IngestFormat = Literal["pgn", "epd", "fen", "text", "lichess-eval", "binpack", "parquet"]
+FORMAT_NAMES: tuple[IngestFormat, ...] = typing.get_args(IngestFormat)
 # An engine identity given for imported labels: a partition value of the labels table.
 ENGINE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,99}$")
 
@@ -67,7 +72,7 @@ class IngestConfig:
                 "new positions too)"})
     epd_chunk: int = field(default=50000, metadata={
         "help": "EPD/FEN lines per part of position_records"})
-    format: str | None = field(default=None, metadata={
+    format: IngestFormat | None = field(default=None, metadata={
         "help": f"read every file as this format ({', '.join(FORMAT_NAMES)}) whatever its "
                 f"suffix; default: from the suffix"})
     engine_id: str | None = field(default=None, metadata={
@@ -89,9 +94,8 @@ class IngestConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise IngestError(
                     f"ingest config: {name} must be a positive integer, got {value!r}")
-        if self.format is not None and self.format not in FORMAT_NAMES:
-            raise IngestError(f"ingest config: format must be one of {', '.join(FORMAT_NAMES)}, "
-                              f"got {self.format!r}")
+        if problem := choice_problem(self):
+            raise IngestError(f"ingest config: {problem}")
         if self.engine_id is not None and not ENGINE_ID.match(self.engine_id):
             raise IngestError(f"ingest config: engine_id must be letters, digits and . _ : @ + - "
                               f"(at most 100, no '/'), got {self.engine_id!r}")

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from engines.stamps import file_sha256
 from pipelines.ingest.chunks import PgnChunks
 from pipelines.ingest.config import IngestConfig, IngestError, capped
 from pipelines.ingest.epd import BadOpcodes, parse_epd_line, parse_fen_line
@@ -44,7 +45,7 @@ from pipelines.ingest.games import (
 )
 from pipelines.ingest.keys import Occurrences
 from pipelines.ingest.positions import PositionSink
-from pipelines.ingest.sources import SourceFile, read_lines, sha256_of
+from pipelines.ingest.sources import SourceFile, read_lines
 from pipelines.ingest.training_data import (
     TRAINING_FORMATS,
     epd_labels,
@@ -122,7 +123,7 @@ def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
                 pool: RoutedPool | None = None) -> IngestSummary:
     """Ingest one file unless its SHA-256 is already in ``sources``."""
     began = time.monotonic()
-    source_id = sha256_of(source.path)
+    source_id = file_sha256(source.path)
     summary = IngestSummary(str(source.path), source_id, source.format)
     if already_ingested(lake, source_id):
         log.debug("%s: already ingested (sha256 %s), skipped", source.path, source_id[:16])

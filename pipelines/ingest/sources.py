@@ -23,7 +23,6 @@ import bz2
 import codecs
 import glob
 import gzip
-import hashlib
 import io
 import logging
 import os
@@ -237,15 +236,6 @@ def refuse_other_format(path: str, fmt: str, head: bytes) -> None:
     if not head.startswith(MAGIC[fmt]):
         raise IngestError(f"cannot ingest {path!r}: not a {fmt} file (it starts {head[:4]!r}, "
                           f"not {MAGIC[fmt]!r})")
-
-
-def sha256_of(path: Path) -> str:
-    """The hex SHA-256 of the file's bytes (its source_id)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(READ_BYTES):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class ZstdReader(io.RawIOBase):

@@ -3,19 +3,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from engines.alphabeta import EVALS
 from engines.alphabeta.bench import BenchConfig
 from engines.alphabeta.formula import TERMS
+from engines.config_choices import choice_problem
 
 #: Paper 003 logs one in 2,048 eligible LMR nodes (Listing A.2's ``rand() % 2048 == 0``).
 PAPER_LOG_RATE = 1 / 2048
 #: Listing A.3 skips records whose full depth is above 30.
 PAPER_MAX_FULL_DEPTH = 30
-LABEL_RULES = ("table", "code")
+LabelRule = Literal["table", "code"]
+LABEL_RULES: tuple[LabelRule, ...] = typing.get_args(LabelRule)
 
 
 class LmrDataError(ValueError):
@@ -142,9 +145,8 @@ class LmrConfig:
 
     name: str | None = field(default=None, metadata={
         "help": "a label for the model (default: lmr)"})
-    label: str = field(default="table", metadata={
-        "help": "label rule: table (Table 5.1's text) or code (Listing A.3, one more)",
-        "choices": LABEL_RULES})
+    label: LabelRule = field(default="table", metadata={
+        "help": "label rule: table (Table 5.1's text) or code (Listing A.3, one more)"})
     data_run: str | None = field(default=None, metadata={
         "help": "fit one lmr-data run (lmr-...; default: every labelled decision)"})
     deploy: str = field(default=PAPER_CHOICE, metadata={
@@ -164,9 +166,8 @@ class LmrConfig:
                 "6.1)"})
 
     def __post_init__(self) -> None:
-        if self.label not in LABEL_RULES:
-            raise LmrTrainError(f"label: must be one of {', '.join(LABEL_RULES)}, "
-                                f"got {self.label!r}")
+        if problem := choice_problem(self):
+            raise LmrTrainError(problem)
         if self.deploy not in DEPLOYABLE:
             raise LmrTrainError(f"deploy: must be a Table 6.1 formula in log d and log m "
                                 f"({'; '.join(DEPLOYABLE)}), got {self.deploy!r}")

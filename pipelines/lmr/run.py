@@ -29,11 +29,12 @@ import chess
 
 from engines.alphabeta import AlphaBeta, SearchConfig
 from engines.alphabeta.searchlog import read_search_log
+from pipelines.games.game import Opening
 from pipelines.lmr.config import LmrDataConfig, LmrDataError
 from pipelines.lmr.label import deepest_fail_high, in_paper_range, largest_safe_reduction
 from pipelines.selfplay.game import play_game
 from pipelines.selfplay.players import InProcessMover, resolve_engine
-from pipelines.tournament.openings import Opening, read_openings
+from pipelines.tournament.openings import read_openings
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 

@@ -12,9 +12,7 @@ between trainers on one home.
 """
 from __future__ import annotations
 
-import datetime as dt
 import fcntl
-import hashlib
 import json
 import os
 import uuid
@@ -23,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from engines.stamps import file_sha256
+from engines.stamps import utc_now as now
 from pipelines.models.names import (
     EVENTS,
     NAME,
@@ -38,10 +38,11 @@ from warehouse.catalog import named_query, query
 __all__ = ["EVENTS", "NAME", "ModelArtifactError", "ModelError", "ModelNotFoundError",
            "ModelVersion", "allocate_version", "claim_version", "list_models", "model_id",
            "record_event", "record_model", "registered_versions", "resolve_model",
-           "resolve_verified", "verified_artifact"]
+           "resolve_verified", "verified_artifact", "file_sha256", "now"]
 
-def now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+# ``now``: the registry's clock is the one clock, ``engines.stamps.utc_now``, under the name
+# its rows are stamped with (here and by the trainers, as ``registry.now()``, read when
+# stamping): the one place tests patch to order the rows they write.
 
 
 def resolve_model(lake: Lake, name: str) -> ModelVersion:
@@ -116,14 +117,6 @@ def artifact_location(home: Path, stored: str) -> Path:
     at = len(path.parts) - 1 - path.parts[::-1].index("models")
     own = home.joinpath(*path.parts[at:])
     return own if own.is_file() else path
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def verified_artifact(model: ModelVersion) -> Path:

@@ -14,9 +14,9 @@ import chess
 from engines.puct import PuctConfig
 from engines.puct.network import Architecture, PolicyValueNet, load_network, random_network
 from engines.puct.search import NetEvaluator, Puct
+from pipelines.games.adjudication import Adjudicator
 from pipelines.puct.config import SelfplayTrainConfig
 from pipelines.puct.endgames import endgame
-from pipelines.tournament.adjudication import Adjudicator
 
 #: Paper 002's relative piece values (the king excluded).
 PIECE_VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9}

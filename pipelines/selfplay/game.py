@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import chess
 import chess.pgn
 
+from pipelines.games.game import Opening
 from pipelines.selfplay.players import Choice, Mover
-from pipelines.tournament.openings import Opening
 
 # Random starts that are already over (fool's mate) are drawn again, at most this often.
 START_TRIES = 100

@@ -29,15 +29,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from engines.registry import EngineSpec
-from engines.stamps import content_id
+from engines.stamps import content_id, file_sha256
+from pipelines.games.game import Opening
 from pipelines.ingest import IngestConfig, IngestSummary, ingest_file
 from pipelines.ingest.run import already_ingested
-from pipelines.ingest.sources import sha256_of, source_for
+from pipelines.ingest.sources import source_for
 from pipelines.models.deploy import resolve_player
 from pipelines.selfplay.config import SelfplayConfig, SelfplayError
 from pipelines.selfplay.game import play_game, to_pgn
 from pipelines.selfplay.players import open_mover, resolve_engine
-from pipelines.tournament.openings import Opening, file_digest, read_openings
+from pipelines.tournament.openings import file_digest, read_openings
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
@@ -187,7 +188,7 @@ def plan_selfplay(lake: Lake, config: SelfplayConfig) -> SelfplayPlan:
         {"run_id": rid, "config": asdict(config), "engine": spec.describe()}, indent=2) + "\n")
     # the run's files looked up by their SHA-256 in the key index of sources, as ingest does
     to_ingest = tuple(str(p) for p in existing.values()
-                      if not already_ingested(lake, sha256_of(p)))
+                      if not already_ingested(lake, file_sha256(p)))
     return SelfplayPlan(config, rid, str(folder), spec.name, openings, batches, to_ingest,
                         len(done), spec)
 

@@ -18,6 +18,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
+
+from engines.config_choices import choice_problem
 
 NELO_PER_T = 800 / math.log(10)   # normalised Elo per unit of t-value (per game pair)
 #: The normalised-Elo MLE (fishtest's fixed point, started from the uniform distribution)
@@ -25,7 +28,7 @@ NELO_PER_T = 800 / math.log(10)   # normalised Elo per unit of t-value (per game
 #: bounds of |Elo| below these (about 231.6 and 340.4 normalised Elo).
 NORMALIZED_LIMITS = {5: 2 / 3 * NELO_PER_T, 3: math.sqrt(24) / 5 * NELO_PER_T}
 EMPTY_CELL = 1e-3                  # fishtest's regularisation of empty cells
-MODELS = ("normalized", "logistic")
+SprtModel = Literal["normalized", "logistic"]
 
 Pdf = list[tuple[float, float]]   # (outcome value in [0, 1], probability)
 
@@ -54,7 +57,7 @@ class SprtConfig:
         "help": "probability of accepting H1 when H0 holds"})
     beta: float = field(default=0.05, metadata={
         "help": "probability of accepting H0 when H1 holds"})
-    model: str = field(default="normalized", metadata={
+    model: SprtModel = field(default="normalized", metadata={
         "help": "Elo model of the bounds: normalized (fishtest's) or logistic"})
 
     def __post_init__(self) -> None:
@@ -64,8 +67,8 @@ class SprtConfig:
             value = getattr(self, name)
             if not 0 < value < 1:
                 raise SprtError(f"{name} must be in (0, 1), got {value!r}")
-        if self.model not in MODELS:
-            raise SprtError(f"model must be one of {MODELS}, got {self.model!r}")
+        if problem := choice_problem(self):
+            raise SprtError(problem)
 
     def check_cells(self, cells: int) -> None:
         """SprtError naming the bounds when the normalized model cannot test them on counts
@@ -128,7 +131,7 @@ class SprtResult:
 
 
 def sprt(counts: Sequence[int], elo0: float = 0.0, elo1: float = 2.0, alpha: float = 0.05,
-         beta: float = 0.05, model: str = "normalized") -> SprtResult:
+         beta: float = 0.05, model: SprtModel = "normalized") -> SprtResult:
     """Run the test on ``counts`` (5 pentanomial or 3 trinomial cells)."""
     config = SprtConfig(elo0, elo1, alpha, beta, model)
     return SprtResult(tuple(counts), llr(counts, config), config.lower_bound,

@@ -1,51 +1,33 @@
-"""The tournament step's configuration and its time-control syntax.
+"""The tournament step's configuration: players, openings, the games' limits and
+adjudication rules (:mod:`pipelines.games.limits`, :mod:`pipelines.games.adjudication`), an
+SPRT, and where the games are played.
 
->>> TimeControl.parse("40/60+0.6")
-TimeControl(moves=40, seconds=60.0, increment=0.6)
->>> TimeControl.parse("10+0.1").pgn_tag()
-'10+0.1'
+>>> config = TournamentConfig.tiny(tc="40/60+0.6", nodes=None)
+>>> config.limits.tc, config.pgn_time_control()
+(TimeControl(moves=40, seconds=60.0, increment=0.6), '40/60+0.6')
+>>> TournamentConfig.tiny(tc="40/")
+Traceback (most recent call last):
+...
+pipelines.tournament.config.TournamentError: bad time control '40/': use moves/seconds+increment, e.g. 40/60+0.6 or 10+0.1
 """
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
+from typing import Literal
 
-from pipelines.games.config import GamesOptions
-from pipelines.sprt import SprtConfig, SprtError
+from engines.config_choices import choice_problem
+from pipelines.games.adjudication import Adjudication
+from pipelines.games.config import GamesError, GamesOptions
+from pipelines.games.limits import Limits, TimeControl
+from pipelines.sprt import SprtConfig, SprtError, SprtModel
 
-FORMATS = ("round-robin", "gauntlet")
-OPENING_ORDERS = ("sequential", "random")
-TC_PATTERN = re.compile(r"^(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?$")
+Format = Literal["round-robin", "gauntlet"]
+OpeningOrder = Literal["sequential", "random"]
 
 
 class TournamentError(ValueError):
     """Bad tournament input: names the option, file or engine and the bad value."""
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """``moves/seconds+increment`` as cutechess writes it (moves 0: the whole game)."""
-
-    moves: int
-    seconds: float
-    increment: float
-
-    @classmethod
-    def parse(cls, text: str) -> TimeControl:
-        match = TC_PATTERN.match(text.strip())
-        if not match:
-            raise TournamentError(f"bad time control {text!r}: use moves/seconds+increment, "
-                                  "e.g. 40/60+0.6 or 10+0.1")
-        moves, seconds, increment = match.groups()
-        tc = cls(int(moves or 0), float(seconds), float(increment or 0))
-        if tc.seconds <= 0 and tc.increment <= 0:
-            raise TournamentError(f"bad time control {text!r}: no time at all")
-        return tc
-
-    def pgn_tag(self) -> str:
-        base = f"{self.seconds:g}" + (f"+{self.increment:g}" if self.increment else "")
-        return f"{self.moves}/{base}" if self.moves else base
 
 
 def field_help(text: str, **extra: object) -> dict[str, object]:
@@ -68,7 +50,7 @@ class TournamentConfig:
         "uci:PATH, xboard:PATH, ...)"))
     engines_file: str | None = field(default=None, metadata=field_help(
         "TOML file naming players ([players.NAME] spec/command/protocol/options/elo)"))
-    format: str = field(default="round-robin", metadata=field_help(
+    format: Format = field(default="round-robin", metadata=field_help(
         "round-robin or gauntlet (the first engine against each of the others)"))
     rounds: int = field(default=1, metadata=field_help(
         "game pairs per pairing (each pair: same opening, colours reversed); an SPRT's "
@@ -77,7 +59,7 @@ class TournamentConfig:
         "opening file: .epd, .pgn (first --opening-plies plies) or Polyglot .bin"))
     opening_plies: int = field(default=8, metadata=field_help(
         "plies taken from each PGN game, or walked in a Polyglot book"))
-    opening_order: str = field(default="sequential", metadata=field_help(
+    opening_order: OpeningOrder = field(default="sequential", metadata=field_help(
         "sequential or random (shuffled with --seed)"))
     seed: int = field(default=1, metadata=field_help("seed of opening order and book walks"))
     tc: str | None = field(default=None, metadata=field_help(
@@ -109,7 +91,7 @@ class TournamentConfig:
     sprt_elo1: float | None = field(default=None, metadata=field_help("SPRT Elo of H1"))
     sprt_alpha: float = field(default=0.05, metadata=field_help("SPRT alpha"))
     sprt_beta: float = field(default=0.05, metadata=field_help("SPRT beta"))
-    sprt_model: str = field(default="normalized", metadata=field_help(
+    sprt_model: SprtModel = field(default="normalized", metadata=field_help(
         "SPRT Elo model: normalized or logistic"))
     event: str = field(default="chesslab tournament", metadata=field_help("PGN Event tag"))
     progress: bool = field(default=True, metadata=field_help("print a line per finished game"))
@@ -122,44 +104,83 @@ class TournamentConfig:
         "where the games are played (the --cluster, --workers, ... options)"))
 
     def __post_init__(self) -> None:
-        if self.format not in FORMATS:
-            raise TournamentError(f"format must be one of {FORMATS}, got {self.format!r}")
-        if self.opening_order not in OPENING_ORDERS:
-            raise TournamentError(
-                f"opening order must be one of {OPENING_ORDERS}, got {self.opening_order!r}")
+        problem = (choice_problem(self) or self.players_problem() or self.limits_problem()
+                   or self.pace_problem() or self.sprt_problem())
+        if problem:
+            raise TournamentError(problem)
+
+    def players_problem(self) -> str | None:
+        """Fewer than two engines, rounds or opening plies below their least."""
         if len(self.engines) < 2:
-            raise TournamentError(f"need at least two engines, got {list(self.engines)!r}")
-        for name in ("rounds", "opening_plies"):
-            if getattr(self, name) < (1 if name == "rounds" else 0):
-                raise TournamentError(f"{name} too small: {getattr(self, name)!r}")
+            return f"need at least two engines, got {list(self.engines)!r}"
+        for name, least in (("rounds", 1), ("opening_plies", 0)):
+            if getattr(self, name) < least:
+                return f"{name} too small: {getattr(self, name)!r}"
+        return None
+
+    def limits_problem(self) -> str | None:
+        """No limit, a clock and a move time both, a bad time control, a limit not above 0."""
         if self.tc is None and not (self.movetime_ms or self.nodes or self.depth):
-            raise TournamentError("give a limit: --tc, --movetime-ms, --nodes or --depth")
+            return "give a limit: --tc, --movetime-ms, --nodes or --depth"
         if self.tc is not None and self.movetime_ms:
-            raise TournamentError("--tc and --movetime-ms exclude each other")
-        if self.tc is not None:
-            TimeControl.parse(self.tc)
+            return "--tc and --movetime-ms exclude each other"
+        return self.time_control_problem() or self.move_limit_problem()
+
+    def time_control_problem(self) -> str | None:
+        """Why ``tc`` is no moves/seconds+increment (None: it is, or there is none)."""
+        try:
+            if self.tc is not None:
+                TimeControl.parse(self.tc)
+        except GamesError as exc:
+            return str(exc)
+        return None
+
+    def move_limit_problem(self) -> str | None:
+        """The first of the move time, nodes and depth given as 0 or less."""
         for name in ("movetime_ms", "nodes", "depth"):
             value = getattr(self, name)
             if value is not None and value <= 0:
-                raise TournamentError(f"{name} must be positive, got {value!r}")
+                return f"{name} must be positive, got {value!r}"
+        return None
+
+    def pace_problem(self) -> str | None:
+        """A negative rating interval, concurrency or time margin; no move timeout."""
         if self.rating_interval < 0:
-            raise TournamentError(f"rating_interval must be >= 0, got {self.rating_interval!r}")
+            return f"rating_interval must be >= 0, got {self.rating_interval!r}"
         if self.concurrency < 0 or self.move_timeout_s <= 0 or self.timemargin_ms < 0:
-            raise TournamentError("concurrency, move timeout and time margin must be >= 0")
+            return "concurrency, move timeout and time margin must be >= 0"
+        return None
+
+    def sprt_problem(self) -> str | None:
+        """One SPRT bound only, an SPRT of more than two engines, bounds it cannot test."""
         if (self.sprt_elo0 is None) != (self.sprt_elo1 is None):
-            raise TournamentError("an SPRT needs both --sprt-elo0 and --sprt-elo1")
-        if self.sprt_elo0 is not None and len(self.engines) != 2:
-            raise TournamentError(f"an SPRT needs exactly two engines, got {len(self.engines)}")
-        if self.sprt_elo0 is not None and self.sprt_elo1 is not None:
-            try:   # game pairs: the bounds the normalized model can test, before any game
-                SprtConfig(self.sprt_elo0, self.sprt_elo1, self.sprt_alpha, self.sprt_beta,
-                           self.sprt_model).check_cells(5)
-            except SprtError as exc:
-                raise TournamentError(str(exc)) from None
+            return "an SPRT needs both --sprt-elo0 and --sprt-elo1"
+        if self.sprt_elo0 is None or self.sprt_elo1 is None:
+            return None
+        if len(self.engines) != 2:
+            return f"an SPRT needs exactly two engines, got {len(self.engines)}"
+        try:   # game pairs: the bounds the normalized model can test, before any game
+            SprtConfig(self.sprt_elo0, self.sprt_elo1, self.sprt_alpha, self.sprt_beta,
+                       self.sprt_model).check_cells(5)
+        except SprtError as exc:
+            return str(exc)
+        return None
 
     @property
     def time_control(self) -> TimeControl | None:
         return TimeControl.parse(self.tc) if self.tc else None
+
+    @property
+    def limits(self) -> Limits:
+        """What every move is searched under: what a batch of the games takes."""
+        return Limits(self.time_control, self.movetime_ms, self.nodes, self.depth,
+                      self.timemargin_ms, self.move_timeout_s)
+
+    @property
+    def adjudication(self) -> Adjudication:
+        """The games' adjudication rules: what a batch of the games takes."""
+        return Adjudication(self.resign_moves, self.resign_score, self.draw_move_number,
+                            self.draw_moves, self.draw_score, self.tablebases, self.max_plies)
 
     @property
     def workers(self) -> int:

@@ -6,7 +6,6 @@ An opening is a start FEN plus the moves played from it; games replay the moves 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from pathlib import Path
 
 import chess
@@ -14,25 +13,10 @@ import chess.pgn
 import chess.polyglot
 
 from engines.stamps import file_sha256
+from pipelines.games.game import Opening
 from pipelines.tournament.config import TournamentConfig, TournamentError
 
 MAX_BOOK_WALK_TRIES = 20
-
-
-@dataclass(frozen=True)
-class Opening:
-    """A start position, the book moves played from it, and its ECO/name when known."""
-
-    fen: str = chess.STARTING_FEN
-    moves: tuple[str, ...] = ()
-    eco: str | None = None
-    name: str | None = None
-
-    def board(self) -> chess.Board:
-        board = chess.Board(self.fen)
-        for uci in self.moves:
-            board.push_uci(uci)
-        return board
 
 
 def load_openings(config: TournamentConfig) -> list[Opening]:

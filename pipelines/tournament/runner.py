@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engines.registry import (
     EngineSpec,
@@ -22,18 +22,19 @@ from engines.registry import (
     load_engines_file,
     parse_engine,
 )
+from pipelines.games.batch import BatchResult, GameBatch, client_builds
+from pipelines.games.cluster import check_workers, open_cluster, run_batches
+from pipelines.games.config import GamesError
+from pipelines.games.game import Slot
 from pipelines.models.deploy import resolve_player
 from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
 from pipelines.sprt.store import record_sprt
 from pipelines.tournament import standings, store
 from pipelines.tournament.config import TournamentConfig, TournamentError
-from pipelines.tournament.game import to_pgn
 from pipelines.tournament.openings import file_digest, load_openings
-from pipelines.tournament.schedule import Slot, schedule, tournament_id
+from pipelines.tournament.pgn import to_pgn
+from pipelines.tournament.schedule import schedule, tournament_id
 from warehouse import Lake
-
-if TYPE_CHECKING:     # pipelines.games plays the games of pipelines.tournament: imported late
-    from pipelines.games.batch import BatchResult, GameBatch
 
 log = logging.getLogger(__name__)
 
@@ -154,9 +155,6 @@ class Tournament:
     @contextlib.contextmanager
     def cluster(self, needed: bool) -> Iterator[Any]:
         """The games runner's client (None when no game is left to play)."""
-        from pipelines.games.cluster import open_cluster
-        from pipelines.games.config import GamesError
-
         if not needed:
             yield None
             return
@@ -168,9 +166,6 @@ class Tournament:
 
     def check(self, client: Any, batches: Sequence[GameBatch]) -> list[str]:
         """The workers that passed their checks, before anything is written."""
-        from pipelines.games.cluster import check_workers
-        from pipelines.games.config import GamesError
-
         if client is None or not batches:
             return []
         try:
@@ -180,9 +175,6 @@ class Tournament:
 
     def play(self, client: Any, workers: list[str], batches: Sequence[GameBatch],
              summary: TournamentSummary, started: float) -> None:
-        from pipelines.games.cluster import run_batches
-        from pipelines.games.config import GamesError
-
         planned = summary.planned
         detail = ""
         try:
@@ -214,8 +206,6 @@ class Tournament:
         """The pending slots as batches of ``config.runner.batch_pairs`` game pairs, in
         schedule order (a pair's games stay together; a pair half played before is sent as its
         missing half)."""
-        from pipelines.games.batch import GameBatch, client_builds
-
         pairs: dict[str, list[Slot]] = {}
         for slot in pending:
             pairs.setdefault(slot.pair_key, []).append(slot)
@@ -226,7 +216,8 @@ class Tournament:
         for index, start in enumerate(range(0, len(groups), size)):
             slots = tuple(s for group in groups[start:start + size] for s in group)
             openings = {s.opening_index: self.openings[s.opening_index] for s in slots}
-            batches.append(GameBatch(self.id, index, self.config, tuple(self.players), slots,
+            batches.append(GameBatch(self.id, index, self.config.limits,
+                                     self.config.adjudication, tuple(self.players), slots,
                                      openings, builds, self.config.runner.clock_reference_nps))
         return batches
 

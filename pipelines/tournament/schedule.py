@@ -12,31 +12,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from engines.registry import EngineSpec, own_version
 from engines.stamps import content_id
+from pipelines.games.game import Slot
 from pipelines.tournament.config import TournamentConfig
-
-
-@dataclass(frozen=True)
-class Slot:
-    """One game of the plan: pairing index, round, game of the pair (0 or 1), colours."""
-
-    pairing: int
-    round: int
-    game: int
-    white: str
-    black: str
-    opening_index: int
-
-    @property
-    def key(self) -> str:
-        return f"{self.pairing}:{self.round}:{self.game}"
-
-    @property
-    def pair_key(self) -> str:
-        return f"{self.pairing}:{self.round}"
 
 
 def pairings(players: Sequence[str], format: str) -> list[tuple[str, str]]:

@@ -9,8 +9,8 @@ from typing import Any
 from engines.registry import EngineSpec, player_identity
 from engines.stamps import utc_now
 from pipelines.engines import register_engine
+from pipelines.games.game import GameRecord
 from pipelines.tournament.config import TournamentConfig
-from pipelines.tournament.game import GameRecord
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 

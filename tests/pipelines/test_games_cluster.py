@@ -260,7 +260,8 @@ def test_worker_without_the_program_refuses(tmp_path: Path) -> None:
 
     spec = EngineSpec(name="gone", command=(str(tmp_path / "no-such-engine"),))
     config = TournamentConfig.tiny()
-    batch = GameBatch("t", 0, config, (spec,), (), {0: Opening()}, {"gone": "x"})
+    batch = GameBatch("t", 0, config.limits, config.adjudication, (spec,), (), {0: Opening()},
+                      {"gone": "x"})
     with pytest.raises(WorkerRefused, match=r"refuses: gone: no program .*no-such-engine$"):
         check_worker(batch)
 
@@ -315,8 +316,8 @@ def test_stopped_batch_stops_its_engines(stockfish_path: str) -> None:
     config = TournamentConfig.tiny(nodes=5_000_000, move_timeout_s=60.0, rounds=1)
     players = tuple(resolve_players(config))
     tournament = Tournament(config, Lake(Path("/nonexistent")))
-    batch = GameBatch("t", 0, config, players, tuple(tournament.slots), {0: Opening()},
-                      client_builds(players))
+    batch = GameBatch("t", 0, config.limits, config.adjudication, players,
+                      tuple(tournament.slots), {0: Opening()}, client_builds(players))
     asked_at: list[float] = []
     children: set[int] = set()
     before = descendants(os.getpid())      # a cluster's processes a test started, say
@@ -435,11 +436,14 @@ def test_clock_scaled_by_the_workers_bench_speed(home: Path, stockfish_path: str
     """``--clock-reference-nps``: a worker twice as slow as the reference plays with twice the
     time (10+0.1 becomes 20+0.2; a move time doubles), and each game records its factor:
     the reference over the worker's ``chesslab bench`` nodes/s."""
-    from pipelines.games.batch import measured_nps, scaled
+    from pipelines.games.batch import measured_nps
+    from pipelines.games.limits import TimeControl
 
-    assert scaled(TournamentConfig.tiny(nodes=None, tc="40/10+0.1"), 2.0).tc == "40/20+0.2"
-    assert scaled(TournamentConfig.tiny(nodes=None, movetime_ms=50), 2.0).movetime_ms == 100
-    assert scaled(TournamentConfig.tiny(), None) == TournamentConfig.tiny()
+    tc = TournamentConfig.tiny(nodes=None, tc="40/10+0.1").limits.scaled(2.0).tc
+    assert tc == TimeControl.parse("40/20+0.2")
+    assert TournamentConfig.tiny(nodes=None, movetime_ms=50).limits.scaled(2.0).movetime_ms \
+        == 100
+    assert TournamentConfig.tiny().limits.scaled(None) == TournamentConfig.tiny().limits
     config = TournamentConfig.tiny(nodes=None, tc="2+0.02", max_plies=30, concurrency=1,
                                    runner=GamesOptions(clock_reference_nps=1_000_000))
     summary = run_tournament(config, Lake(home))

@@ -19,10 +19,11 @@ import chess.gaviota
 import chess.pgn
 import pytest
 
+from pipelines.games.adjudication import Adjudicator
+from pipelines.games.config import GamesError
+from pipelines.games.game import Clock
+from pipelines.games.limits import TimeControl
 from pipelines.tournament import TournamentConfig, TournamentError, run_tournament
-from pipelines.tournament.adjudication import Adjudicator
-from pipelines.tournament.config import TimeControl
-from pipelines.tournament.game import Clock
 from pipelines.tournament.openings import load_openings
 from pipelines.tournament.runner import Tournament, resolve_players
 from pipelines.tournament.schedule import rounds_only_cap, schedule, tournament_id
@@ -83,8 +84,10 @@ def test_time_control_clock() -> None:
         clock.spend(chess.WHITE, 1.0)
     assert clock.remaining[chess.WHITE] == pytest.approx(60 - 40 + 40 * 0.6 + 60)
     assert clock.spend(chess.BLACK, 61.0) < 0
-    with pytest.raises(TournamentError, match="'40/'"):
+    with pytest.raises(GamesError, match="'40/'"):
         TimeControl.parse("40/")
+    with pytest.raises(TournamentError, match="'40/'"):
+        TournamentConfig.tiny(tc="40/")
 
 
 def test_adjudication_rules() -> None:
@@ -109,7 +112,7 @@ def test_tablebase_adjudication() -> None:
     assert win is not None and win[0] == "1-0" and "tablebase" in win[2]
     assert rules.verdict(chess.Board("8/8/8/8/8/8/2k5/K6N w - - 0 1"), [])[0] == "1/2-1/2"
     rules.close()
-    with pytest.raises(TournamentError, match="no Syzygy"):
+    with pytest.raises(GamesError, match="no Syzygy"):
         Adjudicator(tablebases=str(OPENINGS))
 
 
@@ -197,7 +200,7 @@ def test_cursed_wins_and_blessed_losses_are_draws_under_the_fifty_move_rule() ->
     """Syzygy's WDL 1 (a win only past the 50-move rule) and -1 (a loss saved by it) are
     draws; 2 and -2 stand. (No 3- or 4-piece table has such positions, so this is the rule
     itself, as python-chess documents probe_wdl's values.)"""
-    from pipelines.tournament.adjudication import fifty_move_wdl
+    from pipelines.games.adjudication import fifty_move_wdl
 
     assert [fifty_move_wdl(wdl) for wdl in (-2, -1, 0, 1, 2)] == [-2, 0, 0, 0, 2]
 

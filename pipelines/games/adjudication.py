@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import chess
 import chess.gaviota
 import chess.syzygy
 
-from pipelines.tournament.config import TournamentConfig, TournamentError
+from pipelines.games.config import GamesError
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,19 @@ Verdict = tuple[str, str, str]   # result, Termination tag, reason
 #: ``score(mate_score=...)``): beyond any real evaluation, so resign and draw rules treat a
 #: forced mate as decisive. Not the engines' search scale (engines.mate).
 MATE_AS_CP = 100_000
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """The adjudication rules of a game, as cutechess's options name them (0: a rule off)."""
+
+    resign_moves: int = 0
+    resign_score: int = 600
+    draw_move_number: int = 0
+    draw_moves: int = 8
+    draw_score: int = 10
+    tablebases: str | None = None     # folders, os.pathsep-separated
+    max_plies: int = 0
 
 
 class Adjudicator:
@@ -45,9 +59,10 @@ class Adjudicator:
         self.syzygy, self.gaviota, self.tablebase_pieces = open_tablebases(tablebases)
 
     @classmethod
-    def from_config(cls, config: TournamentConfig) -> Adjudicator:
-        return cls(config.resign_moves, config.resign_score, config.draw_move_number,
-                   config.draw_moves, config.draw_score, config.tablebases, config.max_plies)
+    def from_rules(cls, rules: Adjudication) -> Adjudicator:
+        """The rules' adjudicator, its tablebases opened (:meth:`close` them)."""
+        return cls(rules.resign_moves, rules.resign_score, rules.draw_move_number,
+                   rules.draw_moves, rules.draw_score, rules.tablebases, rules.max_plies)
 
     def close(self) -> None:
         for tables in (self.syzygy, self.gaviota):
@@ -130,7 +145,7 @@ def open_tablebases(paths: str | None) -> tuple[Any, Any, int]:
     for folder in filter(None, (paths or "").split(os.pathsep)):
         root = Path(folder)
         if not root.is_dir():
-            raise TournamentError(f"tablebase folder {folder!r} not found")
+            raise GamesError(f"tablebase folder {folder!r} not found")
         tables = [*root.glob("*.rtbw"), *root.glob("*.gtb.cp4")]
         pieces = max([pieces] + [len(t.name.split(".")[0].replace("v", "")) for t in tables])
         if any(root.glob("*.rtbw")):
@@ -142,5 +157,5 @@ def open_tablebases(paths: str | None) -> tuple[Any, Any, int]:
             else:
                 gaviota.add_directory(folder)
         if not any(root.glob("*.rtbw")) and not any(root.glob("*.gtb.cp4")):
-            raise TournamentError(f"no Syzygy (.rtbw) or Gaviota (.gtb.cp4) tables in {folder!r}")
+            raise GamesError(f"no Syzygy (.rtbw) or Gaviota (.gtb.cp4) tables in {folder!r}")
     return syzygy, gaviota, pieces

@@ -11,6 +11,13 @@ process died / pipe closed    ``abandoned``
 no answer in time             ``time forfeit`` (clock) or ``stalled connection`` (no clock)
 move that is not legal        ``illegal move``
 ============================  =====================
+
+Self-play has loops of its own, on purpose: ``pipelines/selfplay/game.py`` searches one
+engine in this process for both sides without clocks and ends a game as soon as the side
+to move could claim a draw (``outcome(claim_draw=True)``: also when its next move would make
+the repetition or the fifty moves), and ``pipelines/puct/selfplay.py`` records a training
+sample per searched position and stores its own termination names. Played through this
+loop, their stored games would change.
 """
 from __future__ import annotations
 
@@ -24,21 +31,55 @@ from typing import Any
 
 import chess
 import chess.engine
-import chess.pgn
 
 from engines.registry import EngineSpec
 from engines.stamps import utc_now
+from pipelines.games.adjudication import MATE_AS_CP, Adjudicator, Verdict
+from pipelines.games.limits import Limits, TimeControl
 from pipelines.processes import OWN_GROUP, orphan_safe
-from pipelines.tournament.adjudication import MATE_AS_CP, Adjudicator, Verdict
-from pipelines.tournament.config import TimeControl, TournamentConfig
-from pipelines.tournament.openings import Opening
-from pipelines.tournament.schedule import Slot
 
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30.0
 QUIT_TIMEOUT_S = 2.0
 INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A start position, the book moves played from it, and its ECO/name when known."""
+
+    fen: str = chess.STARTING_FEN
+    moves: tuple[str, ...] = ()
+    eco: str | None = None
+    name: str | None = None
+
+    def board(self) -> chess.Board:
+        board = chess.Board(self.fen)
+        for uci in self.moves:
+            board.push_uci(uci)
+        return board
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One game of a plan: pairing index, round, game of the pair (0 or 1), colours, and the
+    index of its opening."""
+
+    pairing: int
+    round: int
+    game: int
+    white: str
+    black: str
+    opening_index: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.pairing}:{self.round}:{self.game}"
+
+    @property
+    def pair_key(self) -> str:
+        return f"{self.pairing}:{self.round}"
 
 
 class EngineFailure(Exception):
@@ -154,12 +195,12 @@ class Clock:
 
 
 class GamePlayer:
-    """Plays one slot between two seats under a tournament's limits and rules."""
+    """Plays one slot between two seats under search limits and adjudication rules."""
 
-    def __init__(self, config: TournamentConfig, adjudicator: Adjudicator) -> None:
-        self.config = config
+    def __init__(self, limits: Limits, adjudicator: Adjudicator) -> None:
+        self.limits = limits
         self.adjudicator = adjudicator
-        self.margin = config.timemargin_ms / 1000
+        self.margin = limits.timemargin_ms / 1000
 
     async def play(self, slot: Slot, opening: Opening, white: Seat, black: Seat) -> GameRecord:
         record = GameRecord(slot, opening, utc_now())
@@ -180,7 +221,7 @@ class GamePlayer:
 
     async def play_moves(self, record: GameRecord, board: chess.Board,
                          seats: dict[bool, Seat]) -> Verdict:
-        tc = self.config.time_control
+        tc = self.limits.tc
         clock = Clock(tc) if tc is not None else None
         scores: list[int | None] = []
         token = object()   # a new game for python-chess
@@ -245,7 +286,7 @@ class GamePlayer:
                 result = await asyncio.wait_for(
                     engine.play(board, limit, game=token, info=INFO), deadline)
             except TimeoutError:
-                kind = "time forfeit" if clock or self.config.movetime_ms else \
+                kind = "time forfeit" if clock or self.limits.movetime_ms else \
                     "stalled connection"
                 raise EngineFailure(kind, f"{seat.spec.name} did not move within "
                                     f"{deadline:.1f}s") from None
@@ -262,25 +303,25 @@ class GamePlayer:
         if result.move is None or not board.is_legal(result.move):
             raise EngineFailure("illegal move",
                                 f"{seat.spec.name} played no legal move ({result.move})")
-        if self.config.movetime_ms and seconds > self.config.movetime_ms / 1000 + self.margin:
+        if self.limits.movetime_ms and seconds > self.limits.movetime_ms / 1000 + self.margin:
             raise EngineFailure("time forfeit", f"{seat.spec.name} used {seconds:.3f}s of "
-                                f"{self.config.movetime_ms} ms")
+                                f"{self.limits.movetime_ms} ms")
         return result.move, dict(result.info), seconds
 
     def limit(self, side: bool, clock: Clock | None) -> tuple[chess.engine.Limit, float]:
         """The search limit to send and how long to wait for the answer."""
-        config = self.config
-        limit = chess.engine.Limit(nodes=config.nodes, depth=config.depth)
+        limits = self.limits
+        limit = chess.engine.Limit(nodes=limits.nodes, depth=limits.depth)
         if clock is not None:
             limit.white_clock = max(clock.remaining[chess.WHITE], 0.001)
             limit.black_clock = max(clock.remaining[chess.BLACK], 0.001)
             limit.white_inc = limit.black_inc = clock.tc.increment
             limit.remaining_moves = clock.moves_to_go(side)
             return limit, clock.remaining[side] + self.margin
-        if config.movetime_ms:
-            limit.time = config.movetime_ms / 1000
+        if limits.movetime_ms:
+            limit.time = limits.movetime_ms / 1000
             return limit, limit.time + self.margin + 0.05
-        return limit, config.move_timeout_s
+        return limit, limits.move_timeout_s
 
 
 def exit_status(seat: Seat) -> str:
@@ -336,39 +377,3 @@ def move_comment(info: dict[str, Any], side: bool, seconds: float) -> str:
     else:
         text = f"{pov.score() / 100:+.2f}"
     return f"{text}/{depth} {seconds:.3f}s"
-
-
-def to_pgn(record: GameRecord, config: TournamentConfig, site: str) -> str:
-    """The game's PGN with cutechess-style tags and per-move comments."""
-    game = chess.pgn.Game()
-    board = chess.Board(record.opening.fen)
-    if record.opening.fen != chess.STARTING_FEN:
-        game.setup(board)
-    start = record.started_at
-    game.headers.update({
-        "Event": config.event, "Site": site, "Date": start.strftime("%Y.%m.%d"),
-        "Round": str(record.slot.round + 1), "White": record.slot.white,
-        "Black": record.slot.black, "Result": record.result,
-    })
-    if record.opening.eco:
-        game.headers["ECO"] = record.opening.eco
-    if record.opening.name:
-        game.headers["Opening"] = record.opening.name
-    game.headers["GameDuration"] = duration_tag(record.wall_seconds)
-    game.headers["GameStartTime"] = start.isoformat(timespec="seconds")
-    game.headers["PlyCount"] = str(len(record.moves))
-    game.headers["Termination"] = record.termination
-    game.headers["TimeControl"] = config.pgn_time_control()
-    node: chess.pgn.GameNode = game
-    for move in record.moves:
-        node = node.add_variation(move.move, comment=move.comment)
-    if record.reason:
-        node.comment = f"{node.comment}, {record.reason}" if node.comment and node is not game \
-            else record.reason
-    exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
-    return game.accept(exporter)
-
-
-def duration_tag(seconds: float) -> str:
-    whole = int(seconds)
-    return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
