@@ -37,10 +37,10 @@ case "$1" in
     FILES=(pipelines/sprt/__init__.py pipelines/sprt/store.py)
     TESTS=(tests/pipelines/test_sprt.py) ;;
   nnue)   # the export: quantisation and the integer evaluation of the exported arrays
-    FILES=(pipelines/kinds/nnue/export.py)
+    FILES=(pipelines/kinds/nnue/export.py pipelines/train/artifacts.py)
     FUNCTIONS=("pipelines.kinds.nnue.export.x_quantise__mutmut_*"
                "pipelines.kinds.nnue.export.x_mean_layer_inputs__mutmut_*"
-               "pipelines.kinds.nnue.export.x_save_npz__mutmut_*"
+               "pipelines.train.artifacts.x_save_npz__mutmut_*"
                "pipelines.kinds.nnue.export.x_evaluate_quantised_batch__mutmut_*"
                "pipelines.kinds.nnue.export.x__evaluate_chunk__mutmut_*"
                "pipelines.kinds.nnue.export.x__affine__mutmut_*"
