@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from engines.config_choices import choice_problem
 from engines.registry import EngineSpec, EngineSpecError, is_own, parse_engine
 from pipelines.datagen.games import (
     GameRecord,
@@ -71,7 +72,7 @@ class DatagenConfig:
     hash_mb: int = field(default=16, metadata={"help": "MB of hash per engine"})
     batch_games: int = field(default=8, metadata={
         "help": "games per unit of work and per file"})
-    format: str = field(default="binpack", metadata={
+    format: Format = field(default="binpack", metadata={
         "help": "binpack (every searched position with its score, best move and result; "
                 "Stockfish's training format) or pgn (gzip PGN with [%%eval] comments)"})
     out: str | None = field(default=None, metadata={
@@ -100,9 +101,8 @@ class DatagenConfig:
             raise DatagenError(f"datagen: --minutes must be positive, got {self.minutes!r}")
         if self.random_plies < 0 or self.concurrency < 0:
             raise DatagenError("datagen: --random-plies and --concurrency must be >= 0")
-        if self.format not in SUFFIXES:
-            raise DatagenError(f"datagen: --format must be one of {', '.join(SUFFIXES)}, got "
-                               f"{self.format!r}")
+        if (problem := choice_problem(self)) is not None:
+            raise DatagenError(f"datagen: --{problem}")
 
     @property
     def settings(self) -> GameSettings:
@@ -123,7 +123,7 @@ class DatagenBatch:
     settings: GameSettings
     hash_mb: int
     games: tuple[int, ...]
-    format: str = "binpack"
+    format: Format = "binpack"
 
 
 @dataclass

@@ -27,6 +27,7 @@ from typing import Any
 
 from engines.stamps import content_id
 from pipelines.games.config import GamesOptions
+from pipelines.kinds.nnue.config import Arch
 
 Progress = Callable[[str], None]
 RUN_FOLDER = "make-net"
@@ -69,7 +70,7 @@ class MakeNetConfig:
     batch_games: int = field(default=256, metadata={
         "help": "games per unit of work handed to a worker (datagen --batch-games)"})
     seed: int = field(default=1, metadata={"help": "seed of the games' random starts"})
-    arch: str = field(default="psq768", metadata={"help": "the net (train nnue --arch)"})
+    arch: Arch = field(default="psq768", metadata={"help": "the net (train nnue --arch)"})
     hidden: int = field(default=256, metadata={"help": "psq768's accumulator width per side"})
     epochs: int = field(default=10, metadata={"help": "passes over the training data"})
     batch_size: int = field(default=16384, metadata={"help": "positions per optimiser step"})

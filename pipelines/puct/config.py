@@ -5,14 +5,15 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from engines.config_choices import choice_problem
 from engines.puct import FORMULAS
 from engines.stamps import content_id
 from pipelines.games.config import GamesOptions
-from pipelines.kinds.policy_value.config import POLICY_TARGETS, VALUE_TARGETS
+from pipelines.kinds.policy_value.config import PolicyTarget, ValueTarget
 
-STARTS = ("endgames", "startpos", "mixed")
+Starts = Literal["endgames", "startpos", "mixed"]
 #: Fields that do not change what a run computes (left out of its id).
 NOT_IDENTITY = ("rounds", "workers", "progress", "preset", "runner")
 #: Fields added after runs existed, left out of the id at these values, so a run started
@@ -53,13 +54,12 @@ class SelfplayTrainConfig:
         "help": "tablebase folders whose won, lost or drawn endings end a game at once, as the "
                 "checkpoints' adjudication ('gaviota': the gaviotatb package's 3-piece tables; "
                 "'': none)"})
-    starts: str = field(default="endgames", metadata={
-        "help": "endgames (004's random 3-7 piece starts), startpos, or mixed (every other)",
-        "choices": STARTS})
-    policy_target: str = field(default="visits", metadata={
-        "help": "visits (AlphaZero) or played (004)", "choices": POLICY_TARGETS})
-    value_target: str = field(default="outcome", metadata={
-        "help": "outcome or material (002's material-shaped target)", "choices": VALUE_TARGETS})
+    starts: Starts = field(default="endgames", metadata={
+        "help": "endgames (004's random 3-7 piece starts), startpos, or mixed (every other)"})
+    policy_target: PolicyTarget = field(default="visits", metadata={
+        "help": "visits (AlphaZero) or played (004)"})
+    value_target: ValueTarget = field(default="outcome", metadata={
+        "help": "outcome or material (002's material-shaped target)"})
     material_scale: float = field(default=10.0, metadata={
         "help": "material target = clip((own - opponent) / scale, -1, 1), pawn 1, knight and "
                 "bishop 3, rook 5, queen 9"})
@@ -89,12 +89,11 @@ class SelfplayTrainConfig:
                     f"{name}: must be at least 1, got {getattr(self, name)!r}")
         if self.preset not in PRESETS:
             raise SelfplayTrainError(f"preset: one of {', '.join(PRESETS)}, got {self.preset!r}")
-        checks = (("formula", FORMULAS), ("starts", STARTS), ("policy_target", POLICY_TARGETS),
-                  ("value_target", VALUE_TARGETS))
-        for name, allowed in checks:
-            if getattr(self, name) not in allowed:
-                raise SelfplayTrainError(
-                    f"{name}: one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+        if self.formula not in FORMULAS:
+            raise SelfplayTrainError(
+                f"formula: one of {', '.join(FORMULAS)}, got {self.formula!r}")
+        if (problem := choice_problem(self)) is not None:
+            raise SelfplayTrainError(problem)
         if not 0 <= self.fast_share < 1 or self.material_scale <= 0 or self.blocks < 0:
             raise SelfplayTrainError("fast_share in [0, 1), material_scale > 0, blocks >= 0")
         for folder in filter(None, (self.tablebase_folders() or "").split(os.pathsep)):

@@ -7,10 +7,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
-OPTIMIZERS = ("adam", "sgd")
-ACCELERATORS = ("auto", "cpu", "gpu")
+from engines.config_choices import choice_problem, literal_choices
+
+Optimizer = Literal["adam", "sgd"]
+Accelerator = Literal["auto", "cpu", "gpu"]
+OPTIMIZERS = literal_choices(Optimizer)
 C = TypeVar("C", bound="TrainConfig")
 
 
@@ -31,7 +34,7 @@ class TrainConfig:
     epochs: int = field(default=20, metadata={"help": "passes over the training split"})
     batch_size: int = field(default=8192, metadata={"help": "positions per optimiser step"})
     learning_rate: float = field(default=1e-3, metadata={"help": "the optimiser's step size"})
-    optimizer: str = field(default="adam", metadata={"help": "adam or sgd (momentum 0.9)"})
+    optimizer: Optimizer = field(default="adam", metadata={"help": "adam or sgd (momentum 0.9)"})
     lr_decay: float = field(default=1.0, metadata={
         "help": "the learning rate is multiplied by this after every epoch (1: constant)"})
     seed: int = field(default=42, metadata={
@@ -42,7 +45,7 @@ class TrainConfig:
         "help": "read at most this many positions per split and epoch (default: all)"})
     read_batch: int = field(default=65536, metadata={
         "help": "rows per Arrow record batch streamed from DuckDB"})
-    accelerator: str = field(default="auto", metadata={
+    accelerator: Accelerator = field(default="auto", metadata={
         "help": "auto (a GPU when present, else the CPU), cpu or gpu"})
     progress: bool = field(default=True, metadata={"help": "show a progress bar"})
 
@@ -58,10 +61,8 @@ class TrainConfig:
         if not 0 < self.validation_percent < 100:
             raise TrainConfigError(
                 f"validation_percent: must be between 0 and 100, got {self.validation_percent!r}")
-        for name, allowed in (("optimizer", OPTIMIZERS), ("accelerator", ACCELERATORS)):
-            if getattr(self, name) not in allowed:
-                raise TrainConfigError(
-                    f"{name}: must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+        if (problem := choice_problem(self)) is not None:     # every Literal field, subclasses'
+            raise TrainConfigError(problem)
 
     @property
     def validation_permille(self) -> int:

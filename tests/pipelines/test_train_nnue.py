@@ -419,15 +419,15 @@ def test_config_rejects_bad_values() -> None:
         NnueConfig(optimizer="rmsprop")
     with pytest.raises(TrainConfigError, match="king_features.*factorize"):
         NnueConfig(factorize=False, king_features=False)
-    with pytest.raises(TrainConfigError, match="king_buckets: one of 1, 2, 4, 8, 16, 64, got 3"):
+    with pytest.raises(TrainConfigError, match="king_buckets must be one of 1, 2, 4, 8, 16, 64, got 3"):
         NnueConfig(king_buckets=3)
     with pytest.raises(TrainConfigError, match="preset.*'huge'"):
         preset(NnueConfig, "huge")
-    with pytest.raises(TrainConfigError, match="arch: one of halfkp, psq768, got 'halfka'"):
+    with pytest.raises(TrainConfigError, match="arch must be one of halfkp, psq768, got 'halfka'"):
         NnueConfig(arch="halfka")
     with pytest.raises(TrainConfigError, match="hidden: a multiple of 16 in 16..1024, got 100"):
         NnueConfig(hidden=100)
-    with pytest.raises(TrainConfigError, match="activation: one of crelu, screlu, got 'relu'"):
+    with pytest.raises(TrainConfigError, match="activation must be one of crelu, screlu, got 'relu'"):
         NnueConfig(activation="relu")
     with pytest.raises(TrainConfigError, match="loader_threads: must be at least 1, got 0"):
         NnueConfig(loader_threads=0)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
+from engines.config_choices import literal_choices
 from pipelines.train.config import TrainConfig, TrainConfigError
 
-KING_BUCKET_COUNTS = (1, 2, 4, 8, 16, 64)   # the layouts of pipelines.kinds.nnue.model.KING_BUCKETS
-NNUE_ARCHS = ("halfkp", "psq768")
-PSQ_ACTIVATIONS = ("crelu", "screlu")
+Arch = Literal["halfkp", "psq768"]
+Activation = Literal["crelu", "screlu"]
+KingBuckets = Literal[1, 2, 4, 8, 16, 64]   # the layouts of pipelines.kinds.nnue.model.KING_BUCKETS
+KING_BUCKET_COUNTS = literal_choices(KingBuckets)
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,12 @@ class NnueConfig(TrainConfig):
     PRESET_VALUES: ClassVar[dict[str, dict[str, Any]]] = {
         "tiny": dict(learning_rate=1e-3, check_positions=200)}
 
-    arch: str = field(default="halfkp", metadata={
+    arch: Arch = field(default="halfkp", metadata={
         "help": "halfkp (41024 -> 256x2 -> 32 -> 32 -> 1) or psq768 (768 -> N x2 -> 1: piece, "
                 "colour and square from each side's view; --hidden, --activation)"})
     hidden: int = field(default=256, metadata={
         "help": "psq768's N: accumulator width per side, a multiple of 16 in 16..1024"})
-    activation: str = field(default="screlu", metadata={
+    activation: Activation = field(default="screlu", metadata={
         "help": "psq768's activation: crelu (clipped ReLU) or screlu (its square)"})
 
     engine_id: tuple[str, ...] | None = field(default=None, metadata={
@@ -59,7 +61,7 @@ class NnueConfig(TrainConfig):
                 "square, is the whole feature transformer, exported in the same HalfKP form: "
                 "at a million positions it generalises far better (validation loss 0.0050 "
                 "against 0.0060)"})
-    king_buckets: int = field(default=1, metadata={
+    king_buckets: KingBuckets = field(default=1, metadata={
         "help": "1, 2, 4, 8, 16 or 64: a piece-square table per bucket of the own king's square "
                 "(2: its wing; 4: wing, and back rank or not; 8: pairs of files, back rank or "
                 "not; 16: pairs of files, ranks 1, 2, 3 and beyond; 64: every square), added to "
@@ -102,17 +104,9 @@ class NnueConfig(TrainConfig):
         if not (self.factorize or self.king_features):
             raise TrainConfigError("king_features: false needs factorize: true (the net would "
                                    "have no feature columns to learn)")
-        if self.king_buckets not in KING_BUCKET_COUNTS:
-            raise TrainConfigError(f"king_buckets: one of {', '.join(map(str, KING_BUCKET_COUNTS))}"
-                                   f", got {self.king_buckets!r}")
-        if self.arch not in NNUE_ARCHS:
-            raise TrainConfigError(f"arch: one of {', '.join(NNUE_ARCHS)}, got {self.arch!r}")
         if self.hidden % 16 or not 16 <= self.hidden <= 1024:
             raise TrainConfigError(
                 f"hidden: a multiple of 16 in 16..1024, got {self.hidden!r}")
-        if self.activation not in PSQ_ACTIVATIONS:
-            raise TrainConfigError(f"activation: one of {', '.join(PSQ_ACTIVATIONS)}, got "
-                                   f"{self.activation!r}")
         if self.check_positions < 1:
             raise TrainConfigError(
                 f"check_positions: must be at least 1, got {self.check_positions!r}")

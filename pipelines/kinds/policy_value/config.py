@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
+from engines.config_choices import literal_choices
 from pipelines.train.config import TrainConfig, TrainConfigError
 
-POLICY_TARGETS = ("visits", "played")
-VALUE_TARGETS = ("outcome", "material")
+PolicyTarget = Literal["visits", "played"]
+ValueTarget = Literal["outcome", "material"]
+POLICY_TARGETS = literal_choices(PolicyTarget)
+VALUE_TARGETS = literal_choices(ValueTarget)
 
 
 @dataclass(frozen=True)
@@ -23,9 +27,9 @@ class PolicyValueConfig(TrainConfig):
     blocks: int = field(default=2, metadata={"help": "residual blocks (004: 8, 002: 10)"})
     channels: int = field(default=32, metadata={"help": "channels (002: 128)"})
     value_hidden: int = field(default=64, metadata={"help": "value head width (002: 256)"})
-    policy_target: str = field(default="visits", metadata={
+    policy_target: PolicyTarget = field(default="visits", metadata={
         "help": "visits (AlphaZero, 002) or played (the move played, 004)"})
-    value_target: str = field(default="outcome", metadata={
+    value_target: ValueTarget = field(default="outcome", metadata={
         "help": "outcome (the game's result) or material (002's material-shaped reward)"})
     search_weight: float = field(default=0.0, metadata={
         "help": "share of the search's root Q in the value target: (1 - w) * value_target + "
@@ -45,9 +49,3 @@ class PolicyValueConfig(TrainConfig):
         if not 0.0 <= self.search_weight <= 1.0:
             raise TrainConfigError(f"search_weight: must be in [0, 1], got "
                                    f"{self.search_weight!r}")
-        if self.policy_target not in POLICY_TARGETS:
-            raise TrainConfigError(f"policy_target: must be one of {', '.join(POLICY_TARGETS)}"
-                                   f", got {self.policy_target!r}")
-        if self.value_target not in VALUE_TARGETS:
-            raise TrainConfigError(f"value_target: must be one of {', '.join(VALUE_TARGETS)}, "
-                                   f"got {self.value_target!r}")

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pipelines.train.config import TrainConfig, TrainConfigError
 
-ARCHS = ("dense", "conv")
+Arch = Literal["dense", "conv"]
 #: The input sets (engines.volatility.features.INPUT_SETS, named here without numpy).
-INPUT_SETS = ("paper", "value")
+InputSet = Literal["paper", "value"]
 #: Paper 003's widths: dense 2 x 50 (section 4.2), convolutional 100 filters (section 4.3).
 DEFAULT_WIDTH = {"dense": 50, "conv": 100}
 
@@ -17,7 +18,7 @@ class VolatilityConfig(TrainConfig):
     """``chesslab train volatility``: paper 003's stability classifier (will one more ply
     change the evaluation?) on the volatility_examples view, split by game."""
 
-    arch: str = field(default="dense", metadata={
+    arch: Arch = field(default="dense", metadata={
         "help": "dense (774 -> 50 -> 50 -> 1) or conv (12x8x8 planes, 2 conv layers, and the "
                 "6 side inputs, concatenated)"})
     width: int | None = field(default=None, metadata={
@@ -26,7 +27,7 @@ class VolatilityConfig(TrainConfig):
         "help": "stable when |V7 - V6| < beta centipawns (formula 3.1; the paper's 18)"})
     engine_id: str | None = field(default=None, metadata={
         "help": "label engine id (default: the engine with the most positions at 5, 6, 7)"})
-    inputs: str = field(default="paper", metadata={
+    inputs: InputSet = field(default="paper", metadata={
         "help": "paper (its 774 inputs) or value (those and V6, the depth-6 score: the size of "
                 "the score says how far it can still move)"})
     target_fpr: float = field(default=0.005, metadata={
@@ -34,11 +35,6 @@ class VolatilityConfig(TrainConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.arch not in ARCHS:
-            raise TrainConfigError(f"arch: must be one of {', '.join(ARCHS)}, got {self.arch!r}")
-        if self.inputs not in INPUT_SETS:
-            raise TrainConfigError(
-                f"inputs: must be one of {', '.join(INPUT_SETS)}, got {self.inputs!r}")
         if self.width is not None and self.width < 1:
             raise TrainConfigError(f"width: must be at least 1, got {self.width!r}")
         if not self.beta > 0:
