@@ -57,6 +57,9 @@ class EvaluateConfig:
                 "/usr/share/gaviotatb/gtb4 for endgame starts)"})
     concurrency: int = field(default=0, metadata={
         "help": "games played at once (0: the number of cores)"})
+    sprt_stop: bool = field(default=True, metadata={
+        "help": "stop the match at the SPRT's verdict; --no-sprt-stop plays --max-games (a "
+                "comparison at a fixed number of games), the verdict still recorded"})
     promote: bool = field(default=True, metadata={
         "help": "mark the model promoted when the SPRT accepts H1"})
     runner: GamesOptions = field(default_factory=GamesOptions, metadata={

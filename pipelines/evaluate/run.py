@@ -138,7 +138,7 @@ def plan_evaluation(lake: Lake, config: EvaluateConfig) -> EvaluationPlan:
     baseline = c.against or default_baseline(kind, model_id)
     match = c.tournament(player, (baseline,), rounds=max(1, c.max_games // 2),
                          sprt_elo0=c.sprt[0], sprt_elo1=c.sprt[1], sprt_alpha=c.sprt_alpha,
-                         sprt_beta=c.sprt_beta,
+                         sprt_beta=c.sprt_beta, sprt_stop=c.sprt_stop,
                          event=f"chesslab evaluate {model_id or spec}: SPRT")
     rungs = ladder_players(c.ladder)
     gauntlet = c.tournament(player, rungs, format="gauntlet", rounds=c.ladder_rounds,

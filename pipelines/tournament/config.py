@@ -93,6 +93,9 @@ class TournamentConfig:
     sprt_beta: float = field(default=0.05, metadata=field_help("SPRT beta"))
     sprt_model: SprtModel = field(default="normalized", metadata=field_help(
         "SPRT Elo model: normalized or logistic"))
+    sprt_stop: bool = field(default=True, metadata=field_help(
+        "stop at the SPRT's verdict; --no-sprt-stop plays every round (a comparison at a "
+        "fixed number of games) and still records the verdict"))
     event: str = field(default="chesslab tournament", metadata=field_help("PGN Event tag"))
     progress: bool = field(default=True, metadata=field_help("print a line per finished game"))
     rating_interval: int = field(default=10, metadata=field_help(

@@ -140,7 +140,8 @@ class Tournament:
                                     len(done))
         pending = [slot for slot in self.slots if slot.key not in done]
         summary.sprt = self.sprt_status()
-        if summary.sprt is not None and summary.sprt.decision != "continue":
+        if summary.sprt is not None and summary.sprt.decision != "continue" \
+                and self.config.sprt_stop:
             pending = []
         with self.cluster(bool(pending)) as client:
             batches = self.batches(pending)
@@ -241,7 +242,7 @@ class Tournament:
         self.per_worker[result.worker] = self.per_worker.get(result.worker, 0) + \
             len(result.records)
         sprt = self.sprt_status()
-        if sprt is not None and sprt.decision != "continue":
+        if sprt is not None and sprt.decision != "continue" and self.config.sprt_stop:
             self.stopped = True
         if self.progress:
             self.show(result, summary, sprt)

@@ -295,6 +295,18 @@ def test_tournament_stops_when_the_sprt_decides(home: Path, stockfish_path: str)
     assert con.execute("select decision from sprt_results").fetchall() == [("H1",)]
 
 
+def test_no_sprt_stop_plays_every_round_and_records_the_verdict(home: Path,
+                                                                 stockfish_path: str) -> None:
+    """``--no-sprt-stop``: the same match as above plays its 4 planned pairs after the SPRT
+    has decided (a comparison at a fixed number of games), and its verdict is recorded."""
+    config = TournamentConfig.tiny(engines=(SF, "stockfish@1350"), rounds=4, concurrency=1,
+                                   sprt_elo0=0, sprt_elo1=300, sprt_alpha=0.2, sprt_beta=0.2,
+                                   sprt_model="logistic", sprt_stop=False)
+    summary = run_tournament(config, Lake(home))
+    assert summary.played == summary.planned == 8
+    assert summary.sprt is not None and summary.sprt.decision == "H1"
+
+
 def test_an_sprt_s_rounds_only_cap_it() -> None:
     """Issue 10: an SPRT's rounds (evaluate's --max-games) changed its tournament id, so a
     larger cap replayed every game. They stay out of an SPRT's id, not out of a plain
