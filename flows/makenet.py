@@ -71,6 +71,11 @@ def make_data(runner: Runner, config: mn.MakeNetConfig, lake: Lake, run: str, fo
             else mn.FIRST_DATA_RATE
         seconds = mn.next_round_seconds(config, state, data_rate, train_rate)
         if seconds < min(60.0, 30.0 * config.round_minutes):
+            if not state.shards and not mn.unmerged(batches, state):
+                raise mn.MakeNetError(
+                    f"make-net: --hours {config.hours:g} leaves no time for data: training "
+                    f"alone is estimated at {mn.clock(mn.training_seconds(0, 1, train_rate))}; "
+                    f"give more hours")
             state.data_done = True
         else:
             progress(mn.round_line(config, state, seconds, data_rate, train_rate))

@@ -69,6 +69,7 @@ from prefect.states import Completed, State  # noqa: E402
 
 from flows import run_logs  # noqa: E402
 from flows.evaluate_model import evaluate_model  # noqa: E402
+from flows.makenet import make_net  # noqa: E402
 from flows.prefect_runner import PrefectRunner  # noqa: E402
 from flows.refresh import refresh  # noqa: E402
 from flows.train import TRAIN, TrainJob  # noqa: E402
@@ -84,7 +85,7 @@ from pipelines.ops import (  # noqa: E402
     retrain_decision,
     unevaluated_models,
 )
-from pipelines.ops.config import kind_options, step_config  # noqa: E402
+from pipelines.ops.config import MakeNetSchedule, kind_options, step_config  # noqa: E402
 from warehouse import Lake  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ def seconds(value: float) -> int | float:
 
 RETRIES = int(os.environ.get(RETRIES_ENV, "2"))
 RETRY_DELAY_S = seconds(float(os.environ.get(RETRY_DELAY_ENV, "60")))
-JOBS = ("refresh", "retrain", "evaluate")
+JOBS = ("refresh", "retrain", "evaluate", "make-net")
 #: A run in one of these states when its serve starts was left behind by a killed serve.
 STALE_STATES = (StateType.RUNNING, StateType.PENDING, StateType.CANCELLING)
 
@@ -137,6 +138,8 @@ def deployment_name(job: str, target: str | None, home: Path | str) -> str:
         return f"chesslab-retrain/retrain-{target}-{tag}"
     if job == "evaluate":
         return f"chesslab-evaluate/evaluate-{tag}"
+    if job == "make-net":
+        return f"chesslab-make-net/make-net-{tag}"
     raise ValueError(f"trigger: unknown job {job!r} ({', '.join(JOBS)})")
 
 
@@ -236,6 +239,26 @@ def scheduled_evaluate(home: str, options: dict[str, Any],
     return finished("evaluate", result, done or result)
 
 
+@flow(name="chesslab-make-net", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S)
+def scheduled_make_net(home: str, options: dict[str, Any]) -> State[str]:
+    """Make an NNUE within a time budget: data, training, evaluation and promotion (a retry,
+    or the next run with the same options, resumes the run)."""
+    served_run(home)
+    run_logs.install()
+    lake = Lake(home)
+    config = MakeNetSchedule(options=options).make_net_config()
+    with job_lock(lake.home, "make-net"), PrefectRunner(lake.home) as runner:
+        result = make_net(runner, config, lake, log.info)
+    summary = {"run": result.run, "positions": result.positions, "model": result.model,
+               "hours": round(result.spent_s / 3600, 2),
+               "evaluation": str(result.evaluation) if result.evaluation else None}
+    line = (f"make-net {result.run}: {result.positions:,} positions, model {result.model}, "
+            f"made in {result.spent_s / 3600:.2f} h")
+    if result.evaluation is not None:
+        line += f"\n{result.evaluation}"
+    return finished("make-net", line, summary)
+
+
 def request_evaluation(model_id: str, home: str) -> None:
     """Start the evaluate deployment of ``home`` for a new version (when served; the
     registry poll catches it otherwise)."""
@@ -270,7 +293,7 @@ def deployments(schedules: Schedules, home: Path) -> list[RunnerDeployment]:
         retried = function.with_options(retries=runs.retries,
                                         retry_delay_seconds=seconds(runs.retry_delay_s))
         return retried.to_deployment(
-            name=f"{name}-{tag}", schedules=[schedule],
+            name=f"{name}-{tag}", schedules=[schedule] if schedule is not None else [],
             parameters={"home": str(home), **parameters}, concurrency_limit=1,
             entrypoint_type=EntrypointType.MODULE_PATH, tags=[f"chesslab-home:{tag}"],
             description=f"{(function.__doc__ or '').splitlines()[0]} (home {home})")
@@ -289,6 +312,11 @@ def deployments(schedules: Schedules, home: Path) -> list[RunnerDeployment]:
         e = schedules.evaluate
         found.append(deploy(scheduled_evaluate, "evaluate", Interval(e.interval_s),
                             options=e.options, model=None))
+    if schedules.make_net.enabled:
+        m = schedules.make_net
+        found.append(deploy(scheduled_make_net, "make-net",
+                            Cron(m.cron, timezone=runs.timezone) if m.cron else None,
+                            options=m.options))
     return found
 
 
@@ -333,6 +361,28 @@ def served_homes(client: Any, flow_name: str) -> list[str]:
     return sorted({str(d.parameters.get("home")) for d in found if d.parameters.get("home")})
 
 
+def folded_options(deployment: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """For a deployment that takes ``options`` (make-net, evaluate): a ``--param`` that is
+    none of its parameters is one of its options, set over the served ones
+    (``--param hours=8``).
+
+    >>> class Deployment:
+    ...     parameter_openapi_schema = {"properties": {"home": {}, "options": {}}}
+    ...     parameters = {"home": "/h", "options": {"hours": 4, "epochs": 10}}
+    >>> folded_options(Deployment(), {"hours": 8})
+    {'options': {'hours': 8, 'epochs': 10}}
+    """
+    known = set((deployment.parameter_openapi_schema or {}).get("properties", {}))
+    if "options" not in known:
+        return params
+    options = {k: v for k, v in params.items() if k not in known}
+    if not options:
+        return params
+    served = dict(params.get("options") or deployment.parameters.get("options") or {})
+    return {**{k: v for k, v in params.items() if k in known},
+            "options": {**served, **options}}
+
+
 def check_parameters(name: str, deployment: Any, params: dict[str, Any]) -> None:
     """Refuse ``--param`` values the deployment's flow does not take: an unknown name, the
     home (a home's runs work on that home), a value of the wrong type.
@@ -372,6 +422,8 @@ def check_parameters(name: str, deployment: Any, params: dict[str, Any]) -> None
                          f"{wanted(error.schema)}")
     if "label" in params:   # what the refresh flow checks first, checked before it starts
         step_config(LabelConfig, merged["label"], "--param label")
+    if name.startswith("chesslab-make-net/") and "options" in params:
+        MakeNetSchedule(options=merged["options"])
 
 
 def wanted(schema: dict[str, Any]) -> str:
@@ -405,6 +457,7 @@ def start_run(name: str, parameters: dict[str, Any], home: Path, watch: bool = F
                 deployment = client.read_deployment_by_name(name)
             except ObjectNotFound:
                 raise LookupError(not_served(client, name, home)) from None
+        parameters = folded_options(deployment, parameters)
         check_parameters(name, deployment, parameters)
         return run_deployment(deployment.id, parameters=parameters,
                               timeout=None if watch else 0, poll_interval=poll_s,

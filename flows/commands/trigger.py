@@ -1,4 +1,4 @@
-"""``chesslab trigger refresh|retrain KIND|evaluate [MODEL] [--param k=v] [--watch]``: start a
+"""``chesslab trigger refresh|retrain KIND|evaluate [MODEL]|make-net [--param k=v] [--watch]``: start a
 run of a served deployment now; ``--watch`` follows it to its final state, prints the run's
 own result ("retrain nnue: not due: ...") and exits 0 when it completed, 1 with the state
 and its reason otherwise.
@@ -17,14 +17,16 @@ from typing import Any
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "trigger", help="start a run of a served job (refresh, retrain KIND, evaluate MODEL)",
+        "trigger", help="start a run of a served job (refresh, retrain KIND, evaluate MODEL, "
+                        "make-net)",
         description=__doc__)
-    parser.add_argument("job", choices=("refresh", "retrain", "evaluate"))
+    parser.add_argument("job", choices=("refresh", "retrain", "evaluate", "make-net"))
     parser.add_argument("target", nargs="?", metavar="KIND|MODEL",
                         help="retrain: the model kind (nnue); evaluate: a model (nnue@3), "
                              "else every version not evaluated yet")
     parser.add_argument("--param", action="append", default=[], metavar="K=V",
-                        help="override a deployment parameter (V as JSON, else as text); "
+                        help="override a deployment parameter (V as JSON, else as text), or "
+                             "for make-net and evaluate one of its options (--param hours=8); "
                              "repeatable")
     parser.add_argument("--watch", action="store_true",
                         help="follow the run to its end; exit non-zero unless it completed")

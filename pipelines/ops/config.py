@@ -305,6 +305,29 @@ class EvaluateSchedule:
 
 
 @dataclass(frozen=True)
+class MakeNetSchedule:
+    """``make-net``: data, training, evaluation and promotion of an NNUE within a time budget
+    (``chesslab make-net``'s options), on a cron or, with none (the default), when triggered
+    (``chesslab trigger make-net``)."""
+
+    cron: str = ""                                    # "": on demand only
+    options: dict[str, Any] = field(default_factory=dict)
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        check_types(MakeNetSchedule, vars(self), "make-net")
+        if self.cron:
+            check_cron(self.cron, "make-net")
+        self.make_net_config()
+
+    def make_net_config(self, **overrides: Any) -> Any:
+        """The run's config (its options checked as ``chesslab make-net`` checks them)."""
+        from pipelines.makenet import MakeNetConfig
+
+        return step_config(MakeNetConfig, {**self.options, **overrides}, "make-net")
+
+
+@dataclass(frozen=True)
 class Schedules:
     """The whole schedules file."""
 
@@ -312,6 +335,7 @@ class Schedules:
     refresh: RefreshSchedule = field(default_factory=RefreshSchedule)
     retrain: RetrainSchedule = field(default_factory=RetrainSchedule)
     evaluate: EvaluateSchedule = field(default_factory=EvaluateSchedule)
+    make_net: MakeNetSchedule = field(default_factory=MakeNetSchedule)
 
 
 def step_config(config_cls: type[Any], values: dict[str, Any], section: str) -> Any:
@@ -340,9 +364,10 @@ def split_keys(section: str, values: dict[str, Any], own: set[str]) -> tuple[dic
 
 def parse_schedules(data: dict[str, Any], base: Path) -> Schedules:
     """The schedules of a parsed TOML document; relative folders are taken from ``base``."""
-    unknown = sorted(set(data) - {"runs", "refresh", "retrain", "evaluate"})
+    unknown = sorted(set(data) - {"runs", "refresh", "retrain", "evaluate", "make-net"})
     if unknown:
-        raise OpsConfigError(f"unknown section [{unknown[0]}] (runs, refresh, retrain, evaluate)")
+        raise OpsConfigError(f"unknown section [{unknown[0]}] (runs, refresh, retrain, "
+                             f"evaluate, make-net)")
     try:
         runs = RunPolicy(**data.get("runs", {}))
         own, label = split_keys("refresh", data.get("refresh", {}), {"cron", "folders",
@@ -364,9 +389,11 @@ def parse_schedules(data: dict[str, Any], base: Path) -> Schedules:
                 if isinstance(table, dict) and not any(k in table for k in LIMITS):
                     options[kind] = {**limit, **table}
         evaluate = EvaluateSchedule(options=options, **own)
+        own, options = split_keys("make-net", data.get("make-net", {}), {"cron", "enabled"})
+        make_net = MakeNetSchedule(options=options, **own)
     except TypeError as exc:   # an unknown key of a schedule
         raise OpsConfigError(str(exc).replace("__init__()", "schedule")) from None
-    return Schedules(runs, refresh, retrain, evaluate)
+    return Schedules(runs, refresh, retrain, evaluate, make_net)
 
 
 def load_schedules(path: str | Path | None = None) -> Schedules:

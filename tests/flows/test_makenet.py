@@ -100,6 +100,12 @@ def test_a_make_net_killed_in_its_data_rounds_resumes(home: Path, stockfish_path
     assert state.spent_s >= 0.5 * killed_after     # the killed run's time was counted
 
 
+def test_a_budget_with_no_time_for_data_is_one_line(home: Path, stockfish_path: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--home", str(home), "make-net", "--hours", "0.01", "--no-prefect"]) == 2
+    assert "make-net: --hours 0.01 leaves no time for data" in capsys.readouterr().err
+
+
 def test_rounds_stop_where_the_budget_left_trains_the_data() -> None:
     """A round is shortened (or skipped) so that what is left of the budget trains what the
     data made; the epochs shrink when even that is short; an interrupted stage counts the

@@ -122,3 +122,30 @@ def test_a_version_that_fails_its_evaluation_fails_the_run_with_its_reason(
     assert "evaluate: 1 of 1 versions failed: nnue@1: " in str(state.message)
     with pytest.raises(RuntimeError, match="nnue@1"):
         state.result()
+
+
+def test_the_served_make_net_flow_makes_and_evaluates_a_net(
+        home: Path, stockfish_path: str, prefect_harness: None) -> None:
+    """``chesslab-make-net``, the served make-net job (issue 47 §3), run in this process: a
+    tiny budget's data, net and evaluation, its result the run's Completed message; options
+    the deployment does not take are refused before anything runs."""
+    from flows.schedules import folded_options, scheduled_make_net
+    from pipelines.ops import OpsConfigError
+
+    options = {"hours": 0.04, "round_minutes": 0.4, "depth": 2, "batch_games": 4, "epochs": 1,
+               "hidden": 32, "batch_size": 1024, "eval_games": 2, "tc": "1+0.01"}
+    state = scheduled_make_net(str(home), options, return_state=True)
+    assert state.is_completed(), state.message
+    assert state.message.startswith("make-net make-net-") and "model nnue@1" in state.message
+    assert "nnue@1 vs alphabeta:eval=hce" in state.message
+    assert connect(Lake(home)).execute(
+        "select count(*) from net_run_events where stage = 'run' and event = 'finished'"
+    ).fetchone() == (1,)
+    with pytest.raises(OpsConfigError, match="make-net: unknown option 'hourz'"):
+        scheduled_make_net.fn(str(home), {"hourz": 1})
+
+    class Deployment:
+        parameter_openapi_schema = {"properties": {"home": {}, "options": {}}}
+        parameters = {"home": str(home), "options": options}
+
+    assert folded_options(Deployment(), {"hours": 8})["options"] == {**options, "hours": 8}

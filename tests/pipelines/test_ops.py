@@ -42,6 +42,8 @@ def test_the_repository_schedules_file_is_the_defaults(tmp_path: Path) -> None:
     assert shipped.refresh.label_config().depths == (5, 6, 7)
     config = shipped.evaluate.evaluate_config("nnue@2")
     assert (config.model, config.nodes, config.ladder) == ("nnue@2", 20000, "1800-2600/200")
+    assert shipped.make_net.make_net_config() == defaults.make_net.make_net_config()
+    assert shipped.make_net.cron == "" and shipped.make_net.enabled
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -52,6 +54,9 @@ def test_the_repository_schedules_file_is_the_defaults(tmp_path: Path) -> None:
     ("[retrain]\nmin_new = 3", "unexpected keyword argument 'min_new'"),
     ("[evaluate]\nsprt = [10, 0]", "evaluate: evaluate: --sprt wants elo0,elo1"),
     ("[nightly]", r"unknown section \[nightly\]"),
+    ("[make-net]\nhours = -1", r"make-net: make-net: --hours must be in \(0, 720\], got -1"),
+    ("[make-net]\nhourz = 4", "make-net: unknown option 'hourz'"),
+    ("[make-net]\ncron = 'weekly'", "make-net.cron: want 5 fields"),
     ("[runs\n", "not valid TOML"),
 ])
 def test_a_bad_schedules_file_is_one_line_naming_it(tmp_path: Path, text: str,
