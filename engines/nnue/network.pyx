@@ -77,9 +77,10 @@ cdef extern from "kernels.h":
 
 
 def use_simd(bint avx2, bint vnni=True) -> int:
-    """Choose the kernels, for tests and benchmarks: AVX2, and AVX-512 VNNI's vpdpbusd in the
-    dense layers, where the CPU has them (the default), or the SSE (x86-64-v2) path; returns
-    0 (SSE or plain C), 1 (AVX2) or 2 (AVX2 with VNNI)."""
+    """Choose the kernels, for tests and benchmarks: AVX2, and AVX-512 (VNNI's vpdpbusd in the
+    dense layers, BW's 32 lanes in the psq768 output) where the CPU has them (the default),
+    or the SSE (x86-64-v2) path; returns 0 (SSE or plain C), 1 (AVX2) or 2 (AVX2 with
+    VNNI)."""
     return nnue_set_simd(avx2, vnni)
 
 
