@@ -17,7 +17,10 @@ engine in this process for both sides without clocks and ends a game as soon as 
 to move could claim a draw (``outcome(claim_draw=True)``: also when its next move would make
 the repetition or the fifty moves), and ``pipelines/puct/selfplay.py`` records a training
 sample per searched position and stores its own termination names. Played through this
-loop, their stored games would change.
+loop, their stored games would change. ``pipelines/datagen/games.py`` (training data) keeps
+every search's score, plays one engine for both sides with no clock over raw pipes (or in
+its worker's process) and adjudicates on those scores: python-chess's asyncio engine costs it
+four times its moves' Python time, and a data move has no clock to keep.
 """
 from __future__ import annotations
 
