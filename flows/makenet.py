@@ -146,7 +146,7 @@ def evaluate(runner: Runner, config: mn.MakeNetConfig, lake: Lake, run: str,
     evaluation = evaluate_model(runner, EvaluateConfig(
         model=state.model, against=config.against, sprt=config.sprt,
         max_games=config.eval_games, ladder="", tc=config.tc, openings=config.opening_file,
-        runner=config.runner), lake)
+        sprt_stop=config.eval_stop, runner=config.runner), lake)
     state.evaluated = True
     mn.save_state(lake.home, run, state)
     mn.record(lake, run, "evaluate", "finished", {"model": state.model,

@@ -89,6 +89,9 @@ class MakeNetConfig:
         "help": "the evaluation's SPRT bounds elo0,elo1; the net is promoted when it accepts"})
     against: str = field(default="alphabeta:eval=hce", metadata={
         "help": "the evaluation's baseline engine"})
+    eval_stop: bool = field(default=True, metadata={
+        "help": "stop the evaluation at the SPRT's verdict; --no-eval-stop plays all "
+                "--eval-games (an Elo with a tighter interval)"})
     runner: GamesOptions = field(default_factory=GamesOptions, metadata={
         "help": "where games are played (--cluster, --workers)"})
 
@@ -118,7 +121,7 @@ class MakeNetConfig:
         """What names the run: everything but the budget and where games are played, so the
         same command resumes it with another budget or on a cluster."""
         values = asdict(self)
-        for name in ("hours", "runner", "round_minutes"):
+        for name in ("hours", "runner", "round_minutes", "eval_stop"):
             values.pop(name)
         return values
 
