@@ -77,6 +77,8 @@ def log_runs_at_info() -> None:
 
 
 def describe(deployment: Any) -> str:
+    if not deployment.schedules:
+        return "on demand (chesslab trigger)"
     schedule = deployment.schedules[0].schedule
     if getattr(schedule, "cron", None):
         return f"cron {schedule.cron!r} ({schedule.timezone})"

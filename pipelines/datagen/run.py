@@ -287,8 +287,8 @@ def label_engine_id(spec: EngineSpec, build: str, settings: GameSettings) -> str
 
     >>> label_engine_id(EngineSpec("stockfish", ("sf",)), "Stockfish 15.1", GameSettings(6))
     'datagen:Stockfish-15.1-d6'
-    >>> label_engine_id(EngineSpec("alphabeta:eval=hce", ("python",), kind="own"), "chesslab",
-    ...                 GameSettings(None, nodes=5000))
+    >>> own = EngineSpec("alphabeta:eval=hce", ("python", "-m", "engines.uci", "alphabeta"))
+    >>> label_engine_id(own, "chesslab", GameSettings(None, nodes=5000))
     'datagen:alphabeta-eval-hce-n5000'
     """
     engine = spec.name if is_own(spec) else build
