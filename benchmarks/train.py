@@ -62,13 +62,14 @@ def labelled_lake(home: Path) -> Lake:
 def in_memory_tensors(lake: Lake, arch: str,
                       device: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Every training example as tensors on ``device`` (the baseline's data, outside its
-    timing)."""
+    timing), features in the trainer's types (psq768 int16, HalfKP int32)."""
     from engines.nnue.features import halfkp_batch, psq_batch
 
     encode = psq_batch if arch == "psq768" else halfkp_batch
     rows = connect(lake).sql("select fen, score_cp, coalesce(result, 'nan'::double) "
                              "from nnue_examples where in_check is not true").fetchall()
-    features = torch.from_numpy(encode([r[0] for r in rows]).astype(np.int64))
+    features = torch.from_numpy(encode([r[0] for r in rows]).astype(
+        np.int16 if arch == "psq768" else np.int32))
     return (features.to(device), torch.tensor([float(r[1]) for r in rows], device=device),
             torch.tensor([float(r[2]) for r in rows], device=device))
 
