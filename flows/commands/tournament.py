@@ -48,6 +48,9 @@ def report(result: Any) -> str:
     lines.append(f"tournament {summary.tournament_id}: {summary.status}, "
                  f"{summary.already_done + summary.played}/{summary.planned} games "
                  f"({summary.played} played now)")
+    if summary.lost_workers:
+        lines.append(f"lost workers: {', '.join(summary.lost_workers)}; "
+                     f"{summary.replayed_batches} of their batches played again elsewhere")
     if summary.sprt is not None:
         lines.append(summary.sprt.describe())
     return "\n".join(lines)

@@ -8,19 +8,24 @@ everything when the caller says so (an SPRT's verdict, Ctrl-C): no new batch sta
 ones are cancelled and their workers stop their engines (a Dask ``Event`` each batch
 waits on at the scheduler).
 
-A worker that dies loses its running batch, which the scheduler gives to another worker; a
-worker that refuses a batch (:class:`~pipelines.games.batch.WorkerRefused`) is left out and
-the batch goes elsewhere; with no worker left, or with the scheduler gone, the run ends with
-:class:`~pipelines.games.config.GamesError` (one line).
+A worker that dies loses its running batch, which the scheduler gives to another worker: the
+caller hears of each lost worker with the batches it was playing (:class:`LostWorker`, from
+the scheduler's ``remove-worker`` event), so a run can say that a machine went away and which
+games were played again where. A worker that refuses a batch
+(:class:`~pipelines.games.batch.WorkerRefused`: one that joined after the start-up checks
+with another build) is left out and the batch goes elsewhere; with no worker left, or with
+the scheduler gone, the run ends with :class:`~pipelines.games.config.GamesError` (one line).
 """
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
+import queue
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pipelines.games.batch import (
@@ -30,6 +35,7 @@ from pipelines.games.batch import (
     play_batch,
     preflight,
     release_engines,
+    worker_name,
 )
 from pipelines.games.config import GamesError, GamesOptions
 
@@ -42,6 +48,9 @@ STOP_WAIT_S = 2.0
 # A batch on a worker that dies is played again elsewhere; a batch whose workers keep dying
 # (it kills them) is given up after this many.
 ALLOWED_FAILURES = 3
+# How long the client waits for a result before it looks for lost workers again (as long as
+# Dask's as_completed waits between its own looks).
+WAKE_S = 0.1
 
 Report = Callable[[str], None]
 
@@ -252,13 +261,90 @@ def check_workers(client: Any, batch: Any, report: Report,
     return good
 
 
+@dataclass(frozen=True)
+class LostWorker:
+    """A worker the scheduler removed while the run played (killed, its machine gone): its
+    address, its name (``host:pid``, as a batch result names its worker; the address when it
+    never said), and the batches it was playing, which the scheduler gives to another worker.
+
+    >>> LostWorker("tcp://10.0.0.7:40123", "box:4242", (3, 5)).describe()
+    'worker box:4242 (tcp://10.0.0.7:40123) lost; batch 3, batch 5 to be played again'
+    """
+
+    address: str
+    name: str
+    batches: tuple[int, ...]
+
+    def describe(self, batch: Callable[[int], str] = "batch {}".format) -> str:
+        """One line; ``batch`` words a batch from its index."""
+        where = self.name if self.name == self.address else f"{self.name} ({self.address})"
+        again = (f"; {', '.join(map(batch, self.batches))} to be played again"
+                 if self.batches else "; it was playing no batch")
+        return f"worker {where} lost{again}"
+
+
+class WorkerWatch:
+    """The scheduler's word on workers for one run: the ``remove-worker`` and ``add-worker``
+    events of its ``all`` topic, kept until the client's loop reads them (the handler runs on
+    the client's event loop, which must not wait on anything), and each worker's name."""
+
+    TOPIC = "all"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.events: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        self.woken = threading.Event()
+        self.names: dict[str, str] = {}
+        client.subscribe_topic(self.TOPIC, self.heard)
+        self.learn_names()
+
+    def heard(self, event: tuple[float, Any]) -> None:
+        message = event[1]
+        if isinstance(message, dict) and message.get("action") in ("remove-worker",
+                                                                   "add-worker"):
+            self.events.put(message)
+            self.woken.set()
+
+    def learn_names(self, workers: list[str] | None = None) -> None:
+        """Each worker's ``host:pid`` (a worker that does not answer keeps its address)."""
+        with contextlib.suppress(Exception):
+            self.names.update(self.client.run(worker_name, workers=workers))
+
+    def lost(self, batch_of: Callable[[str], int | None]) -> list[LostWorker]:
+        """The workers removed since the last call, each with the indexes of this run's
+        batches it was playing or held unfetched (``batch_of``: a task key's batch)."""
+        found = []
+        while not self.events.empty():
+            message = self.events.get()
+            address = str(message.get("worker", ""))
+            if message["action"] == "add-worker":
+                self.learn_names([address])
+                continue
+            keys = {*message.get("processing-tasks", ()), *message.get("lost-computed-tasks", ())}
+            batches = sorted(i for i in map(batch_of, keys) if i is not None)
+            found.append(LostWorker(address, self.names.get(address, address), tuple(batches)))
+        return found
+
+    def wait(self) -> None:
+        """Until the scheduler says something or ``WAKE_S`` passed."""
+        self.woken.wait(WAKE_S)
+        self.woken.clear()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.unsubscribe_topic(self.TOPIC)
+
+
 def run_batches(client: Any, workers: list[str], batches: Sequence[Any],
                 on_result: Callable[[Any], bool], report: Report,
-                play: Callable[[Any, str], Any] = remote_play) -> None:
+                play: Callable[[Any, str], Any] = remote_play,
+                on_lost: Callable[[LostWorker], None] | None = None) -> None:
     """Play ``batches`` on the cluster's checked ``workers`` (:func:`check_workers`);
     ``on_result`` takes each result as it comes back and returns False to stop the run
     (nothing more is handed to it). ``play(batch, stop_name)`` plays one batch on a worker
-    (default: a tournament's :class:`GameBatch`); a batch has an ``index``, its rank."""
+    (default: a tournament's :class:`GameBatch`); a batch has an ``index``, its rank.
+    ``on_lost`` hears of each worker lost during the run (default: ``report`` gets a line);
+    its batches come back through ``on_result`` when another worker has played them."""
     from distributed import Event, as_completed
 
     if not batches:
@@ -268,8 +354,10 @@ def run_batches(client: Any, workers: list[str], batches: Sequence[Any],
     by_key: dict[str, Any] = {}
     everyone = set(client.scheduler_info()["workers"])
     restrict = [] if everyone <= set(workers) else workers
-    queue = list(batches)
+    todo = list(batches)
     running: list[Any] = []
+    watch = WorkerWatch(client)
+    tell = on_lost or (lambda lost: report(lost.describe()))
 
     def submit(batch: Any) -> Any:
         # a batch restricted to workers is not queued nor stolen: restricted only when a
@@ -287,10 +375,23 @@ def run_batches(client: Any, workers: list[str], batches: Sequence[Any],
         threads = client.nthreads()
         return max(1, sum(n for w, n in threads.items() if not restrict or w in restrict))
 
-    pending = as_completed([submit(queue.pop(0)) for _ in range(min(capacity(), len(queue)))],
-                           loop=client.loop)
+    def batch_of(key: str) -> int | None:
+        """The index of the batch a running task plays (None: not one of this run's)."""
+        return by_key[key].index if key in {f.key for f in running} else None
+
+    def next_done() -> Any:
+        """The next finished batch's future; lost workers told as the scheduler names them."""
+        while not pending.has_ready():
+            for lost in watch.lost(batch_of):
+                tell(lost)
+            watch.wait()
+        return next(pending)
+
+    pending = as_completed([submit(todo.pop(0))
+                            for _ in range(min(capacity(), len(todo)))], loop=client.loop)
     try:
-        for future in pending:
+        while not pending.is_empty():
+            future = next_done()
             running.remove(future)
             batch = by_key[future.key]
             try:
@@ -307,13 +408,16 @@ def run_batches(client: Any, workers: list[str], batches: Sequence[Any],
             # the freed thread gets its next batch before the client stores this one (a
             # verdict in ``on_result`` cancels it: the run still stops within one batch)
             threads = capacity()
-            while queue and len(running) < threads:
-                pending.add(submit(queue.pop(0)))
+            while todo and len(running) < threads:
+                pending.add(submit(todo.pop(0)))
             if not on_result(result):
                 break
+        for lost in watch.lost(batch_of):   # lost as the last batches came back
+            tell(lost)
     except OSError as exc:              # asking a scheduler that went away (CommClosedError)
         raise lost_or_failed(client, exc) from None
     finally:
+        watch.close()
         with contextlib.suppress(Exception):
             stop.set()
         with contextlib.suppress(Exception):

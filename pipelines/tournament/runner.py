@@ -23,7 +23,7 @@ from engines.registry import (
     parse_engine,
 )
 from pipelines.games.batch import BatchResult, GameBatch, client_builds
-from pipelines.games.cluster import check_workers, open_cluster, run_batches
+from pipelines.games.cluster import LostWorker, check_workers, open_cluster, run_batches
 from pipelines.games.config import GamesError
 from pipelines.games.game import Slot
 from pipelines.models.deploy import resolve_player
@@ -56,6 +56,8 @@ class TournamentSummary:
     worker_seconds: float = 0.0        # wall time of every worker, summed
     engine_seconds: float = 0.0        # time the workers spent waiting for engines, summed
     terminations: dict[str, int] = field(default_factory=dict)
+    lost_workers: list[str] = field(default_factory=list)   # workers gone during the run
+    replayed_batches: int = 0          # batches a lost worker left, played by another
 
     @property
     def outside_engine_share(self) -> float:
@@ -125,6 +127,8 @@ class Tournament:
         self.digest = digest
         self.results: dict[str, dict[str, Any]] = {}
         self.per_worker: dict[str, int] = {}
+        self.lost: dict[int, str] = {}        # a lost worker's batch -> that worker
+        self.slots_of: dict[int, tuple[Slot, ...]] = {}   # batch index -> its games
         self.stopped = False
         self.sprt_config = None
         if config.sprt_elo0 is not None and config.sprt_elo1 is not None:
@@ -182,7 +186,8 @@ class Tournament:
             if batches:
                 run_batches(client, workers, batches,
                             lambda result: self.finish(result, summary),
-                            self.progress or log.warning)
+                            self.progress or log.warning,
+                            on_lost=lambda lost: self.worker_lost(lost, summary))
         except GamesError as exc:
             summary.status = "interrupted"
             detail = str(exc)
@@ -220,7 +225,34 @@ class Tournament:
             batches.append(GameBatch(self.id, index, self.config.limits,
                                      self.config.adjudication, tuple(self.players), slots,
                                      openings, builds, self.config.runner.clock_reference_nps))
+            self.slots_of[index] = slots
         return batches
+
+    def batch_games(self, index: int) -> str:
+        """``batch 3 (games 0:3:0, 0:3:1)``: a batch and its games' keys."""
+        return f"batch {index} (games {', '.join(s.key for s in self.slots_of[index])})"
+
+    def worker_lost(self, lost: LostWorker, summary: TournamentSummary) -> None:
+        """A worker gone mid-run: said, and kept in ``tournament_events`` (``worker_lost``)
+        with the games it was playing, which another worker plays again."""
+        summary.lost_workers.append(lost.name)
+        self.lost.update(dict.fromkeys(lost.batches, lost.name))
+        self.incident(summary, "worker_lost", lost.describe(self.batch_games))
+
+    def replayed(self, result: BatchResult, summary: TournamentSummary) -> None:
+        """A lost worker's batch played again: said and kept (``batch_replayed``)."""
+        gone = self.lost.pop(result.index)
+        summary.replayed_batches += 1
+        self.incident(summary, "batch_replayed",
+                      f"{self.batch_games(result.index)} lost with worker {gone}, played "
+                      f"again by worker {result.worker}")
+
+    def incident(self, summary: TournamentSummary, event: str, detail: str) -> None:
+        """What went wrong on the cluster, on the console (even without ``--progress``) and
+        in ``tournament_events``, with the games done so far."""
+        done = summary.already_done + summary.played
+        store.record_event(self.lake, self.id, event, done, summary.planned, detail)
+        (self.progress or log.warning)(f"[{done}/{summary.planned}] {detail}")
 
     def finish(self, result: BatchResult, summary: TournamentSummary) -> bool:
         """Store a batch's games (keyed by slot: a batch played twice stores each game once),
@@ -241,6 +273,8 @@ class Tournament:
         summary.worker_seconds += result.seconds
         self.per_worker[result.worker] = self.per_worker.get(result.worker, 0) + \
             len(result.records)
+        if result.index in self.lost:
+            self.replayed(result, summary)
         sprt = self.sprt_status()
         if sprt is not None and sprt.decision != "continue" and self.config.sprt_stop:
             self.stopped = True
@@ -262,8 +296,14 @@ class Tournament:
                          or self.stopped):
             for line in self.standings(done, summary.planned, sprt):
                 self.progress(line)
-            self.progress(f"[{done}/{summary.planned}] workers: " + ", ".join(
-                f"{name} {games}" for name, games in sorted(self.per_worker.items())))
+            self.progress(f"[{done}/{summary.planned}] workers: " + self.workers_line(summary))
+
+    def workers_line(self, summary: TournamentSummary) -> str:
+        """``host:1 6, host:2 4 (lost)``: the games each worker played, the lost ones
+        marked."""
+        games = {**dict.fromkeys(summary.lost_workers, 0), **self.per_worker}
+        return ", ".join(f"{name} {count}" + (" (lost)" if name in summary.lost_workers else "")
+                         for name, count in sorted(games.items()))
 
     def standings(self, done: int, planned: int, sprt: SprtResult | None) -> list[str]:
         """The running score, Elo and interval (and the SPRT) over every finished game."""

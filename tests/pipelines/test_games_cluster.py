@@ -25,7 +25,7 @@ from pipelines.tournament import TournamentConfig, TournamentError, run_tourname
 from pipelines.tournament.openings import Opening
 from pipelines.tournament.runner import Tournament, TournamentSummary
 from pipelines.tournament.store import finished_games
-from warehouse import Lake
+from warehouse import Lake, connect
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 SF = "stockfish?Threads=1&Hash=16#sf"
@@ -43,10 +43,11 @@ class DaskCluster:
     scheduler: subprocess.Popen[bytes]
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
-    def add_worker(self, name: str) -> subprocess.Popen[bytes]:
+    def add_worker(self, name: str, **env: str) -> subprocess.Popen[bytes]:
+        """A worker of one thread named ``name``, with ``env`` added to its environment."""
         worker = dask_process("worker", self.address, "--nthreads", "1", "--no-nanny",
                               "--name", name, "--no-dashboard",
-                              "--local-directory", os.environ.get("TMPDIR", "/tmp"))
+                              "--local-directory", os.environ.get("TMPDIR", "/tmp"), **env)
         self.workers.append(worker)
         return worker
 
@@ -69,11 +70,11 @@ def dask_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": ROOT + (os.pathsep + path if path else "")}
 
 
-def dask_process(*args: str) -> subprocess.Popen[bytes]:
+def dask_process(*args: str, **env: str) -> subprocess.Popen[bytes]:
     """``dask <args>``, Dask's own command line, quiet; it gets SIGKILL when the thread that
     started it ends, so a test run killed (SIGKILL, or a hung run's SIGTERM) leaves none
     behind to spend the cores."""
-    return subprocess.Popen(orphan_safe([DASK, *args]), env=dask_env(),
+    return subprocess.Popen(orphan_safe([DASK, *args]), env={**dask_env(), **env},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -177,30 +178,128 @@ def test_sprt_on_a_cluster_stops_early_with_the_local_counts(home: Path, tmp_pat
     assert len(stored(home, summary.tournament_id)) == summary.played
 
 
+def kill_a_playing_worker(cluster: DaskCluster) -> tuple[str, int]:
+    """Kill (SIGKILL) a worker of the cluster while it plays a batch: its name as the games
+    runner gives it (``host:pid``) and the index of that batch."""
+    from distributed import Client
+
+    with Client(cluster.address, timeout=30, set_as_default=False) as client:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            playing = {address: keys for address, keys in client.processing().items()
+                       if any(str(k).startswith("games-") for k in keys)}
+            if playing:
+                break
+            time.sleep(0.05)
+        address, keys = next(iter(playing.items()))
+        number = int(client.scheduler_info()["workers"][address]["name"][1:])     # wN
+    victim = cluster.workers[number]
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    batch = next(int(str(k).split("-")[1]) for k in keys if str(k).startswith("games-"))
+    return f"{socket.gethostname()}:{victim.pid}", batch
+
+
+def events(home: Path, tournament_id: str, *kinds: str) -> list[tuple[str, str]]:
+    """(event, detail) of the tournament's events of these kinds, in the order recorded."""
+    rows = Lake(home).read("tournament_events").to_pylist()
+    return [(r["event"], r["detail"]) for r in sorted(rows, key=lambda r: r["recorded_at"])
+            if r["tournament_id"] == tournament_id and r["event"] in kinds]
+
+
 def test_killed_worker_loses_only_its_batch(home: Path, stockfish_path: str) -> None:
-    """A worker killed (SIGKILL) after the first batch came back: its running batch is played
-    again by the other worker; the stored games are the schedule's, none twice."""
+    """A worker killed (SIGKILL) while it plays a batch: that batch is played again by the
+    other worker; the stored games are the schedule's, none twice. And the run says so
+    (issue 48: it said nothing, and its "workers:" line still listed the dead worker): a
+    ``worker_lost`` event naming the killed worker and the games it was playing, a
+    ``batch_replayed`` event naming those games and the worker that played them again, the
+    same lines on the console, the summary's lost worker, and "(lost)" in the workers line."""
     local_cluster = start_cluster(2)
-    killed: list[int] = []
+    killed: list[tuple[str, int]] = []
+    lines: list[str] = []
 
     def kill_one(line: str) -> None:
-        if not killed and "ab" in line:
-            victim = local_cluster.workers[0]
-            victim.send_signal(signal.SIGKILL)
-            victim.wait()
-            killed.append(victim.pid)
+        lines.append(line)
+        if not killed and " ab " in line:
+            killed.append(kill_a_playing_worker(local_cluster))
 
     try:
-        config = match(local_cluster.address, rounds=6, progress=True, rating_interval=0)
+        config = match(local_cluster.address, rounds=6, progress=True, rating_interval=4)
         summary = run_tournament(config, Lake(home), progress=kill_one)
     finally:
         local_cluster.stop()
     assert killed
+    victim, batch = killed[0]
     rows = stored(home, summary.tournament_id)
     keys = [key for key, _ in rows]
     assert sorted(Counter(keys).values()) == [1] * 12
     assert keys == sorted(slot.key for slot in Tournament(config, Lake(home)).slots)
     assert summary.played == 12
+    games = f"batch {batch} (games 0:{batch}:0, 0:{batch}:1)"
+    again = {row["worker"] for row in finished_games(Lake(home), summary.tournament_id)
+             if row["round"] == batch}
+    assert len(again) == 1 and victim not in again
+    lost = f"worker {victim} (tcp://127.0.0.1:"
+    replayed = f"{games} lost with worker {victim}, played again by worker {again.pop()}"
+    found = events(home, summary.tournament_id, "worker_lost", "batch_replayed")
+    assert [event for event, _ in found] == ["worker_lost", "batch_replayed"]
+    assert found[0][1].startswith(lost) and found[0][1].endswith(
+        f") lost; {games} to be played again")
+    assert found[1][1] == replayed
+    assert [line.split("] ", 1)[1] for line in lines if " lost" in line
+            and "workers:" not in line] == [found[0][1], replayed]
+    assert (summary.lost_workers, summary.replayed_batches) == ([victim], 1)
+    workers = [line for line in lines if "] workers: " in line][-1]
+    assert f"{victim} " in workers and workers.count("(lost)") == 1
+    assert workers.split(f"{victim} ")[1].split(",")[0].endswith("(lost)")
+    status = connect(Lake(home)).execute(
+        "select status from tournament_status where tournament_id = ?",
+        [summary.tournament_id]).fetchone()
+    assert status == ("finished",)        # incidents are no progress events
+
+
+def stub_players(tmp_path: Path) -> str:
+    """An engines file of two players, ``a`` and ``b``, both the stub engine (it answers
+    ``stub-none``, or ``$STUB_ENGINE_ID``)."""
+    path = tmp_path / "stubs.toml"
+    stub = FIXTURES / "engines" / "stub_engine.py"
+    path.write_text("".join(f'[players.{name}]\ncommand = ["{sys.executable}", "{stub}"]\n'
+                            for name in "ab"))
+    return str(path)
+
+
+def test_worker_joining_late_with_another_build_refuses_and_its_batch_goes_elsewhere(
+        home: Path, tmp_path: Path) -> None:
+    """``run_batches``' own refusal (issue 48: removing its resubmission failed no test): a
+    worker that joins after the start-up checks, where the engine answers with another
+    name (another build), refuses the batch it is handed; the batch is sent again to the
+    checked worker, and every game of the schedule is stored once, all played there."""
+    local_cluster = start_cluster(1)
+    lines: list[str] = []
+
+    def join_late(line: str) -> None:
+        lines.append(line)
+        if len(local_cluster.workers) == 1:         # the first game: a worker joins
+            local_cluster.add_worker("w1", STUB_ENGINE_ID="stub-other")
+            local_cluster.wait_for(2)
+
+    config = match(local_cluster.address, engines=("a", "b"), engines_file=stub_players(
+        tmp_path), nodes=1, rounds=4, max_plies=12, progress=True, rating_interval=0)
+    try:
+        summary = run_tournament(config, Lake(home), progress=join_late)
+    finally:
+        local_cluster.stop()
+    refusals = [line for line in lines if "refuses" in line]
+    assert len(refusals) == 1 and refusals[0].endswith(
+        "is 'stub-other' here, the client runs 'stub-none'")
+    assert refusals[0].startswith(f"worker {socket.gethostname()}:"
+                                  f"{local_cluster.workers[1].pid} refuses: ")
+    rows = stored(home, summary.tournament_id)
+    assert [key for key, _ in rows] == sorted(
+        slot.key for slot in Tournament(config, Lake(home)).slots)
+    assert summary.played == summary.planned == 8
+    workers = {row["worker"] for row in finished_games(Lake(home), summary.tournament_id)}
+    assert workers == {f"{socket.gethostname()}:{local_cluster.workers[0].pid}"}
 
 
 def test_mismatched_build_is_refused_with_its_reason(home: Path, stockfish_path: str,

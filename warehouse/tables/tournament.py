@@ -83,10 +83,13 @@ TOURNAMENT_GAMES = Table(
 TOURNAMENT_EVENTS = Table(
     name="tournament_events",
     doc="Append-only progress of a tournament (started, resumed, finished, interrupted, "
-        "sprt_stopped); the tournament_status view keeps the latest.",
+        "sprt_stopped; the tournament_status view keeps the latest) and what went wrong on "
+        "its cluster (worker_lost, batch_replayed).",
     columns=[
         ("tournament_id", pa.string(), "tournaments.tournament_id"),
-        ("event", pa.string(), "started, resumed, finished, interrupted or sprt_stopped"),
+        ("event", pa.string(), "started, resumed, finished, interrupted or sprt_stopped; "
+         "worker_lost (a worker gone, with the games it was playing), batch_replayed (those "
+         "games played again, by which worker)"),
         ("games_done", pa.int32(), "games finished when the event happened"),
         ("planned_games", pa.int32(), "games planned when the event happened"),
         ("detail", pa.string(),

@@ -1,5 +1,6 @@
 -- depends: tournament_events, tournament_games, tournaments
--- Latest progress event of each tournament, with its finished-game count from the games.
+-- Latest progress event of each tournament (its incidents, worker_lost and batch_replayed,
+-- left out), with its finished-game count from the games.
 -- planned_games is the latest event's: an SPRT rerun with more rounds (a larger games cap)
 -- continues the same tournament, whose tournaments row keeps the first run's plan.
 -- column tournament_id: tournaments.tournament_id
@@ -16,6 +17,7 @@ tournaments as (select * from tournaments),
 latest as (
     select distinct on (tournament_id) tournament_id, event, detail, planned_games, recorded_at
     from events
+    where event in ('started', 'resumed', 'finished', 'interrupted', 'sprt_stopped')
     order by tournament_id, recorded_at desc
 ),
 counts as (
