@@ -48,6 +48,14 @@ def report(result: Any) -> str:
     lines.append(f"tournament {summary.tournament_id}: {summary.status}, "
                  f"{summary.already_done + summary.played}/{summary.planned} games "
                  f"({summary.played} played now)")
+    lost = sum(summary.time_forfeits.values())
+    if lost:
+        lines.append("lost on time: " + ", ".join(
+            f"{name} {n}" for name, n in sorted(summary.time_forfeits.items())) +
+            f" ({lost} of {summary.already_done + summary.played} games, "
+            f"{summary.forfeit_rate:.1%})")
+    if warning := summary.forfeit_warning():
+        lines.append(warning)
     if summary.lost_workers:
         lines.append(f"lost workers: {', '.join(summary.lost_workers)}; "
                      f"{summary.replayed_batches} of their batches played again elsewhere")

@@ -163,7 +163,12 @@ class GameRecord:
     finished_at: dt.datetime | None = None
     wall_seconds: float = 0.0
     engine_seconds: float = 0.0
+    #: each side's engine's measured seconds on its moves (the move it lost on time included)
     clock_used: dict[bool, float] = field(default_factory=lambda: {True: 0.0, False: 0.0})
+    #: each side's budget of seconds: under a clock its base time, the increment of each
+    #: move made in time and each period's refill; under a move time that time for each move
+    #: it was asked for; None without a time limit (nodes, depth)
+    clock_budget: dict[bool, float] | None = None
 
     @property
     def plies(self) -> int:
@@ -175,11 +180,15 @@ class GameRecord:
 
 
 class Clock:
-    """Remaining time per side under a time control (moves/seconds+increment)."""
+    """Remaining time per side under a time control (moves/seconds+increment), and the time
+    each side was given so far (``given``: base time, increments and refills of the moves it
+    made without losing on time, ``margin`` past zero allowed)."""
 
-    def __init__(self, tc: TimeControl) -> None:
+    def __init__(self, tc: TimeControl, margin: float = 0.0) -> None:
         self.tc = tc
+        self.margin = margin
         self.remaining = {chess.WHITE: tc.seconds, chess.BLACK: tc.seconds}
+        self.given = {chess.WHITE: tc.seconds, chess.BLACK: tc.seconds}
         self.moves_made = {chess.WHITE: 0, chess.BLACK: 0}
 
     def moves_to_go(self, side: bool) -> int | None:
@@ -191,9 +200,12 @@ class Clock:
         """Charge a move; returns the time left before the increment (negative: flagged)."""
         left = self.remaining[side] - seconds
         self.moves_made[side] += 1
-        self.remaining[side] = left + self.tc.increment
+        credit = self.tc.increment
         if self.tc.moves and self.moves_made[side] % self.tc.moves == 0:
-            self.remaining[side] += self.tc.seconds
+            credit += self.tc.seconds
+        self.remaining[side] = left + credit
+        if left >= -self.margin:
+            self.given[side] += credit
         return left
 
 
@@ -225,7 +237,12 @@ class GamePlayer:
     async def play_moves(self, record: GameRecord, board: chess.Board,
                          seats: dict[bool, Seat]) -> Verdict:
         tc = self.limits.tc
-        clock = Clock(tc) if tc is not None else None
+        clock = Clock(tc, self.margin) if tc is not None else None
+        per_move = self.limits.movetime_ms / 1000 if self.limits.movetime_ms else 0.0
+        if clock is not None:
+            record.clock_budget = clock.given          # kept up to date by the clock
+        elif per_move:
+            record.clock_budget = {chess.WHITE: 0.0, chess.BLACK: 0.0}
         scores: list[int | None] = []
         token = object()   # a new game for python-chess
         for side in (chess.WHITE, chess.BLACK):
@@ -239,15 +256,18 @@ class GamePlayer:
             if over:
                 return over
             side = board.turn
+            if per_move and record.clock_budget is not None:
+                record.clock_budget[side] += per_move
             try:
                 move, info, seconds = await self.ask(seats[side], board, clock, token, record)
             except EngineFailure as failure:
                 await seats[side].stop(polite=False)
                 return forfeit(board, side, failure)
+            record.clock_used[side] += seconds
             if clock is not None and clock.spend(side, seconds) < -self.margin:
                 return forfeit(board, side, EngineFailure(
-                    "time forfeit", f"{seats[side].spec.name} loses on time"))
-            record.clock_used[side] += seconds
+                    "time forfeit", f"{seats[side].spec.name} loses on time: "
+                    f"{record.clock_used[side]:.3f}s used of {clock.given[side]:.3f}s"))
             white_score = score_for_white(info, side)
             scores.append(white_score)
             record.moves.append(MoveRecord(move, move_comment(info, side, seconds),
@@ -289,9 +309,11 @@ class GamePlayer:
                 result = await asyncio.wait_for(
                     engine.play(board, limit, game=token, info=INFO), deadline)
             except TimeoutError:
-                kind = "time forfeit" if clock or self.limits.movetime_ms else \
-                    "stalled connection"
-                raise EngineFailure(kind, f"{seat.spec.name} did not move within "
+                timed = clock is not None or bool(self.limits.movetime_ms)
+                if timed:          # the time it took counts against its budget
+                    record.clock_used[board.turn] += time.perf_counter() - started_move
+                raise EngineFailure("time forfeit" if timed else "stalled connection",
+                                    f"{seat.spec.name} did not move within "
                                     f"{deadline:.1f}s") from None
             except chess.engine.EngineTerminatedError as exc:
                 raise EngineFailure("abandoned", f"{seat.spec.name} terminated: "
@@ -307,6 +329,7 @@ class GamePlayer:
             raise EngineFailure("illegal move",
                                 f"{seat.spec.name} played no legal move ({result.move})")
         if self.limits.movetime_ms and seconds > self.limits.movetime_ms / 1000 + self.margin:
+            record.clock_used[board.turn] += seconds
             raise EngineFailure("time forfeit", f"{seat.spec.name} used {seconds:.3f}s of "
                                 f"{self.limits.movetime_ms} ms")
         return result.move, dict(result.info), seconds

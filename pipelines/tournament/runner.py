@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,11 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str], None]
 
+#: Above this share of games lost on time the machines are too busy for the time control
+#: (fastchess's bar: about 10 time losses in 20,000 games at 250 concurrent games is normal;
+#: 4 in 14 on a loaded cluster was not): the run warns.
+FORFEIT_WARNING_RATE = 0.01
+
 
 @dataclass
 class TournamentSummary:
@@ -58,6 +64,25 @@ class TournamentSummary:
     terminations: dict[str, int] = field(default_factory=dict)
     lost_workers: list[str] = field(default_factory=list)   # workers gone during the run
     replayed_batches: int = 0          # batches a lost worker left, played by another
+    time_forfeits: dict[str, int] = field(default_factory=dict)   # player -> games lost
+                                                                  # on time, all runs'
+
+    @property
+    def forfeit_rate(self) -> float:
+        """Share of the tournament's finished games lost on time."""
+        done = self.already_done + self.played
+        return sum(self.time_forfeits.values()) / done if done else 0.0
+
+    def forfeit_warning(self) -> str | None:
+        """A line when more than FORFEIT_WARNING_RATE of the games were lost on time."""
+        if self.forfeit_rate <= FORFEIT_WARNING_RATE:
+            return None
+        lost = sum(self.time_forfeits.values())
+        who = ", ".join(f"{name} {n}" for name, n in sorted(self.time_forfeits.items()) if n)
+        return (f"warning: {lost} of {self.already_done + self.played} games lost on time "
+                f"({self.forfeit_rate:.1%}: {who}), above {FORFEIT_WARNING_RATE:.0%}: the "
+                "engines are short of CPU for this time control (fewer games at once, or a "
+                "longer time control)")
 
     @property
     def outside_engine_share(self) -> float:
@@ -126,6 +151,7 @@ class Tournament:
                               len(self.openings))
         self.digest = digest
         self.results: dict[str, dict[str, Any]] = {}
+        self.time_losses: Counter[str] = Counter()      # player -> games lost on time
         self.per_worker: dict[str, int] = {}
         self.lost: dict[int, str] = {}        # a lost worker's batch -> that worker
         self.slots_of: dict[int, tuple[Slot, ...]] = {}   # batch index -> its games
@@ -138,11 +164,13 @@ class Tournament:
     def run(self) -> TournamentSummary:
         started = time.perf_counter()
         done = {row["game_key"]: row for row in store.finished_games(self.lake, self.id)}
-        self.results = {key: {"white_score": row["white_score"]} for key, row in done.items()}
+        for key, row in done.items():
+            self.keep(key, row)
         planned = len(self.slots)
         summary = TournamentSummary(self.id, [p.name for p in self.players], planned,
                                     len(done))
         pending = [slot for slot in self.slots if slot.key not in done]
+        summary.time_forfeits = self.forfeits()
         summary.sprt = self.sprt_status()
         if summary.sprt is not None and summary.sprt.decision != "continue" \
                 and self.config.sprt_stop:
@@ -264,11 +292,13 @@ class Tournament:
                                result.worker, result.clock_scale)
                 for record in result.records]
         self.lake.write("tournament_games", rows)
-        for record in result.records:
-            self.results[record.slot.key] = {"white_score": record.white_score}
+        for record, row in zip(result.records, rows, strict=True):
+            self.keep(record.slot.key, row)
             summary.played += 1
             summary.terminations[record.termination] = \
                 summary.terminations.get(record.termination, 0) + 1
+        warned = summary.forfeit_warning() is not None
+        summary.time_forfeits = self.forfeits()
         summary.engine_seconds += result.engine_seconds
         summary.worker_seconds += result.seconds
         self.per_worker[result.worker] = self.per_worker.get(result.worker, 0) + \
@@ -280,6 +310,9 @@ class Tournament:
             self.stopped = True
         if self.progress:
             self.show(result, summary, sprt)
+        if not warned and (warning := summary.forfeit_warning()):
+            (self.progress or log.warning)(
+                f"[{summary.already_done + summary.played}/{summary.planned}] {warning}")
         return not self.stopped
 
     def show(self, result: BatchResult, summary: TournamentSummary,
@@ -312,7 +345,19 @@ class Tournament:
                  and result["white_score"] is not None]
         names = [p.name for p in self.players]
         return standings.report(names, standings.player_counts(names, games), done, planned,
-                                sprt)
+                                sprt, self.forfeits())
+
+    def keep(self, key: str, game: dict[str, Any]) -> None:
+        """What the running standings keep of a finished game (a ``tournament_games`` row):
+        White's score, and who lost on time."""
+        lost = standings.lost_on_time(game)
+        if lost is not None and key not in self.results:     # a game kept once
+            self.time_losses[lost] += 1
+        self.results[key] = {"white_score": game["white_score"]}
+
+    def forfeits(self) -> dict[str, int]:
+        """Each player's games lost on time, over every finished game."""
+        return {p.name: self.time_losses[p.name] for p in self.players}
 
     def sprt_status(self) -> SprtResult | None:
         """The SPRT on the finished game pairs, from the first player's side."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from pipelines.ratings.pair import pair_elo
 from pipelines.sprt import SprtResult
@@ -32,6 +33,26 @@ def player_counts(players: Sequence[str],
     return {p: (c[0], c[1], c[2]) for p, c in counts.items()}
 
 
+def lost_on_time(game: Mapping[str, Any]) -> str | None:
+    """The player who lost a finished game (a ``tournament_games`` row) on time, else None:
+    the loser of a time forfeit, or, drawn because the opponent could not mate, the side whose
+    measured time passed its budget.
+
+    >>> lost_on_time({"white": "a", "black": "b", "termination": "time forfeit",
+    ...               "result": "1-0"})
+    'b'
+    """
+    if game.get("termination") != "time forfeit":
+        return None
+    if game.get("result") in ("1-0", "0-1"):
+        return str(game["black"] if game["result"] == "1-0" else game["white"])
+    for side in ("white", "black"):
+        used, budget = game.get(f"{side}_time_s"), game.get(f"{side}_budget_s")
+        if used is not None and budget is not None and used > budget:
+            return str(game[side])
+    return None
+
+
 def elo_text(value: float) -> str:
     return f"{value:+.1f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
 
@@ -45,13 +66,22 @@ def describe(counts: Counts, confidence: float = 0.95) -> str:
 
 
 def report(players: Sequence[str], counts: Mapping[str, Counts], done: int, planned: int,
-           sprt: SprtResult | None = None) -> list[str]:
+           sprt: SprtResult | None = None,
+           forfeits: Mapping[str, int] | None = None) -> list[str]:
     """The lines of one interval: two players as one match line (the first player's view,
-    with the SPRT), more as one line per player against its opponents, best score first."""
+    with the SPRT), more as one line per player against its opponents, best score first;
+    ``forfeits``: games each player lost on time, shown when there are any.
+
+    >>> report(["a", "b"], {"a": (3, 2, 1), "b": (1, 2, 3)}, 6, 10, forfeits={"b": 2})[0][-29:]
+    '(95%); lost on time: a 0, b 2'
+    """
     head = f"[{done}/{planned}]"
+    lost = forfeits or {}
     if len(players) == 2:
         first, second = players
         line = f"{head} {first} vs {second}: {describe(counts[first])}"
+        if any(lost.values()):
+            line += f"; lost on time: {first} {lost.get(first, 0)}, {second} {lost.get(second, 0)}"
         return [line + (f"; {sprt.describe()}" if sprt is not None else "")]
     def points(name: str) -> float:
         wins, draws, losses = counts[name]
@@ -61,4 +91,5 @@ def report(players: Sequence[str], counts: Mapping[str, Counts], done: int, plan
     width = max(len(p) for p in played) if played else 0
     return [f"{head} standings:"] + [
         f"  {name:<{width}}  {describe(counts[name])}"
+        + (f", {lost[name]} lost on time" if lost.get(name) else "")
         for name in sorted(played, key=points, reverse=True)]

@@ -59,6 +59,8 @@ def game_row(tournament_id: str, record: GameRecord, pgn: str, worker: str | Non
         "termination": record.termination, "reason": record.reason, "plies": record.plies,
         "duration_s": record.wall_seconds, "engine_s": record.engine_seconds,
         "white_time_s": record.clock_used[True], "black_time_s": record.clock_used[False],
+        "white_budget_s": budget[True] if (budget := record.clock_budget) else None,
+        "black_budget_s": budget[False] if budget else None,
         "pgn": pgn, "started_at": record.started_at, "finished_at": record.finished_at,
         "worker": worker, "clock_scale": clock_scale,
     }

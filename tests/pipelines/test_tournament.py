@@ -25,7 +25,7 @@ from pipelines.games.game import Clock
 from pipelines.games.limits import TimeControl
 from pipelines.tournament import TournamentConfig, TournamentError, run_tournament
 from pipelines.tournament.openings import load_openings
-from pipelines.tournament.runner import Tournament, resolve_players
+from pipelines.tournament.runner import Tournament, TournamentSummary, resolve_players
 from pipelines.tournament.schedule import rounds_only_cap, schedule, tournament_id
 from pipelines.tournament.store import finished_games
 from warehouse import Lake, connect
@@ -253,6 +253,46 @@ def test_forfeits_from_crash_hang_and_illegal_move(home: Path, stockfish_path: s
     rows = finished_games(Lake(home), illegal.tournament_id)
     assert rows[0]["termination"] == "illegal move" and rows[0]["result"] == "0-1"
     assert '[Termination "illegal move"]' in rows[0]["pgn"]
+
+
+def test_time_forfeits_record_time_against_budget_and_are_marked(
+        home: Path, stockfish_path: str, engines_file: str) -> None:
+    """Issue 48: 4 of 14 clock games on a busy cluster were lost on time and nothing said
+    so. At 1+0.1, an engine that stops answering after two moves loses both games on time:
+    each game stores each side's measured time against its budget (the hung side's budget
+    its second plus two increments, its time past it, the last wait included; Stockfish's
+    within its own), the standings line marks the forfeits, and the summary counts them and
+    warns, as it does above 1% of the games and not at 1%."""
+    from types import SimpleNamespace
+
+    from flows.commands.tournament import report
+
+    lines: list[str] = []
+    config = TournamentConfig.tiny(engines=("hang", f"{SF}#sf"), nodes=None, tc="1+0.1",
+                                   engines_file=engines_file, concurrency=1, progress=True,
+                                   rating_interval=2)
+    summary = run_tournament(config, Lake(home), progress=lines.append)
+    rows = finished_games(Lake(home), summary.tournament_id)
+    assert [r["termination"] for r in rows] == ["time forfeit"] * 2
+    for row in rows:
+        hang, sf = ("white", "black") if row["white"] == "hang" else ("black", "white")
+        assert row[f"{hang}_budget_s"] == pytest.approx(1.2)
+        assert row[f"{hang}_time_s"] > 1.4            # its budget and most of the margin
+        sf_moves = 2 if hang == "white" else 3
+        assert row[f"{sf}_budget_s"] == pytest.approx(1 + 0.1 * sf_moves)
+        assert 0 < row[f"{sf}_time_s"] <= row[f"{sf}_budget_s"]
+    assert summary.time_forfeits == {"hang": 2, "sf": 0}
+    standing = [line for line in lines if " vs " in line]
+    assert standing and standing[-1].split("; ")[1] == "lost on time: hang 2, sf 0"
+    warning = ("warning: 2 of 2 games lost on time (100.0%: hang 2), above 1%: the engines "
+               "are short of CPU for this time control")
+    assert sum(warning in line for line in lines) == 1
+    text = report(SimpleNamespace(tournament=summary, ratings=None))
+    assert "lost on time: hang 2, sf 0 (2 of 2 games, 100.0%)" in text and warning in text
+    at_one = TournamentSummary("t", ["a", "b"], 100, 0, played=100, time_forfeits={"a": 1})
+    assert at_one.forfeit_warning() is None
+    assert TournamentSummary("t", ["a", "b"], 100, 0, played=100,
+                             time_forfeits={"a": 1, "b": 1}).forfeit_warning() is not None
 
 
 def test_interrupted_tournament_resumes_missing_games(home: Path, stockfish_path: str,

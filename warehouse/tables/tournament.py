@@ -67,8 +67,14 @@ TOURNAMENT_GAMES = Table(
         ("plies", pa.int32(), "plies played by the engines (book excluded)"),
         ("duration_s", pa.float64(), "wall-clock seconds the game took"),
         ("engine_s", pa.float64(), "wall time spent waiting for the engines"),
-        ("white_time_s", pa.float64(), "clock seconds White's engine used"),
-        ("black_time_s", pa.float64(), "clock seconds Black's engine used"),
+        ("white_time_s", pa.float64(), "clock seconds White's engine used (the move it lost on "
+         "time included)"),
+        ("black_time_s", pa.float64(), "clock seconds Black's engine used (the move it lost on "
+         "time included)"),
+        ("white_budget_s", pa.float64(), "seconds White was given: under a clock its base time, "
+         "the increment of each move made in time and each period's refill; under a move time "
+         "that time for each move asked; null without a time limit or before it was recorded"),
+        ("black_budget_s", pa.float64(), "seconds Black was given (as white_budget_s)"),
         ("pgn", pa.string(), "the game as PGN text (move comments as cutechess: +0.35/12 0.101s)"),
         ("started_at", NOW, "when the game started"),
         ("finished_at", NOW, "when the game ended"),
