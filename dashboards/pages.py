@@ -169,6 +169,7 @@ def match_page(con: duckdb.DuckDBPyConnection, tournament_id: str) -> Page:
         Section("Match", (table("match-summary", **p), chart("match-pentanomial", **p))),
         Section("Course", (chart("match-sprt", **p), chart("match-elo", **p))),
         Section("Crosstable", (chart("match-crosstable", **p),)),
+        Section("Incidents", (table("match-incidents", **p),)),
         Section("Games", (table("match-games", **p),)),
     ), live=running)
 

@@ -297,6 +297,10 @@ TABLES = (
     Table("match-summary", "Match", ("dashboard_match", "dashboard_match_games"),
           match_summary),
     Table("match-games", "Games", ("dashboard_match_games",), match_games),
+    Table("match-incidents", "Lost workers, replayed batches, time forfeits",
+          ("dashboard_match_incidents",), columns_of("dashboard_match_incidents", (
+              "happened_at", "incident", "game_key", "detail", "white_time_s",
+              "white_budget_s", "black_time_s", "black_budget_s"))),
     Table("rating-pool", "Ratings", ("dashboard_latest_ratings", "dashboard_models"),
           ratings_table("dashboard_latest_ratings")),
     Table("ladder-pool", "Stockfish ladder", ("dashboard_ladder_pool", "dashboard_models"),

@@ -184,3 +184,52 @@ def test_every_declared_panel_is_a_chart_or_a_table(monkeypatch: pytest.MonkeyPa
     with pytest.raises(DashboardError, match="model kind 'lmr' declares the panel "
                                              "'lmr-heatmapp': no chart or table"):
         pages.kind_panels("lmr", {})
+
+
+def test_the_match_page_lists_lost_workers_replays_and_time_forfeits(home: Path) -> None:
+    """Issue 48: an operator watching a long SPRT must see that a machine went away. The
+    match page has an incidents table: the worker lost and the batch played again (from
+    tournament_events), and each game lost on time with each engine's time against its
+    budget (from tournament_games), in the order they happened; the status stays the
+    latest progress event."""
+    import datetime as dt
+
+    from warehouse import Lake
+
+    t0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
+    lake = Lake(home)
+    lake.write("tournaments", [{"tournament_id": "t", "event": "long sprt", "format":
+                                "round-robin", "rounds": 9, "planned_games": 18,
+                                "created_at": t0}])
+    lake.write("tournament_events", [
+        {"tournament_id": "t", "event": event, "games_done": done, "planned_games": 18,
+         "detail": detail, "recorded_at": t0 + dt.timedelta(minutes=minute)}
+        for event, done, detail, minute in (
+            ("started", 0, "", 0),
+            ("worker_lost", 4, "worker box:41 (tcp://10.0.0.7:4040) lost; batch 2 (games "
+                                "0:2:0, 0:2:1) to be played again", 3),
+            ("batch_replayed", 6, "batch 2 (games 0:2:0, 0:2:1) lost with worker box:41, "
+                                  "played again by worker box:42", 5))])
+    lake.write("tournament_games", [
+        {"tournament_id": "t", "game_key": "0:1:1", "pairing": 0, "round": 1,
+         "game_in_pair": 1, "white": "b", "black": "a", "result": "1-0", "white_score": 1.0,
+         "termination": "time forfeit", "reason": "a loses on time: 10.412s used of 10.100s",
+         "white_time_s": 8.25, "black_time_s": 10.4121, "white_budget_s": 10.2,
+         "black_budget_s": 10.1, "finished_at": t0 + dt.timedelta(minutes=4)},
+        {"tournament_id": "t", "game_key": "0:1:0", "pairing": 0, "round": 1,
+         "game_in_pair": 0, "white": "a", "black": "b", "result": "1/2-1/2",
+         "white_score": 0.5, "termination": "normal", "finished_at": t0}])
+    con = connect(lake)
+    try:
+        found = rows(con, "dashboard_match_incidents", {"tournament": "t"})
+        page = pages.match_page(con, "t")
+        html = pages.table_html(con, "match-incidents", {"tournament": "t"}, Links())
+        status = rows(con, "dashboard_match", {"tournament": "t"})[0]["status"]
+    finally:
+        con.close()
+    assert [(r["incident"], r["game_key"]) for r in found] == [
+        ("worker_lost", None), ("time forfeit", "0:1:1"), ("batch_replayed", None)]
+    assert (found[1]["black_time_s"], found[1]["black_budget_s"]) == (10.412, 10.1)
+    assert "match-incidents" in [b.name for s in page.sections for b in s.blocks]
+    assert "worker box:41 (tcp://10.0.0.7:4040) lost" in html and "10.412" in html
+    assert status == "started"
