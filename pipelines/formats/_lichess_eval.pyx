@@ -5,12 +5,13 @@
 that has the database's plain shape (an object with a ``fen`` string and a non-empty
 ``evals`` list, each eval an object with a non-empty ``pvs`` list of objects whose ``cp`` and
 ``mate`` are integers or null and whose ``line`` is a string or null, and an integer
-``depth``; other fields of any JSON type are skipped) becomes a record, and each of its evals
-a label: the score of the first pv (exactly one of ``cp``/``mate``, within 32 bits), its first
-move (UCI) as the best move, its first ``pv_moves`` moves as the PV, ``1000 * knodes`` as
-the nodes. Any line that is not that simple (not JSON, another type, an escape or a non-ASCII
-byte in a string, a duplicate field, a float, a missing depth, two scores, a first move that
-is not UCI, moves not separated by single spaces, ...) is left for the careful reader in
+``depth`` from 0 to ``pipelines.formats.depth.MAX_DEPTH``; other fields of any JSON type are
+skipped) becomes a record, and each of its evals a label: the score of the first pv (exactly
+one of ``cp``/``mate``, within 32 bits), its first move (UCI) as the best move, its first
+``pv_moves`` moves as the PV, ``1000 * knodes`` as the nodes. Any line that is not that
+simple (not JSON, another type, an escape or a non-ASCII byte in a string, a duplicate field,
+a float, a missing depth or one out of range, two scores, a first move that is not UCI, moves
+not separated by single spaces, ...) is left for the careful reader in
 Python (``pipelines.formats.lichess_eval``), which records what is wrong with it; the scanner
 only promises that every line it keeps gives what that reader would give.
 """
@@ -29,7 +30,10 @@ cdef enum:
     SLOW = 2
     BLANK = 3
 
+from pipelines.formats.depth import MAX_DEPTH as _MAX_DEPTH
+
 cdef int64_t SCORE_LIMIT = 2147483647        # cp and mate: a 32-bit integer
+cdef int64_t MAX_DEPTH = _MAX_DEPTH          # depths 0 to this (formats.depth.MAX_DEPTH)
 cdef int64_t KNODES_LIMIT = 9007199254740     # 1000 * knodes stays an exact int64
 
 
@@ -445,7 +449,7 @@ cdef const uint8_t* read_eval(const uint8_t* p, const uint8_t* e, Out* out) noex
             return NULL
         if done:
             break
-    if not has_first or not has_depth or depth > SCORE_LIMIT or depth < -SCORE_LIMIT:
+    if not has_first or not has_depth or depth > MAX_DEPTH or depth < 0:
         return NULL
     if not put_label(out, &first, depth, knodes, has_knodes):
         return NULL

@@ -40,7 +40,15 @@ import pyarrow.json as pajson
 
 from pipelines.formats._lichess_eval import scan_block
 from pipelines.formats.blocks import TextBlock, blank_lines, line_spans
-from pipelines.formats.records import WHITE, RecordBlock, error, label_table, quoted
+from pipelines.formats.depth import MAX_DEPTH
+from pipelines.formats.records import (
+    WHITE,
+    RecordBlock,
+    error,
+    in_depth_range,
+    label_table,
+    quoted,
+)
 
 PV = pa.struct([("cp", pa.int64()), ("mate", pa.int64()), ("line", pa.string())])
 EVAL = pa.struct([("pvs", pa.list_(PV)), ("knodes", pa.int64()), ("depth", pa.int64())])
@@ -236,7 +244,7 @@ def eval_labels(evals: pa.Array, numbers: pa.Array) -> tuple[pa.Table, list[dict
     checks = [
         (has_pv, "bad_record", "an eval without pvs"),
         (pc.is_valid(depth), "bad_record", "an eval without a depth"),
-        (within_32_bits(depth), "bad_record", "an eval whose depth is out of range"),
+        (in_depth_range(depth), "bad_depth", f"an eval whose depth is not 0 to {MAX_DEPTH}"),
         (pc.and_(one_score, in_range), "bad_score", "a pv needs one of cp or mate, a number"),
         (pc.match_substring_regex(best, UCI), "bad_move", "a pv's first move is not UCI"),
     ]

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipelines.formats.depth import MAX_DEPTH, depth_problem
 from pipelines.formats.fens import REASONS, fen_keys
 
 WHITE = "white"              # scores and results from White's view (text, Lichess JSONL)
@@ -83,6 +84,12 @@ class Rows:
     label_rows: int
 
 
+def in_depth_range(depths: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """Whether each depth is 0 to MAX_DEPTH (:mod:`pipelines.formats.depth`; null where the
+    depth is null)."""
+    return pc.and_(pc.greater_equal(depths, 0), pc.less_equal(depths, MAX_DEPTH))
+
+
 def error(kind: str, message: str, line: int | None = None,
           offset: int | None = None) -> dict[str, Any]:
     """An error of a record: its kind, a message quoting the bad value, where it is."""
@@ -113,8 +120,24 @@ def resolve(block: RecordBlock, engine_id: str, depth: int) -> Rows:
         status = np.zeros(len(keys), np.uint8)
     good = status == 0
     positions = position_rows(keys, normalised, block, good)
-    labels = label_rows(block.labels, keys, sides, good, block.view, engine_id, depth)
+    labels, bad_depths = checked_depths(block)
+    errors.extend(bad_depths)
+    labels = label_rows(labels, keys, sides, good, block.view, engine_id, depth)
     return Rows(positions, labels, errors, labels.num_rows)
+
+
+def checked_depths(block: RecordBlock) -> tuple[pa.Table, list[dict[str, Any]]]:
+    """The block's labels without those whose depth is out of range, and an error for each
+    of them (a reader that checks its depths leaves none here)."""
+    labels = block.labels
+    ok = pc.fill_null(in_depth_range(labels.column("depth")), True)
+    if pc.all(ok).as_py() is not False:
+        return labels, []
+    bad = np.flatnonzero(~ok.to_numpy(zero_copy_only=False)).tolist()
+    depths, records = labels.column("depth"), labels.column("record")
+    errors = [error("bad_depth", depth_problem(depths[i].as_py()) or "",
+                    *where(block, records[i].as_py())) for i in bad]
+    return labels.filter(ok), errors
 
 
 def quoted(text: str | None, limit: int = 120) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from engines.config_choices import choice_problem
+from pipelines.formats.depth import MAX_DEPTH, depth_problem
 
 # An ingest_errors message quotes at most this much of the input, and is at most
 # MESSAGE_CHARS long: a 20 MB junk line must not become a 20 MB row.
@@ -99,9 +100,9 @@ class IngestConfig:
         if self.engine_id is not None and not ENGINE_ID.match(self.engine_id):
             raise IngestError(f"ingest config: engine_id must be letters, digits and . _ : @ + - "
                               f"(at most 100, no '/'), got {self.engine_id!r}")
-        if not isinstance(self.depth, int) or isinstance(self.depth, bool) or \
-                not 0 <= self.depth <= 1000:
-            raise IngestError(f"ingest config: depth must be 0 to 1000, got {self.depth!r}")
+        if depth_problem(self.depth):
+            raise IngestError(f"ingest config: --depth {self.depth!r} is not a depth from 0 "
+                              f"to {MAX_DEPTH}")
         if self.flush_games < self.chunk_games:
             raise IngestError(
                 f"ingest config: flush_games ({self.flush_games}) must be at least "

@@ -17,6 +17,8 @@ from typing import Any
 import chess
 import chess.polyglot
 
+from pipelines.formats.depth import MAX_DEPTH, depth_problem
+
 # Faults that make a board no chess position at all. Milder ones (an implausible en passant
 # square, impossible checks in composed studies) are kept: the position is still well defined.
 FATAL_STATUS = (chess.STATUS_EMPTY | chess.STATUS_NO_WHITE_KING | chess.STATUS_NO_BLACK_KING
@@ -119,6 +121,10 @@ class BadLabel(ValueError):
     """An EPD line whose label opcodes cannot be read (``ce`` not a number...)."""
 
 
+class BadDepth(BadLabel):
+    """An EPD line whose ``acd`` is no depth from 0 to MAX_DEPTH."""
+
+
 def epd_label(row: dict[str, Any]) -> dict[str, Any] | None:
     """The label an EPD record's ``ce`` gives (side to move's view), or None without ``ce``.
 
@@ -136,8 +142,8 @@ def epd_label(row: dict[str, Any]) -> dict[str, Any] | None:
     if score is None:
         raise BadLabel(f"ce is not a whole number of centipawns: {ops['ce']!r}")
     depth = whole_number(ops.get("acd"))
-    if "acd" in ops and (depth is None or not 0 <= depth <= 1000):
-        raise BadLabel(f"acd is not a depth: {ops['acd']!r}")
+    if "acd" in ops and (depth is None or depth_problem(depth)):
+        raise BadDepth(f"acd {ops['acd']!r} is not a depth from 0 to {MAX_DEPTH}")
     nodes = whole_number(ops.get("acn"))
     best = (row.get("bm") or [None])[0]
     result = next((RESULT_TEXT[str(ops[op]).strip()] for op in ("c9", "c0")

@@ -28,7 +28,7 @@ from pipelines.formats.parquet import ParquetShapeError, parquet_blocks
 from pipelines.formats.records import RecordBlock, error, resolve
 from pipelines.formats.text import parse_block as parse_text
 from pipelines.ingest.config import IngestConfig, IngestError, capped
-from pipelines.ingest.epd import BadLabel, epd_label
+from pipelines.ingest.epd import BadDepth, BadLabel, epd_label
 from pipelines.ingest.positions import PositionSink
 from pipelines.ingest.sources import SourceFile, open_binary
 from warehouse import Lake, connect
@@ -265,7 +265,8 @@ def epd_labels(lake: Lake, rows: list[dict[str, Any]], source_id: str, config: I
         try:
             label = epd_label(row)
         except (BadLabel, ValueError) as exc:
-            record_error("bad_score", f"{exc} in EPD line {row['line']}", line=row["line"])
+            record_error("bad_depth" if isinstance(exc, BadDepth) else "bad_score",
+                         f"{exc} in EPD line {row['line']}", line=row["line"])
             continue
         if label is not None:
             labels.append({**label, "key": row["position_key"],

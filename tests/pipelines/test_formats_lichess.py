@@ -122,3 +122,45 @@ def test_cli_reads_jsonl_by_suffix_and_prints_labels(home: Path,
     header, row = out.splitlines()[0].split(), out.splitlines()[1].split()
     assert row[header.index("labels") - 1] == "7"   # header has "new positions" as two words
     assert "1 of the 8 labels read from training data were already stored" in out
+
+
+def test_one_depth_range_in_every_importer(tmp_path: Path) -> None:
+    """Issue 48: Lichess evals at depth -5 and 100000 were stored as labels with no error
+    (only 2^40 was refused). Every importer takes depths 0 to 1000: a JSONL eval, an EPD
+    ``acd`` or a Parquet depth outside them is an error naming the file, its line and the
+    depth (the labels around it stored), and ``--depth`` outside them is refused."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipelines.ingest.config import IngestError
+
+    fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -"
+    jsonl = tmp_path / "evals.jsonl"
+    jsonl.write_text("".join(json.dumps({"fen": fen, "evals": [
+        {"pvs": [{"cp": 10, "line": "e7e5"}], "knodes": 1, "depth": d} for d in depths]}) + "\n"
+        for depths in ([0], [-5], [100000], [1000], [20, 1001])))
+    epd = tmp_path / "labels.epd"
+    epd.write_text("".join(f"{fen} ce 10; acd {d};\n" for d in (7, -5, 100000, 1000)))
+    parquet = tmp_path / "labels.parquet"
+    pq.write_table(pa.table({"fen": [fen] * 3, "score_cp": [10, 10, 10],
+                             "depth": pa.array([5, -5, 2 ** 40], pa.int64())}), parquet)
+    lake = Lake(tmp_path / "home")
+    run_step(INGEST, IngestJob((jsonl, epd, parquet), IngestConfig(workers=1)), lake)
+    con = connect(lake)
+    errors = con.execute("select path, line, kind, message from ingest_errors "
+                         "order by path, line").fetchall()
+    assert [(Path(path).name, line, kind) for path, line, kind, _ in errors] == [
+        ("evals.jsonl", 2, "bad_depth"), ("evals.jsonl", 3, "bad_depth"),
+        ("evals.jsonl", 5, "bad_depth"), ("labels.epd", 2, "bad_depth"),
+        ("labels.epd", 3, "bad_depth"), ("labels.parquet", 2, "bad_depth"),
+        ("labels.parquet", 3, "bad_depth")]
+    messages = [message for *_, message in errors]
+    for message, depth in zip(messages, ("-5", "100000", "1001", "-5", "100000", "-5",
+                                         str(2 ** 40)), strict=True):
+        assert depth in message and "0 to 1000" in message, message
+    stored = con.execute("select engine_id, depth from labels order by all").fetchall()
+    assert stored == [("epd", 7), ("epd", 1000), ("lichess-eval", 0), ("lichess-eval", 20),
+                      ("lichess-eval", 1000), ("parquet", 5)]
+    for depth in (-5, 1001):
+        with pytest.raises(IngestError, match=f"--depth {depth} is not a depth from 0 to 1000"):
+            IngestConfig(depth=depth)

@@ -34,7 +34,7 @@ PLAIN = [   # well-formed lines in the spellings JSON allows: each is read by th
     '"knodes": 1, "depth": 30, "note": {"by": "x\\"y\\\\z", "tags": [1, -2.5e3, true, false, '
     'null, [], {}]}}], "source": "caf\\u00e9", "id": 12}',
     f'{{"fen": "{START}", "evals": [{{"pvs": [{{"cp": 2147483647, "line": "g8f6"}}], '
-    f'"depth": -1}}]}}\r',
+    f'"depth": 1000}}]}}\r',
 ]
 ODD = [     # lines the scanner leaves to the careful reader (each an error or a special case)
     'this line is not JSON',
@@ -78,6 +78,8 @@ ODD = [     # lines the scanner leaves to the careful reader (each an error or a
     f'{{"fen": "{START}", "evals": [{{"pvs": [{{"cp": 1, "line": "e7e5"}}], "depth": 20}}, 3]}}',
     f'{{"fen": "{START}", "evals": [{{"pvs": [{{"cp": 1, "line": "e7e5"}}], '
     f'"depth": 99999999999}}]}}',
+    f'{{"fen": "{START}", "evals": [{{"pvs": [{{"cp": 1, "line": "e7e5"}}], "depth": -5}}]}}',
+    f'{{"fen": "{START}", "evals": [{{"pvs": [{{"cp": 1, "line": "e7e5"}}], "depth": 1001}}]}}',
     f'{{"fen": "{START}", "evals": [{{"pvs": [{{"cp": 1, "line": "e7e5"}}], "depth": 20}}], '
     f'"x": [1, 2.}}',
     f'{{"fen": "{START}", "evals": [{{"pvs": [{{"cp": 1, "line": "e7\\u0065"}}], "depth": 20}}]}}',
