@@ -266,26 +266,30 @@ def named_query(name: str) -> str:
     return path.read_text()
 
 
-def check_read_only(sql: str) -> None:
-    """Refuse anything but SELECT statements and EXPLAIN (ANALYZE) of a SELECT."""
+def check_read_only(sql: str, con: duckdb.DuckDBPyConnection) -> None:
+    """Refuse anything but SELECT statements and EXPLAIN (ANALYZE) of a SELECT; ``con``
+    parses."""
     import duckdb
 
-    for statement in parse_statements(sql):
+    for statement in parse_statements(sql, con):
         inner = EXPLAIN.match(statement.query) \
             if statement.type == duckdb.StatementType.EXPLAIN else None
         if inner:
-            check_read_only(inner.group(1))
+            check_read_only(inner.group(1), con)
         elif statement.type != duckdb.StatementType.SELECT:
             raise QueryError(
                 f"only read-only queries are allowed, got {statement.type.name}: "
                 f"{first_line(statement.query)!r}")
 
 
-def parse_statements(sql: str) -> list[duckdb.Statement]:
+def parse_statements(sql: str, con: duckdb.DuckDBPyConnection) -> list[duckdb.Statement]:
+    """The statements of ``sql`` as ``con`` parses them. Not ``duckdb.extract_statements``:
+    that opens DuckDB's module-wide default connection, whose database and threads nothing
+    closes, alive until the interpreter has shut down (issue 48)."""
     import duckdb
 
     try:
-        statements = duckdb.extract_statements(sql)
+        statements = con.extract_statements(sql)
     except duckdb.Error as exc:
         raise QueryError(f"cannot parse query: {with_hints(str(exc))}") from None
     if not statements:
@@ -314,7 +318,7 @@ def query(con: duckdb.DuckDBPyConnection, sql: str,
     """
     import duckdb
 
-    check_read_only(sql)
+    check_read_only(sql, con)
     timer = threading.Timer(timeout_s, con.interrupt) if timeout_s else None
     if timer:
         timer.start()
