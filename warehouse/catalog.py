@@ -38,6 +38,15 @@ SQL_DIR = Path(__file__).parent / "sql"
 DUCKDB_TYPES = {pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.string(): "VARCHAR"}
 DEPENDS = re.compile(r"^--\s*depends:(.*)$", re.MULTILINE)
 EXPLAIN = re.compile(r"^\s*explain\s+(?:analy[sz]e\s+)?(.*)$", re.IGNORECASE | re.DOTALL)
+# What a query's first word may be, and the words of a statement that writes: for statements
+# DuckDB parses into several (MULTI), whose kind it does not tell (see only_reads).
+READ_STARTS = frozenset({"(", "select", "from", "with", "pivot", "unpivot", "values", "table",
+                         "summarize", "describe", "show"})
+WRITE_WORDS = frozenset({"insert", "update", "delete", "create", "copy", "attach", "detach",
+                         "drop", "alter", "export", "import", "install", "load", "set", "reset",
+                         "pragma", "call", "checkpoint", "vacuum", "analyze", "merge",
+                         "truncate", "use", "prepare", "execute", "begin", "commit",
+                         "rollback", "returning"})
 # The lines of a DuckDB error worth keeping after its first: what it would have accepted.
 HINT = re.compile(r"^(Candidate bindings|Did you mean|Candidates?)\b", re.IGNORECASE)
 # An unsigned 64-bit key is stored as the signed integer with the same bits: the low 63 bits,
@@ -267,19 +276,55 @@ def named_query(name: str) -> str:
 
 
 def check_read_only(sql: str, con: duckdb.DuckDBPyConnection) -> None:
-    """Refuse anything but SELECT statements and EXPLAIN (ANALYZE) of a SELECT; ``con``
-    parses."""
+    """Refuse anything but SELECT statements and EXPLAIN (ANALYZE) of a SELECT (a PIVOT that
+    DuckDB parses into several statements included, when it only reads); ``con`` parses."""
     import duckdb
 
     for statement in parse_statements(sql, con):
-        inner = EXPLAIN.match(statement.query) \
-            if statement.type == duckdb.StatementType.EXPLAIN else None
+        inner = EXPLAIN.match(statement.query) if statement.type in (
+            duckdb.StatementType.EXPLAIN, duckdb.StatementType.MULTI) else None
         if inner:
             check_read_only(inner.group(1), con)
+        elif statement.type == duckdb.StatementType.MULTI and only_reads(statement.query):
+            continue
         elif statement.type != duckdb.StatementType.SELECT:
             raise QueryError(
                 f"only read-only queries are allowed, got {statement.type.name}: "
                 f"{first_line(statement.query)!r}")
+
+
+def only_reads(sql: str) -> bool:
+    """Whether a statement DuckDB parsed into several (a MULTI: ``PIVOT t ON c`` without an
+    ``IN`` list looks up the values of ``c`` first) is a query: it starts as a SELECT does
+    and no word of a write stands at its top level, outside parentheses (``create table t as
+    pivot ...``, ``with x as (pivot ...) insert into ...``, ``copy (pivot ...) to ...`` do).
+
+    >>> only_reads("pivot games on result using count(*)")
+    True
+    >>> only_reads("create table t as pivot games on result using count(*)")
+    False
+    """
+    words = top_level_words(sql)
+    return bool(words) and words[0] in READ_STARTS and not set(words) & WRITE_WORDS
+
+
+def top_level_words(sql: str) -> list[str]:
+    """The keywords of ``sql`` outside parentheses, lowercase, in order; an opening
+    parenthesis that starts the statement is taken as ``(``."""
+    import duckdb
+
+    tokens = duckdb.tokenize(sql)
+    ends = [start for start, _ in tokens[1:]] + [len(sql)]
+    depth, words = 0, list[str]()
+    for (start, kind), end in zip(tokens, ends, strict=True):
+        text = sql[start:end].strip().lower()
+        if kind == duckdb.token_type.operator:
+            if not words and depth == 0 and text.startswith("("):
+                words.append("(")
+            depth += text.count("(") - text.count(")")
+        elif kind == duckdb.token_type.keyword and depth == 0:
+            words.append(text)
+    return words
 
 
 def parse_statements(sql: str, con: duckdb.DuckDBPyConnection) -> list[duckdb.Statement]:

@@ -75,6 +75,45 @@ def test_every_statement_kind_but_select_is_refused(lake: Lake, tmp_path: Path) 
     assert query(con, "explain analyze select count(*) from positions").num_rows == 1
 
 
+PIVOTS_READING = [
+    "PIVOT positions ON source_id USING count(*)",
+    "pivot positions on source_id using count(*) group by fen",
+    "(pivot positions on source_id using count(*))",
+    "select * from (pivot positions on source_id using count(*))",
+    "with p as (pivot positions on source_id using count(*)) select * from p",
+    "explain pivot positions on source_id using count(*)",
+]
+PIVOTS_WRITING = [
+    "create table t as pivot positions on source_id using count(*)",
+    "insert into t pivot positions on source_id using count(*)",
+    "with p as (pivot positions on source_id using count(*)) insert into t select * from p",
+    "copy (pivot positions on source_id using count(*)) to '{target}'",
+    "explain analyze create table t as pivot positions on source_id using count(*)",
+    "pivot positions on source_id using count(*); drop view positions",
+]
+
+
+def test_a_pivot_parsed_into_several_statements_is_a_query_a_write_is_not(
+        lake: Lake, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 48: ``chesslab sql "PIVOT games ON result USING count(*)"`` was refused as MULTI
+    (DuckDB parses a PIVOT without an IN list into a look-up of the values and the query).
+    Such a statement passes when it only reads; one that writes is refused, nothing written."""
+    con = connect(lake)
+    for text in PIVOTS_READING:
+        assert duckdb.extract_statements(text)[0].type.name == "MULTI"
+        assert query(con, text).num_rows >= 1, text
+    assert query(con, PIVOTS_READING[0]).column("s").to_pylist() == [1]   # 1 position of s
+    target = tmp_path / "out.csv"
+    for text in PIVOTS_WRITING:
+        with pytest.raises(QueryError, match="only read-only queries"):
+            query(con, text.format(target=target))
+    assert not target.exists()
+    assert query(con, "select count(*) as n from positions").to_pylist() == [{"n": 1}]
+    assert main(["--home", str(lake.home), "sql", "--format", "json",
+                 "PIVOT (select source_id from positions) ON source_id USING count(*)"]) == 0
+    assert capsys.readouterr().out == '{"s": 1}\n'
+
+
 def test_the_connection_itself_cannot_touch_files(lake: Lake, tmp_path: Path) -> None:
     """Below the statement check, the connection is locked: reading files outside the lake,
     writing files, attaching, installing or loading extensions and changing settings fail
