@@ -67,7 +67,7 @@ class IngestStep:
     def progress(self, plan: IngestPlan, results: Sequence[IngestSummary],
                  seconds: float) -> str:
         s = results[-1]
-        state = "already ingested" if s.skipped else \
+        state = "already ingested" if s.skipped else "empty file" if s.empty else \
             f"{s.games} games, {s.records} records, {s.new_positions} new positions, " \
             + (f"{s.labels} labels, " if s.labels else "") + f"{s.errors} errors"
         return f"ingest: [{len(results)}/{len(plan.units)}] {s.path}: {state}"

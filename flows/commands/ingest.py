@@ -90,6 +90,7 @@ def merge_note(summaries: list[IngestSummary]) -> str | None:
 def summary_table(summaries: list[IngestSummary]) -> str:
     """One line per file plus a total line."""
     rows = [(s.path + (" (already ingested)" if s.skipped else "")
+             + (" (empty file)" if s.empty else "")
              + (" (truncated)" if s.truncated else "")
              + (f" ({s.encoding})" if s.encoding not in ("", "utf-8", "utf-8-sig") else ""),
              s.games, s.records, s.plies, s.new_positions, s.errors, s.duplicates, s.labels,

@@ -84,6 +84,10 @@ class IngestSummary:
     seconds: float = 0.0
     skipped: bool = False
     labels: int = 0           # labels stored (training data, EPD ce)
+    empty: bool = False       # nothing in it: no byte, or no game, record or error read
+
+    def read_nothing(self) -> bool:
+        return not (self.games or self.records or self.errors or self.truncated)
 
 
 @dataclass
@@ -125,12 +129,18 @@ def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
     began = time.monotonic()
     source_id = file_sha256(source.path)
     summary = IngestSummary(str(source.path), source_id, source.format)
+    if source.size_bytes == 0:    # nothing to record: every empty file has this SHA-256
+        log.debug("%s: empty file", source.path)
+        summary.empty = True
+        return summary
     if already_ingested(lake, source_id):
         log.debug("%s: already ingested (sha256 %s), skipped", source.path, source_id[:16])
         summary.skipped = True
         return summary
     if source.format in TRAINING_FORMATS:
-        return ingest_training_file(lake, source, source_id, config, summary)
+        summary = ingest_training_file(lake, source, source_id, config, summary)
+        summary.empty = summary.read_nothing()
+        return summary
     run = FileRun(lake, source, source_id, config,
                   PositionSink(lake, source_id, str(source.path)), summary)
     log.debug("%s: ingesting (%s, %s)", source.path, source.format, source.compression)
@@ -143,6 +153,7 @@ def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
         log.warning("%s: %d more game errors (select * from ingest_errors where path = '%s')",
                     source.path, run.game_errors - GAME_WARNINGS, source.path)
     summary.seconds = time.monotonic() - began
+    summary.empty = summary.read_nothing()
     write_source_row(lake, run)
     log.debug("%s: %d games (%d duplicates), %d records, %d plies, %d new positions, %d errors "
               "in %.1f s", source.path, summary.games, summary.duplicates, summary.records,

@@ -52,3 +52,31 @@ def test_ingest_pool_is_a_fork_server_pool(home: Path) -> None:
     assert (summary.games, summary.errors) == (5, 0)
     con = connect(Lake(home))
     assert con.execute("select count(*) from games").fetchone() == (5,)
+
+
+def test_an_empty_file_is_said_in_the_summary(home: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 48: an empty input file ended with exit 0 and no word. Each file with nothing in
+    it (no byte; no byte once decompressed; blank lines only) is "(empty file)" in the
+    summary table and its progress line; a second empty file is empty too, not "already
+    ingested" (every empty file has the same SHA-256); a file of no byte is no source."""
+    import zstandard
+
+    from flows.cli import main
+
+    files = [tmp_path / "empty.pgn", tmp_path / "also-empty.pgn", tmp_path / "blank.jsonl",
+             tmp_path / "nothing.pgn.zst"]
+    files[0].write_bytes(b"")
+    files[1].write_bytes(b"")
+    files[2].write_text("\n\n")
+    files[3].write_bytes(zstandard.ZstdCompressor().compress(b""))
+    assert main(["--home", str(home), "ingest", "--no-prefect", "--workers", "1",
+                 *map(str, files)]) == 0
+    captured = capsys.readouterr()
+    table = captured.out.splitlines()
+    for path in files:
+        [row] = [line for line in table if line.startswith(str(path))]
+        assert row.startswith(f"{path} (empty file) "), row
+    progress = progress_lines(captured.err, "ingest: ")
+    assert [line.rsplit(": ", 1)[1] for line in progress[1:]] == ["empty file"] * 4
+    assert connect(Lake(home)).execute("select count(*) from sources").fetchone() == (2,)
