@@ -110,9 +110,12 @@ class SprtResult:
     lower_bound: float
     upper_bound: float
     config: SprtConfig | None = None      # the test's parameters, shown by describe()
+    swept: str | None = None              # H1 or H0 when a sweep stopped it (see sweep())
 
     @property
     def decision(self) -> str:
+        if self.swept is not None:
+            return self.swept
         if self.llr >= self.upper_bound:
             return "H1"
         if self.llr <= self.lower_bound:
@@ -122,8 +125,10 @@ class SprtResult:
     def describe(self) -> str:
         verdict = {"H1": "accept H1", "H0": "reject H1 (accept H0)", "continue": "continue"}
         head = f"{self.config.describe()}: " if self.config is not None else ""
+        how = (f" (a sweep: the first {sum(self.counts)} game pairs all "
+               f"{'won' if self.swept == 'H1' else 'lost'})" if self.swept else "")
         return (f"{head}LLR {self.llr:.3f} ({self.lower_bound:.3f}, {self.upper_bound:.3f}) "
-                f"-> {verdict[self.decision]}")
+                f"-> {verdict[self.decision]}{how}")
 
     def short(self) -> str:
         """``LLR 0.27 (-2.94, 2.94)``: for a line per game."""
@@ -301,6 +306,29 @@ def mle_t_value(pdf: Pdf, reference: float, t: float) -> Pdf:
         if change < 1e-12:
             break
     return current
+
+
+def sweep(counts: Sequence[int], pairs: int) -> str | None:
+    """The stop rule for a broken engine: ``H1`` once at least ``pairs`` complete game pairs
+    were played and the first player won every game of them, ``H0`` once it lost every one;
+    None otherwise, and always with ``pairs`` 0 (off) or trinomial counts.
+
+    The GSPRT gains little on a one-sided sample: its maximum-likelihood distributions under
+    both hypotheses sit next to the observed one, so each won pair adds only about the Elo
+    gap's worth (0.020 at normalized 0, 5: 147 won pairs, 294 games, to accept H1; 80-0
+    gives LLR 0.806, as fishtest computes it). Between engines no stronger than Elo 0 a pair
+    is won twice with probability at most 1/4 (no draws), so a sweep of ``pairs`` pairs
+    happens by chance with probability at most 4**-pairs (10 pairs: below 1e-6).
+
+    >>> sweep([0, 0, 0, 0, 10], 10), sweep([10, 0, 0, 0, 0], 10), sweep([0, 0, 1, 0, 9], 10)
+    ('H1', 'H0', None)
+    >>> sweep([0, 0, 0, 0, 9], 10), sweep([0, 0, 0, 0, 40], 0)
+    (None, None)
+    """
+    played = sum(counts)
+    if pairs <= 0 or len(counts) != 5 or played < pairs:
+        return None
+    return "H1" if counts[4] == played else "H0" if counts[0] == played else None
 
 
 def pentanomial(pair_scores: Sequence[float]) -> list[int]:

@@ -96,6 +96,10 @@ class TournamentConfig:
     sprt_stop: bool = field(default=True, metadata=field_help(
         "stop at the SPRT's verdict; --no-sprt-stop plays every round (a comparison at a "
         "fixed number of games) and still records the verdict"))
+    sprt_sweep: int = field(default=0, metadata=field_help(
+        "stop the SPRT once its first N game pairs were all won (H1) or all lost (H0) by the "
+        "first player: a broken engine (the GSPRT needs 147 won pairs at normalized 0,5); by "
+        "chance at most 4^-N between equal engines; 0: off"))
     event: str = field(default="chesslab tournament", metadata=field_help("PGN Event tag"))
     progress: bool = field(default=True, metadata=field_help("print a line per finished game"))
     rating_interval: int = field(default=10, metadata=field_help(
@@ -148,6 +152,8 @@ class TournamentConfig:
 
     def pace_problem(self) -> str | None:
         """A negative rating interval, concurrency or time margin; no move timeout."""
+        if self.sprt_sweep < 0:
+            return f"sprt_sweep must be >= 0, got {self.sprt_sweep!r}"
         if self.rating_interval < 0:
             return f"rating_interval must be >= 0, got {self.rating_interval!r}"
         if self.concurrency < 0 or self.move_timeout_s <= 0 or self.timemargin_ms < 0:

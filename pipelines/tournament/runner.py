@@ -28,7 +28,7 @@ from pipelines.games.cluster import LostWorker, check_workers, open_cluster, run
 from pipelines.games.config import GamesError
 from pipelines.games.game import Slot
 from pipelines.models.deploy import resolve_player
-from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial
+from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial, sweep
 from pipelines.sprt.store import record_sprt
 from pipelines.tournament import standings, store
 from pipelines.tournament.config import TournamentConfig, TournamentError
@@ -374,7 +374,8 @@ class Tournament:
         counts = pentanomial([sum(s) for s in pairs.values() if len(s) == 2])
         config = self.sprt_config
         value = llr(counts, config) if sum(counts) else 0.0
-        return SprtResult(tuple(counts), value, config.lower_bound, config.upper_bound, config)
+        return SprtResult(tuple(counts), value, config.lower_bound, config.upper_bound, config,
+                          sweep(counts, self.config.sprt_sweep))
 
 
 def print_progress(line: str) -> None:

@@ -347,6 +347,29 @@ def test_no_sprt_stop_plays_every_round_and_records_the_verdict(home: Path,
     assert summary.sprt is not None and summary.sprt.decision == "H1"
 
 
+def test_a_sweep_stops_the_sprt_of_a_broken_engine(home: Path, engines_file: str) -> None:
+    """Issue 48: Stockfish against hce-simple went 80-0 at normalized bounds 0, 5 and was
+    played to the cap (LLR 0.806, as fishtest computes it: the GSPRT needs 147 won pairs).
+    With ``--sprt-sweep 4`` the match against an engine that loses every game (an illegal
+    move on its third search) stops after its first 4 pairs, all won: H1, the reason said;
+    without it the same match plays on (its LLR after 4 pairs is 0.08)."""
+    stub = ENGINES / "stub_engine.py"
+    players = Path(engines_file).read_text() + \
+        f'[players.stub]\ncommand = ["{sys.executable}", "{stub}"]\n'
+    Path(engines_file).write_text(players)
+    base = dict(engines=("stub", "illegal"), engines_file=engines_file, rounds=10,
+                concurrency=1, sprt_elo0=0, sprt_elo1=5)
+    summary = run_tournament(TournamentConfig.tiny(sprt_sweep=4, **base), Lake(home))
+    assert (summary.status, summary.played) == ("sprt_stopped", 8)
+    assert summary.sprt is not None and summary.sprt.decision == "H1"
+    assert summary.sprt.counts == (0, 0, 0, 0, 4)
+    assert summary.sprt.describe().endswith(
+        "-> accept H1 (a sweep: the first 4 game pairs all won)")
+    assert summary.sprt.llr == pytest.approx(0.0806, abs=1e-4)
+    with pytest.raises(TournamentError, match="sprt_sweep must be >= 0, got -1"):
+        TournamentConfig.tiny(sprt_sweep=-1, **base)
+
+
 def test_an_sprt_s_rounds_only_cap_it() -> None:
     """Issue 10: an SPRT's rounds (evaluate's --max-games) changed its tournament id, so a
     larger cap replayed every game. They stay out of an SPRT's id, not out of a plain
