@@ -3,10 +3,13 @@ written as text, binpack, EPD and Parquet; each read back into a fresh home give
 positions, scores, results (and best moves where the format keeps them)."""
 from __future__ import annotations
 
+import io
 import random
 from pathlib import Path
 
 import chess
+import chess.polyglot
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -14,9 +17,11 @@ from flows.cli import main as cli_main
 from flows.ingest import INGEST, IngestJob
 from flows.step import run_step
 from pipelines.export import ExportConfig, ExportError, export_dataset
+from pipelines.export.run import BinpackFileWriter, TextWriter
 from pipelines.ingest import IngestConfig
 from pipelines.kinds.nnue.config import NnueConfig
 from pipelines.train import preset, train
+from tests.pipelines.binpack_by_hand import BY_HAND
 from warehouse import Lake, connect
 
 RESULTS = {1.0: "1.0", 0.5: "0.5", 0.0: "0.0"}
@@ -155,3 +160,93 @@ def test_cli_export_prints_what_it_wrote(labelled: Lake, tmp_path: Path,
     assert cli_main(["--home", str(labelled.home), "export", "nnue_examples",
                      "--no-prefect"]) == 2
     assert "--out" in capsys.readouterr().err
+
+
+# --- issue 48 §3: export output against bytes worked out by hand from the formats' specs -----
+
+# Chain A's positions of tests/pipelines/binpack_by_hand.py as nnue_examples rows: FEN, the
+# side to move's centipawns and result, the best move.
+BY_HAND_ROWS = [
+    ("4k2r/1P6/8/8/3p4/8/4P3/4K3 b k -", -150, 0.0, "e8g8"),
+    ("5rk1/1P6/8/8/3p4/8/4P3/4K3 w - -", 100, 1.0, "e2e4"),
+    ("5rk1/1P6/8/8/3pP3/8/8/4K3 b - e3", -120, 0.0, "d4e3"),
+    ("5rk1/1P6/8/8/8/4p3/8/4K3 w - -", 250, 1.0, "b7b8q"),
+]
+# bullet's text format (bulletformat's README): FEN | score | result, both White's: Black's
+# -150 is 150 and Black's loss 1.0; the FEN gets the counters "0 1".
+BY_HAND_TEXT = [
+    "4k2r/1P6/8/8/3p4/8/4P3/4K3 b k - 0 1 | 150 | 1.0",
+    "5rk1/1P6/8/8/3p4/8/4P3/4K3 w - - 0 1 | 100 | 1.0",
+    "5rk1/1P6/8/8/3pP3/8/8/4K3 b - e3 0 1 | 120 | 1.0",
+    "5rk1/1P6/8/8/8/4p3/8/4K3 w - - 0 1 | 250 | 1.0",
+]
+# Binpack (Stockfish docs/binpack.md; the arithmetic as in binpack_by_hand.py). The export
+# writes 208 * cp / 100 (-150 -> -312, 100 -> 208, -120 -> -249.6 -> -250, 250 -> 520), ply 0
+# for White to move and 1 for Black, rule50 0 (the FEN has no counters).
+#   row 1: chain A's stem with ply 1: 1 | signedToUnsigned(-1) << 14 = 0x4001; no movetext
+#     (row 2 is not its continuation: its ply is 0, not 2)
+X_BLACK_STEM = bytes.fromhex("9002000008001010" "0A01EF" + "00" * 13 + "BCFC" "026F" "4001"
+                             "0000" "0000")
+#   row 2: 5rk1/1P6/8/8/3p4/8/4P3/4K3 w: occupied e1 e2 d4 b7 f8(61) g8(62):
+#     0x10 + 0x1000 + 0x800_0000 + 0x2_0000_0000_0000 + 0x2000_0000_0000_0000
+#     + 0x4000_0000_0000_0000 = 0x6002_0000_0800_1010; nibbles K 10, P 0, p 1, P 0, r 7,
+#     k (White to move) 11 -> 0x0A 0x01 0xB7; e2e4 = 12 << 8 | 28 << 2 = 0x0C70;
+#     208 -> 416 = 0x01A0; ply 0, result 1 -> 2 << 14 = 0x8000; rule50 0
+#   row 3 follows row 2 (ply 0 -> 1, result 1 -> -1, its position after e2e4): one movetext
+#     ply, d4 (piece 0 of 3: 00) takes e3 e.p. (move 1 of {d3, e3}: 1), score -250 after
+#     208: -250 - (-208) = -42 -> 83: 1 0011, 0 0101 -> 0011001100101 -> 0x33 0x28
+X_CHAIN = bytes.fromhex("6002000008001010" "0A01B7" + "00" * 13 + "0C70" "01A0" "8000" "0000"
+                        "0001" "3328")
+#   row 4: 5rk1/1P6/8/8/8/4p3/8/4K3 w: occupied e1 e3(20) b7 f8 g8: 0x10 + 0x10_0000
+#     + 0x2_0000_0000_0000 + 0x6000_0000_0000_0000 = 0x6002_0000_0010_0010; nibbles K 10,
+#     p 1, P 0, r 7, k 11 -> 0x1A 0x70 0x0B; b7b8=Q = 1 << 14 | 49 << 8 | 57 << 2 | 3 = 0x71E7;
+#     520 -> 1040 = 0x0410; 0x8000; 0
+X_WHITE_STEM = bytes.fromhex("6002000000100010" "1A700B" + "00" * 13 + "71E7" "0410" "8000"
+                             "0000" "0000")
+
+
+def by_hand_table() -> pa.Table:
+    fen, cp, result, move = zip(*BY_HAND_ROWS, strict=True)
+    return pa.table({"fen": list(fen), "score_cp": pa.array(cp, pa.int32()),
+                     "result": pa.array(result, pa.float32()), "best_move": list(move)})
+
+
+def test_text_export_writes_whites_scores_and_results_as_bullet_reads_them() -> None:
+    """Issue 48 §3: each line byte for byte, Black's rows turned to White's view."""
+    out = io.BytesIO()
+    assert TextWriter(out, Path("x")).write(by_hand_table()) == 0
+    assert out.getvalue() == "".join(line + "\n" for line in BY_HAND_TEXT).encode()
+
+
+def test_binpack_export_writes_the_hand_computed_bytes() -> None:
+    """Issue 48 §3: side-to-move scores and results, ply 0/1 by the side to move, a row that
+    follows the previous one's move joined to its chain."""
+    out = io.BytesIO()
+    writer = BinpackFileWriter(out, Path("x"))
+    assert writer.write(by_hand_table()) == 0
+    writer.close()
+    data = X_BLACK_STEM + X_CHAIN + X_WHITE_STEM
+    assert len(data) == 104
+    assert out.getvalue() == b"BINP" + bytes.fromhex("68000000") + data
+
+
+def test_the_hand_built_binpack_exported_again_is_the_hand_computed_file(tmp_path: Path) -> None:
+    """Issue 48 §3, through the warehouse: the hand-built binpack imported, then exported as
+    text (its five centipawn positions; the mates are not nnue_examples) and as binpack
+    (White to move only: two stems), in position-key order (python-chess's Polyglot keys)."""
+    source = tmp_path / "by_hand.binpack"
+    source.write_bytes(BY_HAND)
+    lake = Lake(tmp_path / "home")
+    run_step(INGEST, IngestJob((source,), IngestConfig(workers=1, depth=5)), lake)
+
+    def key(line: str) -> int:
+        return chess.polyglot.zobrist_hash(chess.Board(line.split(" | ")[0]))
+
+    text = [*BY_HAND_TEXT, "r3k3/8/8/8/8/8/1p6/7K b q - 0 1 | 10 | 0.5"]
+    export_dataset(lake, ExportConfig(format="text", out=str(tmp_path / "a.txt")))
+    assert (tmp_path / "a.txt").read_text() == "".join(f"{line}\n" for line in sorted(text, key=key))
+    export_dataset(lake, ExportConfig(format="binpack", out=str(tmp_path / "w.binpack"),
+                                      where="side_to_move = 'w'"))
+    white = {key(BY_HAND_TEXT[1]): X_CHAIN[:32] + bytes(2), key(BY_HAND_TEXT[3]): X_WHITE_STEM}
+    data = b"".join(white[k] for k in sorted(white))
+    assert (tmp_path / "w.binpack").read_bytes() == b"BINP" + bytes.fromhex("44000000") + data

@@ -24,6 +24,7 @@ from flows.step import run_step
 from pipelines.formats.binpack_file import centipawns
 from pipelines.ingest import IngestConfig
 from tests.pipelines import binpack_reference as ref
+from tests.pipelines.binpack_by_hand import BY_HAND, BY_HAND_ENTRIES, BY_HAND_LABELS
 from warehouse import Lake, connect
 
 # The start position's stem, worked out by hand from docs/binpack.md and chess.h:
@@ -212,3 +213,37 @@ def test_an_illegal_move_is_refused_by_the_writer(fen: str) -> None:
     writer = BinpackWriter(io.BytesIO())
     refused = writer.add([fen], ["e1e3"], [0], [0], [0])
     assert refused and refused[0][0] == 0 and "e1e3" in refused[0][1]
+
+
+
+def test_the_hand_built_file_decodes_to_the_documented_entries() -> None:
+    """Issue 48 §3: both sides to move, castling in a stem and in a movetext, en passant in
+    both, a promotion in both, mates, rule-50 counters: each entry field by field."""
+    entries = decoded(BY_HAND[8:])
+    got = list(zip(entries["fen"], entries["move"], entries["score"], entries["ply"],
+                   entries["result"], entries["rule50"], entries["offset"], strict=True))
+    assert got == BY_HAND_ENTRIES
+    assert entries["side"] == [1, 0, 1, 0, 0, 1, 0, 1]
+
+
+def test_the_hand_built_file_imports_as_the_documented_labels(tmp_path: Path) -> None:
+    """Issue 48 §3: binpack's importer once read the side to move's scores as White's and
+    every binpack test passed; here Black's -312 must be stored as score_cp -150 and white_cp
+    +150, Black's loss as result 0, Black being mated as score_mate -2."""
+    path = write(tmp_path / "by_hand.binpack", BY_HAND)
+    lake = Lake(tmp_path / "home")
+    [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=1, depth=5)), lake)
+    assert (summary.records, summary.labels, summary.errors) == (8, 8, 0)
+    rows = connect(lake).execute(
+        "select p.fen, l.score_cp, l.score_mate, l.white_cp, l.white_mate, l.result, "
+        "l.best_move, l.depth, l.engine_id from labels l join positions p using "
+        "(position_key)").fetchall()
+    assert sorted(rows) == sorted(label + (5, "binpack") for label in BY_HAND_LABELS)
+
+
+def test_the_writer_writes_the_hand_built_file() -> None:
+    """Issue 48 §3: the same entries written give the same bytes (chains joined where each
+    entry follows the previous one's move)."""
+    fens = [f"{fen} {rule50} 1" for fen, _, _, _, _, rule50, _ in BY_HAND_ENTRIES]
+    moves, scores, plies, results = ([entry[i] for entry in BY_HAND_ENTRIES] for i in (1, 2, 3, 4))
+    assert written(fens, moves, scores, plies, results) == BY_HAND

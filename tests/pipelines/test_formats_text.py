@@ -156,3 +156,34 @@ def test_cli_format_flag_reads_any_suffix(home: Path, tmp_path: Path,
     assert connect(Lake(home)).execute("select count(*) from labels").fetchone() == (5,)
     assert cli_main(["ingest", "--no-prefect", "--format", "csv", str(odd)]) == 2
     assert "format must be one of" in capsys.readouterr().err
+
+
+# issue 48 §3: bullet_by_hand.txt's labels, worked out by hand from bulletformat's README
+# (score and result White's): (FEN as stored, score_cp, white_cp, result), side to move's view.
+BULLET_BY_HAND = [
+    # Black to move: White's 150 is Black's -150, White's win Black's loss
+    ("4k2r/1P6/8/8/3p4/8/4P3/4K3 b k -", -150, 150, 0.0),
+    # the en passant square stays: d4xe3 is legal
+    ("5rk1/1P6/8/8/3pP3/8/8/4K3 b - e3", -120, 120, 0.0),
+    # the en passant square goes: no white pawn can take on d6
+    ("rnbqkbnr/ppp1pppp/8/3p4/8/P7/1PPPPPPP/RNBQKBNR w KQkq -", -30, -30, 0.5),
+    ("r3k2r/8/8/8/8/8/8/R3K2R w KQkq -", 35, 35, 0.0),
+    ("8/1P6/8/8/8/8/6p1/K6k w - -", -900, -900, 0.0),
+    ("8/1P6/8/8/8/8/6p1/K6k b - -", 900, -900, 1.0),
+    # a castling right without its rook is dropped
+    ("4k3/8/8/8/8/8/8/4K2R w K -", 410, 410, 1.0),
+]
+
+
+def test_bullet_text_written_by_hand_imports_as_its_documented_labels(tmp_path: Path) -> None:
+    """Issue 48 §3: every field of every line against values worked out by hand: White's
+    scores and results turned to the side to move's for Black, FENs as python-chess writes
+    them (en passant only when legal, castling only with its rook), no move counters."""
+    lake = Lake(tmp_path / "home")
+    [summary] = run_step(INGEST, IngestJob((FIXTURES / "bullet_by_hand.txt",), IngestConfig(
+        workers=1, engine_id="sf", depth=9, format="text")), lake)
+    assert (summary.records, summary.labels, summary.errors) == (7, 7, 0)
+    rows = connect(lake).execute(
+        "select p.fen, l.score_cp, l.white_cp, l.result, l.score_mate, l.white_mate, "
+        "l.best_move, l.depth from labels l join positions p using (position_key)").fetchall()
+    assert sorted(rows) == sorted(row + (None, None, None, 9) for row in BULLET_BY_HAND)
