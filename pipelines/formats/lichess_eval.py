@@ -6,10 +6,12 @@ Each line is a JSON object (lichess-org/database ``Evals.scala``)::
      "evals": [{"pvs": [{"cp": 311, "line": "g7g6 c6d5 ..."}, {"mate": -3, "line": "..."}],
                 "knodes": 206765, "depth": 36}, ...]}
 
-``cp`` and ``mate`` are White's; ``line`` is the PV in UCI; ``knodes`` thousands of nodes.
-Every eval becomes a label at its depth: the score of its first line (the best), the best
-move that line's first move, the line's first 8 moves as the PV (what chesslab's own labels
-keep), nodes ``1000 * knodes``; the other lines (MultiPV) are not kept.
+``cp`` and ``mate`` are White's; ``line`` is the PV in UCI_Chess960 (castling is the king
+taking its own rook, ``e1h1``); ``knodes`` thousands of nodes. Every eval becomes a label at its
+depth: the score of its first line (the best), the best move that line's first move, the
+line's first 8 moves as the PV (what chesslab's own labels keep), nodes ``1000 * knodes``; the
+other lines (MultiPV) are not kept. Castling is stored in standard UCI (``e1g1``), as engines
+and python-chess write it (:func:`standard_castling`).
 
 A block is read by a compiled scanner (:mod:`pipelines.formats._lichess_eval`: no Python per
 line), straight into the columns of its records and labels. The lines it does not take as
@@ -29,6 +31,7 @@ is recorded with its line number and the others are kept.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from typing import Any
@@ -59,6 +62,8 @@ UCI = r"^[a-h][1-8][a-h][1-8][qrbn]?$"
 JSON_PIECE_BYTES = 1 << 19
 PV_MOVES = 8
 INT32 = 2**31 - 1
+# The king taking its own rook from its start square (UCI_Chess960) in standard UCI.
+CASTLING_960 = {"e1h1": "e1g1", "e1a1": "e1c1", "e8h8": "e8g8", "e8a8": "e8c8"}
 
 
 def parse_block(block: TextBlock) -> RecordBlock:
@@ -68,11 +73,11 @@ def parse_block(block: TextBlock) -> RecordBlock:
     fast = scanned_records(scanned, block.first_line)
     slow_lines = scanned["slow"]
     if len(slow_lines) == 0:
-        return fast
+        return standard_castling(fast)
     starts, ends = line_spans(block.data)
     slow = parse_lines(block.data, starts[slow_lines], ends[slow_lines],
                        block.first_line + slow_lines)
-    return merged(fast, slow)
+    return standard_castling(merged(fast, slow))
 
 
 def parse_block_arrow(block: TextBlock) -> RecordBlock:
@@ -80,7 +85,69 @@ def parse_block_arrow(block: TextBlock) -> RecordBlock:
     before the scanner; the baseline of ``benchmarks/formats.py``)."""
     starts, ends = line_spans(block.data)
     solid = np.flatnonzero(~blank_lines(block.data, starts, ends))
-    return parse_lines(block.data, starts[solid], ends[solid], block.first_line + solid)
+    return standard_castling(parse_lines(block.data, starts[solid], ends[solid],
+                                         block.first_line + solid))
+
+
+def standard_castling(block: RecordBlock) -> RecordBlock:
+    """The block with its labels' castlings in standard UCI: each PV holding a king's move
+    from e1 to h1 or a1 (e8 to h8 or a8) is followed from its FEN, and the king's are
+    rewritten; a rook or queen going from e1 to h1 stays as it is."""
+    pv = flat(block.labels.column("pv"))
+    castles = pc.is_in(pc.list_flatten(pv), value_set=pa.array(list(CASTLING_960)))
+    rows = np.unique(pc.list_parent_indices(pv).filter(castles).to_numpy())
+    if len(rows) == 0:
+        return block
+    assert block.fens is not None
+    records = block.labels.column("record").to_numpy()[rows]
+    fens = block.fens.take(pa.array(records)).to_pylist()
+    lines, best = pv.to_pylist(), block.labels.column("best_move").to_pylist()
+    for row, fen in zip(rows.tolist(), fens, strict=True):
+        lines[row] = standard_line(fen, lines[row])
+        best[row] = lines[row][0]
+    labels = block.labels.set_column(block.labels.schema.get_field_index("pv"), "pv",
+                                     pa.array(lines, pv.type))
+    labels = labels.set_column(labels.schema.get_field_index("best_move"), "best_move",
+                               pa.array(best, pa.string()))
+    return dataclasses.replace(block, labels=labels)
+
+
+def standard_line(fen: str, moves: list[str]) -> list[str]:
+    """The moves of a PV with the kings' castlings in standard UCI, the kings followed from
+    the FEN's board.
+
+    >>> standard_line("r3k2r/8/8/8/8/8/8/R3K2R w KQkq -", ["e1h1", "e8a8", "f1e1", "c8b8"])
+    ['e1g1', 'e8c8', 'f1e1', 'c8b8']
+    >>> standard_line("4k3/8/8/8/8/8/8/K3R3 w - -", ["e1h1"])
+    ['e1h1']
+    """
+    kings = king_squares(fen.split(" ")[0])
+    out = []
+    for move in moves:
+        if move[:2] in kings:
+            move = CASTLING_960.get(move, move)
+            kings = {move[2:4] if square == move[:2] else square for square in kings}
+        out.append(move)
+    return out
+
+
+def king_squares(board: str) -> set[str]:
+    """The squares of the kings on a FEN board, as names.
+
+    >>> sorted(king_squares("r3k2r/8/8/8/8/8/8/R3K2R"))
+    ['e1', 'e8']
+    """
+    squares = set()
+    for rank, row in zip("87654321", board.split("/"), strict=False):
+        file = 0
+        for char in row:
+            if char.isdigit():
+                file += int(char)
+                continue
+            if char in "Kk":
+                squares.add(f"{'abcdefgh'[file % 8]}{rank}")
+            file += 1
+    return squares
 
 
 def parse_lines(data: bytes, starts: np.ndarray, ends: np.ndarray,

@@ -164,3 +164,52 @@ def test_one_depth_range_in_every_importer(tmp_path: Path) -> None:
     for depth in (-5, 1001):
         with pytest.raises(IngestError, match=f"--depth {depth} is not a depth from 0 to 1000"):
             IngestConfig(depth=depth)
+
+
+# issue 48 §3: lichess_eval_by_hand.jsonl's labels, worked out by hand from the database's
+# description (database.lichess.org, lichess-org/database Evals.scala): cp and mate White's,
+# each eval a label at its depth from its first pv, knodes thousands of nodes, lines in
+# UCI_Chess960 (castling as the king taking its rook: e8h8), which chesslab's labels hold in
+# standard UCI (e8g8), as engines and python-chess write it; the PV's first 8 moves.
+# (fen, depth, score_cp, score_mate, white_cp, white_mate, best_move, pv, nodes)
+LICHESS_BY_HAND = [
+    # Black to move: White's -45 is Black's +45; O-O and O-O-O for both sides
+    ("r3k2r/8/8/8/8/8/8/R3K2R b KQkq -", 30, 45, None, -45, None, "e8g8",
+     ["e8g8", "e1g1", "a8d8"], 2_500_000),
+    # White's mate -3: Black mates in 3
+    ("r3k2r/8/8/8/8/8/8/R3K2R b KQkq -", 18, None, 3, None, -3, "e8c8", ["e8c8"], 70_000),
+    # the en passant square of a legal capture is kept
+    ("4k3/8/8/3pP3/8/8/8/4K3 w - d6", 25, 250, None, 250, None, "e5d6", ["e5d6", "e8d7"],
+     1_000_000),
+    # promotions; MultiPV: the first pv only
+    ("8/1P6/8/8/8/8/6p1/K6k b - -", 20, 600, None, -600, None, "g2g1q", ["g2g1q", "b7b8q"],
+     12_000),
+    ("8/1P6/8/8/8/8/6p1/K6k b - -", 12, 700, None, -700, None, "g2g1q", ["g2g1q"], 7_000),
+    ("6k1/5ppp/8/8/8/8/8/R5K1 w - -", 245, None, 1, None, 1, "a1a8", ["a1a8"], 3_000),
+    # a rook on e1 going to h1 is no castling
+    ("3k4/8/8/8/8/8/8/K3R3 w - -", 22, 500, None, 500, None, "e1h1", ["e1h1", "d8d7"], 40_000),
+    # after O-O the rook comes to e1 and goes to a1: only the king's move is castling
+    ("4k3/8/8/8/8/8/8/4K2R w K -", 21, 480, None, 480, None, "e1g1",
+     ["e1g1", "e8e7", "f1e1", "e7d6", "e1a1", "d6c5", "a1a5", "c5b4"], 50_000),
+]
+
+
+@pytest.mark.parametrize("scanner", [True, False])
+def test_evals_written_by_hand_import_as_their_documented_labels(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scanner: bool) -> None:
+    """Issue 48 §3: every field of every label against values worked out by hand, through
+    the compiled scanner and through the Arrow reader it hands unusual lines to."""
+    if not scanner:
+        from pipelines.formats.lichess_eval import parse_block_arrow
+        from pipelines.ingest.training_data import TEXT_PARSERS
+
+        monkeypatch.setitem(TEXT_PARSERS, "lichess-eval", parse_block_arrow)
+    lake = Lake(tmp_path / "home")
+    [summary] = run_step(INGEST, IngestJob((FIXTURES / "lichess_eval_by_hand.jsonl",),
+                                           IngestConfig(workers=1)), lake)
+    assert (summary.records, summary.labels, summary.errors) == (6, 8, 0)
+    rows = connect(lake).execute(
+        "select p.fen, l.depth, l.score_cp, l.score_mate, l.white_cp, l.white_mate, "
+        "l.best_move, l.pv, l.nodes from labels l join positions p using (position_key) "
+        "where l.engine_id = 'lichess-eval'").fetchall()
+    assert sorted((*row[:7], list(row[7]), row[8]) for row in rows) == sorted(LICHESS_BY_HAND)
