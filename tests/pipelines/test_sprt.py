@@ -443,3 +443,72 @@ def test_forecast_just_off_zero_drift_is_still_walds_drifting_walk() -> None:
     p_h1, pairs = wald(result.drift, result.variance, config.lower_bound, config.upper_bound)
     assert result.p_h1 == pytest.approx(p_h1, rel=1e-8) and abs(p_h1 - 0.5) > 1e-5
     assert result.pairs == pytest.approx(pairs, rel=1e-6)
+
+
+# --- issue 48 §3: alpha different from beta at every place that passes them on ------------
+# With alpha = beta a swap of the two is invisible. alpha = 0.01, beta = 0.2: Wald's bounds
+# are log(beta / (1 - alpha)) = log(0.2 / 0.99) = -1.599 and log((1 - beta) / alpha) =
+# log(0.8 / 0.01) = 4.382; swapped they would be -4.382 and 1.599. RISING's SPRT(0, 10) LLR
+# lies between 1.599 and 4.382 (a swap accepts H1), FALLING's between -4.382 and -1.599 (a
+# swap continues).
+ALPHA, BETA = 0.01, 0.2
+LOWER, UPPER = math.log(0.2 / 0.99), math.log(0.8 / 0.01)
+RISING, FALLING = [5, 90, 200, 125, 25], [25, 125, 200, 90, 5]
+
+
+def test_alpha_sets_the_upper_bound_and_beta_the_lower() -> None:
+    rising = sprt(RISING, 0, 10, ALPHA, BETA)
+    falling = sprt(FALLING, 0, 10, alpha=ALPHA, beta=BETA)
+    assert (rising.lower_bound, rising.upper_bound) == (pytest.approx(LOWER),
+                                                        pytest.approx(UPPER))
+    assert -LOWER < rising.llr < UPPER and -UPPER < falling.llr < LOWER
+    assert (rising.decision, falling.decision) == ("continue", "H0")
+    config = SprtConfig(0, 10, alpha=ALPHA, beta=BETA)
+    assert (config.lower_bound, config.upper_bound) == (pytest.approx(LOWER),
+                                                        pytest.approx(UPPER))
+    assert rising.describe() == ("SPRT elo0=0 elo1=10 alpha=0.01 beta=0.2 (normalized Elo): "
+                                 f"LLR {rising.llr:.3f} (-1.599, 4.382) -> continue")
+
+
+def test_the_command_line_passes_alpha_and_beta_in_their_places(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from flows.cli import main
+
+    bounds = ["--elo0", "0", "--elo1", "10", "--alpha", "0.01", "--beta", "0.2"]
+    assert main(["sprt", "--counts", ",".join(map(str, RISING)), *bounds]) == 0
+    assert capsys.readouterr().out.strip().endswith("(-1.599, 4.382) -> continue")
+    assert main(["sprt", "--counts", ",".join(map(str, FALLING)), *bounds]) == 0
+    assert capsys.readouterr().out.strip().endswith("(-1.599, 4.382) -> reject H1 (accept H0)")
+
+
+def test_a_tournaments_sprt_and_identity_take_alpha_and_beta_in_their_places(
+        home: Path) -> None:
+    """The tournament runner builds its SPRT from the config's alpha and beta (its verdict
+    after no pairs shows the bounds); swapping them makes another tournament."""
+    from pipelines.tournament import TournamentConfig
+    from pipelines.tournament.runner import Tournament, resolve_players
+    from pipelines.tournament.schedule import tournament_id
+
+    def config(alpha: float, beta: float) -> TournamentConfig:
+        return TournamentConfig.tiny(engines=("alphabeta", "alphabeta:eval=hce-simple"),
+                                     sprt_elo0=0, sprt_elo1=10, sprt_alpha=alpha,
+                                     sprt_beta=beta)
+
+    status = Tournament(config(ALPHA, BETA), Lake(home)).sprt_status()
+    assert status is not None
+    assert (status.lower_bound, status.upper_bound) == (pytest.approx(LOWER),
+                                                        pytest.approx(UPPER))
+    assert status.describe().startswith("SPRT elo0=0 elo1=10 alpha=0.01 beta=0.2 ")
+    ids = {tournament_id(c, resolve_players(c), None)
+           for c in (config(ALPHA, BETA), config(BETA, ALPHA))}
+    assert len(ids) == 2
+
+
+def test_evaluate_passes_alpha_and_beta_to_its_match(home: Path) -> None:
+    from pipelines.evaluate import EvaluateConfig
+    from pipelines.evaluate.run import plan_evaluation
+
+    config = EvaluateConfig.tiny(spec="alphabeta", sprt=(0.0, 10.0), sprt_alpha=ALPHA,
+                                 sprt_beta=BETA, ladder="")
+    plan = plan_evaluation(Lake(home), config)
+    assert (plan.match.sprt_alpha, plan.match.sprt_beta) == (ALPHA, BETA)
