@@ -2,11 +2,13 @@
 
 Under CI (``CHESSLAB_CI=1``, set by ``.ci/run``) a skipped test is a failure: a missing
 Stockfish, Chromium, Gaviota tables or compiled core must not turn the run green. Every run
-ends with the count of skipped tests."""
+ends with a line counting the tests collected, deselected, run and skipped, and the time it
+took (``.ci/run`` prints it instead of a count written into its comment, which went stale)."""
 from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +19,8 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 CI_ENV = "CHESSLAB_CI"
 FAILED_SKIPS: list[str] = []   # the node ids of the skips turned into failures this run
+STARTED = time.monotonic()     # when pytest imported this file: the run's start
+SELECTED: list[int] = [0]      # the tests left to run once collection and -m/-k are done
 
 
 def in_ci() -> bool:
@@ -51,10 +55,39 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The skip count, on every run (0 included): under CI each skip is a failure."""
-    skipped = len(terminalreporter.stats.get("skipped", []))
+    """The counts and the time, on every run: under CI each skip is a failure."""
+    stats = terminalreporter.stats
+    skipped = len(stats.get("skipped", []))
     note = f", {len(FAILED_SKIPS)} failed as skips ({CI_ENV}=1)" if in_ci() else ""
-    terminalreporter.write_line(f"chesslab: {skipped} skipped{note}")
+    deselected = len(stats.get("deselected", []))
+    terminalreporter.write_line(
+        f"chesslab: {counted(SELECTED[0] + deselected)} collected, {deselected:,} deselected, "
+        f"{SELECTED[0]:,} run, {skipped} skipped{note}; {duration(time.monotonic() - STARTED)}")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    SELECTED[0] = len(session.items)
+
+
+def counted(count: int) -> str:
+    """A count of tests in words.
+
+    >>> counted(1), counted(1549)
+    ('1 test', '1,549 tests')
+    """
+    return f"{count:,} test{'s' if count != 1 else ''}"
+
+
+def duration(seconds: float) -> str:
+    """A run's time, in minutes once it is over a minute.
+
+    >>> duration(7.25), duration(1141.6)
+    ('7.2 s', '19 min 2 s')
+    """
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
 # CHESSLAB_STOCKFISH points the tests at another binary (or at none, to see CI fail).
 STOCKFISH = os.environ.get("CHESSLAB_STOCKFISH") or shutil.which("stockfish") \
     or "/usr/games/stockfish"
