@@ -12,7 +12,8 @@
 # ${MUTATION_DIR:-${TMPDIR:-/tmp}/chesslab-mutation}/NAME, so the checkout stays clean and
 # modules can run side by side; it prints the score and the survivors, and leaves
 # survivors.txt there (``cd`` there and ``mutmut show NAME`` shows one). MUTATION_CHILDREN
-# sets the parallel test processes (default 2); it runs under ``nice -n 19``.
+# sets the parallel test processes (default 2); it runs under ``nice -n 19``. MUTATION_ONLY
+# narrows a run to some mutants (below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -21,7 +22,7 @@ PY=${PYTHON:-$ROOT/.venv/bin/python}
 
 usage() {
   sed -n '2,16p' "$0" >&2
-  echo "modules: ratings sprt nnue tournament games pgn label" >&2
+  echo "modules: ratings sprt nnue tournament games pgn label formats export registry cluster" >&2
   exit 2
 }
 [ $# -ge 1 ] || usage
@@ -65,13 +66,38 @@ case "$1" in
   label)   # info parsing and the label rows
     FILES=(pipelines/label/info.py pipelines/label/run.py)
     TESTS=(tests/pipelines/test_label.py) ;;
+  formats)   # the Python side of the training-data formats (binpack.pyx, fens.pyx and
+             # _lichess_eval.pyx are compiled: mutmut mutates Python only)
+    FILES=(pipelines/formats/text.py pipelines/formats/lichess_eval.py
+           pipelines/formats/binpack_file.py pipelines/formats/records.py
+           pipelines/formats/parquet.py pipelines/formats/blocks.py)
+    # the export's tests too: they write text and binpack and read Parquet back
+    TESTS=(tests/pipelines/test_formats_binpack.py tests/pipelines/test_formats_text.py
+           tests/pipelines/test_formats_lichess.py tests/pipelines/test_formats_lichess_scan.py
+           tests/pipelines/test_formats_resume.py tests/pipelines/test_export.py
+           -k "not snapshot") ;;
+  export)   # the writers and the selection (not the model snapshot's test: it trains a net)
+    FILES=(pipelines/export/run.py pipelines/export/config.py)
+    TESTS=(tests/pipelines/test_export.py -k "not snapshot") ;;
+  registry)
+    FILES=(pipelines/models/registry.py)
+    TESTS=(tests/pipelines/test_registry.py) ;;
+  cluster)   # the games runner: local processes or a Dask cluster
+    FILES=(pipelines/games/cluster.py)
+    TESTS=(tests/pipelines/test_games_cluster.py) ;;
   *.py)
     [ $# -ge 2 ] || usage
     FILES=("$1"); shift
     TESTS=("$@") ;;
   *) usage ;;
 esac
+# MUTATION_ONLY="GLOB ..." narrows the run to those mutants (mutmut's names, such as
+# "pipelines.formats.text.x_parse_block__mutmut_*"): a second look at a module's survivors.
+if [ -n "${MUTATION_ONLY:-}" ]; then
+  read -r -a FUNCTIONS <<< "$MUTATION_ONLY"
+fi
 for path in "${FILES[@]}" "${TESTS[@]}"; do
+  case "$path" in -*|"not "*) continue ;; esac   # pytest options (-k EXPR) among the tests
   [ -e "$path" ] || { echo "mutation: $path not found" >&2; exit 2; }
 done
 NAME=$(basename "${1%.py}")

@@ -198,3 +198,20 @@ def test_an_illegal_fen_read_by_the_scanner_is_recorded_with_its_line() -> None:
     assert "'8/8/8/8/8/8/8/8 w - -'" in rows.errors[0]["message"]
     assert rows.positions["line"].to_pylist() == [1, 3]
     assert rows.labels.num_rows == 2
+
+
+def test_a_bad_eval_is_named_by_its_place_in_its_line() -> None:
+    """Each error names the eval of its line it is about: the second eval of line 1 (no
+    depth), the second of line 2's three (no pvs); the good evals are labels."""
+    fen = "4k3/8/8/8/8/8/8/4K3 w - -"
+    good = {"pvs": [{"cp": 5, "line": "e1e2"}], "knodes": 1, "depth": 10}
+    lines = [json.dumps({"fen": fen, "evals": [good, {"pvs": [{"cp": 7, "line": "e1d1"}],
+                                                     "knodes": 1}]}),
+             json.dumps({"fen": fen.replace(" w ", " b "),
+                         "evals": [{**good, "depth": 3}, {"pvs": [], "knodes": 1, "depth": 4},
+                                   {**good, "depth": 5}]})]
+    block = parse_block(block_of(lines))
+    assert [(e["line"], e["kind"], e["message"].split(": ")[0]) for e in block.errors] == [
+        (1, "bad_record", "an eval without a depth (eval 1 at depth None"),
+        (2, "bad_record", "an eval without pvs (eval 1 at depth 4")]
+    assert block.labels.column("depth").to_pylist() == [10, 3, 5]
