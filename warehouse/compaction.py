@@ -20,6 +20,7 @@ from deltalake import DeltaTable, WriterProperties
 
 from warehouse.commits import STAGING, with_retries
 from warehouse.datafiles import file_index
+from warehouse.encoding import compact_options
 from warehouse.tables import Table
 
 # compact's sort of a table with ``sort_by`` (a one-column z-order is a sort): rows per row
@@ -43,7 +44,8 @@ def compact(spec: Table, folder: Path, retain_hours: float = DEFAULT_RETAIN_HOUR
     checkpoint, and remove the staging folders of killed writers older than that."""
     name = spec.name
     if spec.sort_by is None:
-        with_retries(name, lambda: DeltaTable(str(folder)).optimize.compact())
+        with_retries(name, lambda: DeltaTable(str(folder)).optimize.compact(
+            **compact_options(name)))
     else:  # the sort makes one file of each partition it rewrites
         key = spec.sort_by
         for filters in unsorted_partitions(spec, DeltaTable(str(folder))):

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from warehouse.catalog import connect_with_files
 from warehouse.derived import Derived, current_file, derived_tables, file_names, folder
+from warehouse.encoding import derived_options
 
 if TYPE_CHECKING:
     import duckdb
@@ -61,7 +62,8 @@ def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
         f"select * from ({spec.sql}\n) order by {spec.sort_by}"
     reader = con.sql(sql).to_arrow_reader(BATCH_ROWS)
     rows = 0
-    with pq.ParquetWriter(data, reader.schema, compression="zstd") as writer:
+    options = derived_options(reader.schema.names, spec.sort_by)
+    with pq.ParquetWriter(data, reader.schema, **options) as writer:
         for batch in reader:
             writer.write_batch(batch)
             rows += batch.num_rows
