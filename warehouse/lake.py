@@ -204,19 +204,21 @@ class Lake:
                          pa.nulls(data.num_rows, spec.schema.field(c).type) for c in wanted})
         return data.cast(pa.schema([spec.schema.field(c) for c in wanted]), safe=False)
 
-    def compact(self, name: str, retain_hours: float = DEFAULT_RETAIN_HOURS) -> tuple[int, int]:
+    def compact(self, name: str, retain_hours: float = DEFAULT_RETAIN_HOURS,
+                merge: bool = True) -> tuple[int, int]:
         """Delta optimize (small files into large ones, per partition; a table with
         ``sort_by``: each partition not yet one sorted file rewritten sorted by that column)
         then vacuum files no version newer than ``retain_hours`` uses (see
         :func:`warehouse.compaction.compact`), and remove the key-index runs of the files it
-        replaced. Returns (files before, files after)."""
+        replaced. ``merge`` False: no optimize, the rest only. Returns (files before, files
+        after)."""
         delta = self.delta(name)
         if delta is None:
             return 0, 0
         spec = table(name)
         before = len(delta.file_uris())
         self.writer(spec).ensure_checkpoints()
-        after = compact(spec, self.table_dir(name), retain_hours)
+        after = compact(spec, self.table_dir(name), retain_hours, merge)
         self.prune_key_index(name)
         return before, after
 
