@@ -20,6 +20,11 @@ Corpora (made once, seeded, cached in ``benchmarks/out/``):
   as real games share them), then plays random legal moves (a capture or promotion with
   probability 0.35 when there is one), 20-160 plies in all.
 
+After compact, typical queries over the home (QUERIES: every position's facts, the
+``[%eval]`` annotations as NNUE examples, where a position was played, games per player, a
+key range of position_facts) are timed, each on a fresh connection, twice (the second run's
+wall and CPU seconds are printed; their answers are compared across trees).
+
 With ``--baseline TREE`` (another built checkout, e.g. a detached worktree of main) each
 corpus is also measured with that tree's code, each run in its own process, in the same run,
 so the ratios hold on a shared machine; the ingest's and compact's CPU seconds are printed
@@ -159,6 +164,42 @@ def make_lichess_corpus(games: int, seed: int = 51) -> Path:
     return path
 
 
+QUERIES = (
+    ("position_facts, every position",
+     "select count(*), count(game_id), count(*) filter (where side_to_move = 'w'), "
+     "sum(hash(fen) % 1000) from position_facts", None),
+    ("nnue_examples ([%eval] annotations)",
+     "select count(*), sum(score_cp), count(result), count(distinct split_key) "
+     "from nnue_examples", None),
+    ("where a position was played",
+     "select count(*), count(distinct m.game_id) from moves m join positions p "
+     "using (position_key) where p.fen like '%/8/8/8/8/%'", None),
+    ("games per player",
+     "select white, count(*) from games group by white order by 2 desc, 1 limit 20", None),
+    ("position_facts of a key range (1/16)",
+     f"select count(*), sum(hash(fen) % 1000) from position_facts "
+     f"where position_key between {3 << 60} and {(4 << 60) - 1}",
+     (3 << 60, (4 << 60) - 1)),
+)
+
+
+def time_queries(home: Path) -> dict[str, Any]:
+    """Each of QUERIES on a fresh connection, twice: the second run's wall and CPU
+    seconds, and its answer."""
+    from warehouse import connect
+
+    times = {}
+    for name, sql, key_range in QUERIES:
+        for _ in range(2):
+            began, cpu = time.perf_counter(), time.process_time()
+            con = connect(home, key_range=key_range) if key_range else connect(home)
+            answer = con.sql(sql).fetchall()
+            con.close()
+            seconds = (time.perf_counter() - began, time.process_time() - cpu)
+        times[name] = {"seconds": seconds, "answer": repr(answer)}
+    return times
+
+
 def lake_bytes(home: Path) -> dict[str, Any]:
     """Every byte under ``home/lake``: by (table, kind) and by (table, column)."""
     import pyarrow.parquet as pq
@@ -203,8 +244,10 @@ def child(corpus: Path, keep: Path | None) -> None:
     from flows.step import run_step
     from pipelines.ingest import IngestConfig
     from warehouse import Lake
-    from warehouse.refresh import refresh
-    from warehouse.tables import REGISTRY
+    try:
+        from warehouse.refresh import compact_lake
+    except ImportError:
+        compact_lake = None     # type: ignore[assignment]
 
     home = keep or Path(tempfile.mkdtemp(prefix="chesslab-bytes-"))
     try:
@@ -214,14 +257,21 @@ def child(corpus: Path, keep: Path | None) -> None:
         ingest = (time.perf_counter() - began, time.process_time() - cpu)
         after_ingest = lake_bytes(home)
         began, cpu = time.perf_counter(), time.process_time()
-        for name in REGISTRY:
-            lake.compact(name, retain_hours=0)
-        refresh(lake)
+        if compact_lake is not None:
+            compact_lake(lake, retain_hours=0)
+        else:   # a baseline tree from before compact_lake
+            from warehouse.refresh import refresh
+            from warehouse.tables import REGISTRY
+
+            for name in REGISTRY:
+                lake.compact(name, retain_hours=0)
+            refresh(lake)
         compact = (time.perf_counter() - began, time.process_time() - cpu)
+        after_compact = lake_bytes(home)
         print(json.dumps({"plies": summary.plies, "games": summary.games,
                           "positions": summary.new_positions, "ingest": ingest,
                           "compact": compact, "after ingest": after_ingest,
-                          "after compact": lake_bytes(home)}))
+                          "after compact": after_compact, "queries": time_queries(home)}))
     finally:
         if keep is None:
             shutil.rmtree(home, ignore_errors=True)
@@ -245,6 +295,13 @@ def report(name: str, corpus: Path, runs: dict[str, dict[str, Any]]) -> None:
     for code, run in runs.items():
         print(f"{code}: ingest {run['ingest'][0]:.2f} s ({run['ingest'][1]:.2f} CPU s), compact "
               f"{run['compact'][0]:.2f} s ({run['compact'][1]:.2f} CPU s)")
+    print("queries after compact, second run of each (wall s, CPU s of this process):")
+    for name, *_ in QUERIES:
+        cells = "  ".join(f"{code} {run['queries'][name]['seconds'][0]:.2f} s "
+                          f"({run['queries'][name]['seconds'][1]:.2f} CPU s)"
+                          for code, run in runs.items())
+        same = len({run["queries"][name]["answer"] for run in runs.values()}) == 1
+        print(f"  {name:40} {cells}{'' if same else '  ANSWERS DIFFER'}")
     for when in ("after ingest", "after compact"):
         print(f"\n{when}:  " + "  ".join(
             f"{code} {run[when]['total']:,} B = {run[when]['total'] / plies:.2f} B/ply = "
@@ -252,6 +309,8 @@ def report(name: str, corpus: Path, runs: dict[str, dict[str, Any]]) -> None:
         for section in ("kinds", "columns"):
             names = sorted({k for run in runs.values() for k in run[when][section]})
             for key in names:
+                if max(run[when][section].get(key, 0) for run in runs.values()) < plies / 100:
+                    continue    # under 0.01 byte a ply in every tree
                 cells = "".join(f" {run[when][section].get(key, 0):>11,} "
                                 f"{run[when][section].get(key, 0) / plies:6.2f}"
                                 for run in runs.values())
