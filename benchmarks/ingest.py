@@ -17,12 +17,20 @@ by ``chesslab ingest`` in a child process whose peak memory (the RSS of its larg
 and the PSS of all its processes together: the workers are sampled too) is printed beside the
 same measurement on a file a tenth the size, then deleted.
 
+``--baseline TREE`` (another built checkout, e.g. a detached worktree of main) measures that
+tree's ingest too, in the same interleaved rounds: each ingest (this tree's and the
+baseline's) then runs in a child process with its tree's code, so the two are measured
+alike. ``--pgn`` benchmarks another file (``.pgn`` or ``.pgn.zst``; the python-chess baseline
+reads a ``.pgn`` only, and is left out for a ``.pgn.zst``).
+
     .venv/bin/python benchmarks/ingest.py [--games 20000] [--workers 2[,4,8]] [--repeat 3]
+    .venv/bin/python benchmarks/ingest.py --baseline /tmp/main-tree [--pgn corpus.pgn.zst]
     .venv/bin/python benchmarks/ingest.py --rss [--rss-games 600000] [--tmp /tmp]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import resource
@@ -50,6 +58,7 @@ from warehouse import Lake
 CHUNK_GAMES = IngestConfig().chunk_games
 
 OUT = Path(__file__).parent / "out"
+ROOT = Path(__file__).resolve().parent.parent
 MAX_PLIES = 120
 Measure = tuple[int, int, float, float]    # games, positions, seconds, CPU seconds
 
@@ -131,6 +140,16 @@ def ours(path: Path, workers: int, chunk_games: int = CHUNK_GAMES) -> Measure:
     return summary.games, summary.plies + summary.games, seconds, cpu.seconds
 
 
+def in_child(tree: Path, path: Path, workers: int, chunk_games: int) -> Measure:
+    """:func:`ours` with ``tree``'s code, in a child process (its own imports and caches)."""
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(path),
+                           str(workers), str(chunk_games)], cwd=tree, check=True,
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tree)})
+    games, positions, seconds, cpu = json.loads(done.stdout.strip().splitlines()[-1])
+    return int(games), int(positions), float(seconds), float(cpu)
+
+
 class TreeCpu:
     """CPU seconds of this process and its descendants (the ingest workers are the fork
     server's children, so rusage never sees them): /proc sampled every 0.05 s."""
@@ -169,19 +188,25 @@ def cpu_seconds(pid: int) -> float:
 def speed(args: argparse.Namespace) -> None:
     path = args.pgn or make_corpus(args.games)
     print(f"corpus {path} ({path.stat().st_size / 1e6:.0f} MB); load {load()}")
-    names: dict[str, Callable[[], Measure]] = {
-        "python-chess read_game + push": partial(baseline, path)}
+    names: dict[str, Callable[[], Measure]] = {}
+    if path.suffix == ".pgn":
+        names["python-chess read_game + push"] = partial(baseline, path)
     counts = sorted({1, *args.workers})
+    trees = [("chesslab", ROOT)] + ([("baseline", args.baseline.resolve())]
+                                    if args.baseline else [])
     for chunk in args.chunk_games:
         tail = "" if args.chunk_games == (CHUNK_GAMES,) else f" chunk={chunk}"
-        for workers in counts:
-            names[f"chesslab ingest, workers={workers}{tail}"] = partial(ours, path, workers, chunk)
+        for code, tree in trees:
+            for workers in counts:
+                names[f"{code} ingest, workers={workers}{tail}"] = \
+                    partial(in_child, tree, path, workers, chunk) if args.baseline \
+                    else partial(ours, path, workers, chunk)
     runs: dict[str, list[Measure]] = {name: [] for name in names}
     for round_number in range(args.repeat):
         for name, measure in names.items():
             runs[name].append(measure())
         print(f"round {round_number + 1}: " + ", ".join(
-            f"{name.split(',')[-1].strip()} {results[-1][2]:.2f} s ({results[-1][3]:.1f} CPU s)"
+            f"{short(name)} {results[-1][2]:.2f} s ({results[-1][3]:.1f} CPU s)"
             for name, results in runs.items()) + f"; load {load()}", flush=True)
     rows = [(name, results[0][0], results[0][1], statistics.median(r[2] for r in results),
              statistics.median(r[3] for r in results)) for name, results in runs.items()]
@@ -192,12 +217,24 @@ def speed(args: argparse.Namespace) -> None:
     for name, games, positions, seconds, cpu in rows:
         print(f"{name:40} {games:7d} {positions:10d} {seconds:8.2f} {games / seconds:9.0f} "
               f"{base[3] / seconds:7.1f}x {cpu:7.2f}")
-    for at in range(1, len(rows), len(counts)):  # each chunk size: its 1 worker, then the rest
+    first = 1 if "python-chess read_game + push" in names else 0
+    for at in range(first, len(rows), len(counts)):  # each chunk/tree: its 1 worker, the rest
         for workers, row in zip(counts[1:], rows[at + 1:at + len(counts)], strict=True):
             print(f"{row[0].split(', ')[-1]}: workers 1 -> {workers}: "
                   f"{rows[at][3] / row[3]:.2f}x")
+    for name, _, _, seconds, cpu in rows:     # this tree against the baseline, alike
+        if name.startswith("baseline "):
+            mine = next(r for r in rows if r[0] == name.replace("baseline ", "chesslab ", 1))
+            print(f"{name.removeprefix('baseline ')}: baseline/this tree {seconds / mine[3]:.2f}x "
+                  f"wall, {cpu / mine[4]:.2f}x CPU")
     if any(r[1] != base[1] or r[2] != base[2] for r in rows):
         print("warning: game or position counts differ from the baseline")
+
+
+def short(name: str) -> str:
+    """A measurement's name in a round's line: its last part, and which tree."""
+    tree = name.split(" ", 1)[0] if name.startswith(("chesslab ", "baseline ")) else ""
+    return f"{tree} {name.split(',')[-1].strip()}".strip()
 
 
 def load() -> str:
@@ -324,7 +361,12 @@ def main() -> None:
     parser.add_argument("--rss", action="store_true", help="measure peak memory instead")
     parser.add_argument("--rss-games", type=int, default=600000)
     parser.add_argument("--tmp", default=tempfile.gettempdir())
+    parser.add_argument("--baseline", type=Path, help="a built checkout to compare with")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        print(json.dumps(ours(Path(args.child[0]), int(args.child[1]), int(args.child[2]))))
+        return
     rss(args) if args.rss else speed(args)
 
 

@@ -72,7 +72,8 @@ def play_chunk(args: tuple[int, int, Path]) -> tuple[int, int]:
     """Play games ``GAMES_PER_CHUNK * chunk ...`` and write the chunk's files: one label line
     per ply in each label file, the keys in ``.npy``. Returns (chunk, plies)."""
     seed, chunk, folder = args
-    if (folder / f"chunk{chunk:05d}.pgn").is_file():    # written last: the chunk is whole
+    if all((folder / f"chunk{chunk:05d}{suffix}").is_file()    # .pgn written last: whole,
+           for suffix in (".pgn", ".npy", ".jsonl", ".txt")):     # unless assembly took a part
         return chunk, len(np.load(folder / f"chunk{chunk:05d}.npy"))
     evals, texts, pgn, keys = [], [], [], []
     for game in range(chunk * GAMES_PER_CHUNK, (chunk + 1) * GAMES_PER_CHUNK):
@@ -154,14 +155,21 @@ def generate(positions: int, seed: int = 1, workers: int = 2,
         keys = [np.load(parts / f"chunk{c:05d}.npy") for c in range(chunks)]
         first = first_occurrences(np.concatenate(keys), positions)
     keep = np.split(first, np.cumsum([len(k) for k in keys])[:-1])
+    # each part is removed once copied (the parts are as large as the data set: at 100M
+    # positions, keeping them until the end doubled the disk needed); a run killed here
+    # plays the removed chunks again (the same games: seeded per game)
     for suffix, name in ((".jsonl", "evals.jsonl"), (".txt", "labels.txt")):
         with open(folder / name, "w") as out:
             for chunk, mask in enumerate(keep):
-                with open(parts / f"chunk{chunk:05d}{suffix}") as lines:
+                part = parts / f"chunk{chunk:05d}{suffix}"
+                with open(part) as lines:
                     out.writelines(itertools.compress(lines, mask.tolist()))
+                part.unlink()
     with open(folder / "games.pgn", "w") as out:
         for chunk in range(chunks):
-            out.write((parts / f"chunk{chunk:05d}.pgn").read_text())
+            part = parts / f"chunk{chunk:05d}.pgn"
+            out.write(part.read_text())
+            part.unlink()
     for part in parts.iterdir():
         part.unlink()
     parts.rmdir()

@@ -23,7 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import BASELINE, QUERIES  # noqa: E402
 
 from warehouse import Lake  # noqa: E402
-from warehouse.catalog import create_table_view, named_query, named_views, sql_strings  # noqa: E402
+from warehouse.catalog import (  # noqa: E402
+    create_table_view,
+    kept_view_sql,
+    named_query,
+    named_views,
+    sql_strings,
+)
 from warehouse.connection import duckdb_connection  # noqa: E402
 from warehouse.derived import current_file, derived_tables  # noqa: E402
 from warehouse.tables import REGISTRY  # noqa: E402
@@ -37,7 +43,9 @@ def open_home(lake: Lake) -> Any:
     tables = {spec.name: create_table_view(con, lake, spec) for spec in REGISTRY.values()}
     for spec in derived_tables():
         kept = current_file(lake.root, spec, tables)
-        source = f"select * from read_parquet({sql_strings([kept])})" if kept else spec.sql
+        source = spec.view_sql if kept is None else \
+            kept_view_sql(spec, kept, tables[spec.kept_in]) if spec.kept_in else \
+            f"select * from read_parquet({sql_strings([kept])})"
         con.execute(f"create or replace view {spec.name} as {source}")
     for name, sql in named_views():
         con.execute(f"create or replace view {name} as {sql}")

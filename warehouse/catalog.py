@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from warehouse.connection import duckdb_connection
-from warehouse.derived import current_file, derived_tables
+from warehouse.derived import Derived, current_file, derived_tables, kept_columns
 from warehouse.errors import WarehouseError, first_line
 from warehouse.lake import Lake
 from warehouse.tables import REGISTRY, Table
@@ -118,7 +118,9 @@ def connect(home: str | os.PathLike[str] | Lake,
     locked to reading the tables' current files (and the ``readable`` files: a training
     run's snapshot). ``key_range``: (lo, hi), unsigned, inclusive: the views of the tables
     with ``sort_by`` hold the rows of that key range only, read from the row groups that
-    can hold them (a connection for one range of a query run range by range)."""
+    can hold them (a connection for one range of a query run range by range), and so does
+    a derived table kept in a table (position_facts: its ``sorted by`` column), whether read
+    from it or computed by its query."""
     return connect_with_files(home, readable, key_range=key_range)[0]
 
 
@@ -136,9 +138,18 @@ def connect_with_files(home: str | os.PathLike[str] | Lake,
     files += [Path(path) for path in readable]
     for spec in derived_tables():
         stored = current_file(lake.root, spec, tables) if derived else None
-        source = f"select * from read_parquet({sql_strings([stored])})" if stored else spec.sql
+        if stored is None:
+            source = spec.view_sql
+            if key_range is not None and spec.kept_in and spec.sort_by is not None:
+                # as when read from the table it is kept in: the rows of the range only
+                source = (f"select * from ({source}\n) where {spec.sort_by} "
+                          f"between {key_range[0]} and {key_range[1]}")
+        elif spec.kept_in:
+            source = kept_view_sql(spec, stored, tables[spec.kept_in], key_range)
+        else:
+            source = f"select * from read_parquet({sql_strings([stored])})"
+            files.append(stored)
         con.execute(f"create or replace view {spec.name} as {source}")
-        files += [stored] if stored else []
     for name, sql in named_views():
         con.execute(f"create or replace view {name} as {sql}")
     lock_down(con, files)
@@ -201,6 +212,23 @@ def table_view_sql(spec: Table, files: Sequence[Path], absent: Set[str] = frozen
             f"select {columns} from {source} where {spec.sort_by} between {lo} and {hi}"
             for lo, hi in stored_intervals(*key_range))
     return f"select {columns} from {source}"
+
+
+def kept_view_sql(spec: Derived, manifest: Path, files: Sequence[Path],
+                  key_range: tuple[int, int] | None = None) -> str:
+    """``select`` of a derived table kept in a lake table (``spec.kept_in``) over that
+    table's ``files`` (the ones its ``manifest`` names): its view's columns, unsigned where
+    stored signed; with a ``key_range``, the rows of that range of its sorted column,
+    filtered on the stored column (see :func:`table_view_sql`)."""
+    columns, unsigned = kept_columns(manifest)
+    select = ", ".join(UNSIGNED.format(c=c) if c in unsigned else c for c in columns)
+    source = (f"read_parquet([{sql_strings(files)}], union_by_name = true, "
+              f"hive_partitioning = false)")
+    if key_range is not None and spec.sort_by is not None:
+        return " union all ".join(
+            f"select {select} from {source} where {spec.sort_by} between {lo} and {hi}"
+            for lo, hi in stored_intervals(*key_range))
+    return f"select {select} from {source}"
 
 
 def stored_intervals(lo: int, hi: int) -> list[tuple[int, int]]:

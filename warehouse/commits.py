@@ -17,8 +17,8 @@ too, once older than the retention). Writers on other machines sharing the folde
 serialized by ``flock``: they would need a Delta merge on the key (``warehouse/lake.py``'s
 history before the lock has one).
 
-Tables are created with a checkpoint every CHECKPOINT_INTERVAL commits, and the Parquet
-settings of WRITER_PROPERTIES.
+Tables are created with a checkpoint every CHECKPOINT_INTERVAL commits, and written with the
+Parquet settings of :mod:`warehouse.encoding` (WRITER_PROPERTIES).
 """
 from __future__ import annotations
 
@@ -38,12 +38,13 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import ColumnProperties, DeltaTable, WriterProperties, write_deltalake
+from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError
 from deltalake.transaction import AddAction, RemoveAction
 
 from warehouse.datafiles import basename, file_index, matches, partition_combos, row_key
 from warehouse.dedupe import unseen_rows
+from warehouse.encoding import writer_options
 from warehouse.errors import WarehouseError, first_line
 from warehouse.keyindex import KeyIndex, Run
 from warehouse.schema import storage_schema
@@ -62,16 +63,6 @@ log = logging.getLogger(__name__)
 WRITE_LOCK = "_chesslab_write.lock"
 # Keyed writes stage their files in this folder of the table (a leading underscore again).
 STAGING = "_staging"
-# Parquet settings where the defaults waste CPU: a dictionary is tried, then dropped, for
-# every page of a column whose values are nearly all distinct (keys, FENs). Without one,
-# positions' FENs compress with LZ4 (Snappy leaves them at their size); the values read back
-# are the same. Measured in docs/experiments/ingest.md.
-_PLAIN = ColumnProperties(dictionary_enabled=False)
-WRITER_PROPERTIES = {
-    "positions": WriterProperties(compression="LZ4_RAW",
-                                  column_properties={"position_key": _PLAIN, "fen": _PLAIN}),
-    "moves": WriterProperties(compression="SNAPPY", column_properties={"position_key": _PLAIN}),
-}
 # Commit conflicts are retried with jittered exponential backoff, this many times at most.
 COMMIT_ATTEMPTS = 30
 BACKOFF_BASE_S = 0.02
@@ -358,11 +349,6 @@ class Staged:
 
     def discard(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def writer_options(name: str) -> dict[str, Any]:
-    """``write_deltalake``'s Parquet settings for table ``name`` (none: Delta's defaults)."""
-    return {"writer_properties": WRITER_PROPERTIES[name]} if name in WRITER_PROPERTIES else {}
 
 
 def has_commits(folder: Path) -> bool:

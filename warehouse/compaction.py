@@ -20,6 +20,7 @@ from deltalake import DeltaTable, WriterProperties
 
 from warehouse.commits import STAGING, with_retries
 from warehouse.datafiles import file_index
+from warehouse.encoding import compact_options
 from warehouse.tables import Table
 
 # compact's sort of a table with ``sort_by`` (a one-column z-order is a sort): rows per row
@@ -34,17 +35,21 @@ DEFAULT_RETAIN_HOURS = 168
 
 
 
-def compact(spec: Table, folder: Path, retain_hours: float = DEFAULT_RETAIN_HOURS) -> int:
+def compact(spec: Table, folder: Path, retain_hours: float = DEFAULT_RETAIN_HOURS,
+            merge: bool = True) -> int:
     """Compact the table ``spec`` in ``folder`` (which has a commit); returns its files after.
 
+    ``merge`` False: no optimize, only what follows it (a table a derived table was just
+    written into, warehouse/refresh.py: merging its files would drop the derived columns).
     Delta optimize (small files into large ones, per partition; a table with ``sort_by``:
     each partition not yet one sorted file rewritten sorted by that column, in row groups of
     SORTED_ROW_GROUP rows) then vacuum files no version newer than ``retain_hours`` uses,
     checkpoint, and remove the staging folders of killed writers older than that."""
     name = spec.name
-    if spec.sort_by is None:
-        with_retries(name, lambda: DeltaTable(str(folder)).optimize.compact())
-    else:  # the sort makes one file of each partition it rewrites
+    if merge and spec.sort_by is None:
+        with_retries(name, lambda: DeltaTable(str(folder)).optimize.compact(
+            **compact_options(name)))
+    elif merge and spec.sort_by is not None:  # the sort makes a file of each partition
         key = spec.sort_by
         for filters in unsorted_partitions(spec, DeltaTable(str(folder))):
             with_retries(name, lambda f=filters: DeltaTable(  # type: ignore[misc]

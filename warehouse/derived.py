@@ -12,6 +12,17 @@ column`` the column its stored result is sorted by). :mod:`warehouse.refresh` (r
 one, and over the defining query otherwise (after a write, until the next compact). Like
 the key index, the file is a cache of immutable data files, never wrong, only stale.
 
+A derived table whose rows are one per row of a lake table can be *kept in* that table
+(``-- kept in: positions``): its result, which then also carries the table's own columns
+(those named by ``-- stored only: a, b`` are left out of the view), is written as the
+table's files, replacing them (sorted as the definition says), instead of a file beside
+the lake, so what both hold is stored once: position_facts' FENs were a second copy of
+every position's (issue 51). The table's readers (its view, ``Lake.read``, ingest's
+lookups) read its own columns and ignore the others, which are no part of its Delta
+schema; the manifest ``<id>.json`` alone stays in ``lake/_derived/<name>/``, naming the
+table's files it wrote among its inputs, so a write to the table (new files) or a
+compaction of it makes the result stale like any other input's change.
+
 This module reads definitions and manifests only; it imports nothing from the catalog or
 the lake, which build on it.
 """
@@ -27,6 +38,8 @@ DERIVED_DIR = "_derived"
 SQL_DIR = Path(__file__).parent / "sql" / "derived"
 DEPENDS = re.compile(r"^--\s*depends:(.*)$", re.MULTILINE)
 SORTED = re.compile(r"^--\s*sorted by:\s*(\w+)\s*$", re.MULTILINE)
+KEPT = re.compile(r"^--\s*kept in:\s*(\w+)\s*$", re.MULTILINE)
+STORED_ONLY = re.compile(r"^--\s*stored only:(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -37,6 +50,15 @@ class Derived:
     sql: str
     inputs: tuple[str, ...]
     sort_by: str | None = None
+    kept_in: str | None = None      # the lake table whose files hold the result
+    stored_only: tuple[str, ...] = ()   # columns the result stores, its view leaves out
+
+    @property
+    def view_sql(self) -> str:
+        """The view's select over the defining query (without the stored-only columns)."""
+        if not self.stored_only:
+            return self.sql
+        return f"select * exclude ({', '.join(self.stored_only)}) from ({self.sql}\n)"
 
 
 def derived_tables() -> list[Derived]:
@@ -48,9 +70,13 @@ def derived_tables() -> list[Derived]:
         if len(found) != 1:
             raise ValueError(f"{path}: needs exactly one '-- depends: ...' line")
         inputs = tuple(sorted(n.strip() for n in found[0].split(",") if n.strip()))
-        sort = SORTED.findall(text)
+        sort, kept = SORTED.findall(text), KEPT.findall(text)
+        only = [n.strip() for line in STORED_ONLY.findall(text) for n in line.split(",")]
+        if kept and kept[0] not in inputs:
+            raise ValueError(f"{path}: kept in {kept[0]!r}, which it does not depend on")
         tables.append(Derived(path.stem, text.strip().rstrip(";"), inputs,
-                              sort[0] if sort else None))
+                              sort[0] if sort else None, kept[0] if kept else None,
+                              tuple(n for n in only if n)))
     return tables
 
 
@@ -69,15 +95,23 @@ def current_file(root: Path, spec: Derived, files: Mapping[str, Sequence[Path]],
     """The derived table's Parquet file computed from exactly ``files`` (the input tables'
     current data files, by table), or None. ``sorted_as_defined``: only a file sorted as the
     definition says now (``refresh`` writes the others again; reading, an older file is
-    right, only unsorted)."""
+    right, only unsorted). A table kept in a lake table (``kept_in``): its manifest, whose
+    data are that table's current files (:func:`kept_columns` reads what they hold)."""
     wanted = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
     for manifest in sorted(folder(root, spec.name).glob("*.json")):
         try:
             meta = json.loads(manifest.read_text())
         except (OSError, ValueError):
             continue
-        data = manifest.with_suffix(".parquet")
-        if meta.get("inputs") == wanted and data.is_file() and (
-                not sorted_as_defined or meta.get("sorted_by") == spec.sort_by):
+        data = manifest if spec.kept_in else manifest.with_suffix(".parquet")
+        if meta.get("inputs") == wanted and meta.get("kept_in") == spec.kept_in and \
+                data.is_file() and (not sorted_as_defined or meta.get("sorted_by") == spec.sort_by):
             return data
     return None
+
+
+def kept_columns(manifest: Path) -> tuple[list[str], list[str]]:
+    """(the view's columns, those of them stored as signed 64-bit integers and given back
+    unsigned) of a derived table kept in a lake table, from its manifest."""
+    meta = json.loads(manifest.read_text())
+    return list(meta["columns"]), list(meta.get("unsigned", []))

@@ -113,7 +113,7 @@ def empty_catalog() -> duckdb.DuckDBPyConnection:
     for spec in REGISTRY.values():
         con.register(spec.name, spec.schema.empty_table())
     for derived in derived_tables():
-        con.execute(f"create or replace view {derived.name} as {derived.sql}")
+        con.execute(f"create or replace view {derived.name} as {derived.view_sql}")
     for view, sql in named_views():
         con.execute(f"create or replace view {view} as {sql}")
     return con

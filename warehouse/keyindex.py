@@ -10,8 +10,12 @@ in base 4 (four runs of one size tier become one run of the next), so there are
 
 A run lives in ``<table>/_chesslab_keys/<partition>/`` as ``<id>.keys.npy`` (the keys,
 sorted, int64 as stored), ``<id>.files.npy`` (the number, in the run's file list, of the data
-file holding each key) and ``<id>.json`` (that file list), written last: a run without its
-json is not one. A run is a cache of immutable data files: it is used only while every file
+file holding each key: uint16 while the list has at most 65,536 files, else int32),
+``<id>.checks.npy`` for a table with a checked column (32 bits of each row's fingerprint of
+it) and ``<id>.json`` (that file list), written last: a run without its json is not one. A
+key of positions costs 14 bytes on disk (8 + 2 + 4; it was 20 with 64-bit fingerprints and
+int32 file numbers: the index was the largest thing in a home after a PGN ingest, see
+docs/experiments/scale.md "Bytes on disk"). A run is a cache of immutable data files: it is used only while every file
 it covers is in the table's current version (compaction, which rewrites files, makes runs
 stale; the next refresh rebuilds them from the new files), and a current file no run covers
 is scanned directly by the caller. So the index is never wrong, only incomplete, and a writer
@@ -47,7 +51,7 @@ from warehouse._fingerprint import string_prints
 INDEX_DIR = "_chesslab_keys"
 # FAN_OUT runs of one tier (a power of FAN_OUT, a power of two) are merged into one (each key
 # is rewritten log_FAN_OUT(N) times, a lookup searches fewer than FAN_OUT runs a tier); never
-# beyond MAX_MERGED_KEYS keys (8 bytes each, 4 for the file, 8 for a fingerprint), so
+# beyond MAX_MERGED_KEYS keys (8 bytes each, 2 or 4 for the file, 4 for a fingerprint), so
 # one merge's memory stays bounded.
 FAN_OUT = 4
 MAX_MERGED_KEYS = 1 << 27
@@ -56,6 +60,12 @@ CHECKED = {"positions": "fen"}
 # The fingerprints of strings (string keys, checked columns): compiled, fixed by chesslab's
 # code (runs made under another name, such as DuckDB's hash before, are rebuilt).
 FINGERPRINT = "chesslab-print-1"
+# A checked column's fingerprints as runs keep them: the low 32 bits of FINGERPRINT's. A
+# stored key whose row's 32 bits equal those of the batch's FEN is taken as that FEN: wrong
+# only for a Zobrist collision (two FENs, one 64-bit key: about N^2 / 2^65 in a home of N
+# positions, 0.03 at 10^9) whose FENs also agree in 32 bits (2^-32 of those). Runs made
+# with 64-bit fingerprints (named FINGERPRINT) are rebuilt.
+CHECK_PRINT = "chesslab-print-1/32"
 # The runs this process has read, by their json's path (a run is immutable; see KeyIndex.runs).
 _LOADED: OrderedDict[str, Run] = OrderedDict()
 _LOADED_LOCK = threading.Lock()     # the lanes of a step list runs from several threads
@@ -72,7 +82,7 @@ class Run:
 
     name: str
     keys: np.ndarray
-    file_ids: np.ndarray
+    file_ids: np.ndarray      # uint16 or int32: see file_numbers
     files: tuple[str, ...]
     checks: np.ndarray | None = None
     hashed: bool = False      # keys are index_keys' hashes of strings
@@ -86,7 +96,7 @@ class Found:
     present: np.ndarray
     holders: set[str]
     uncovered: list[str]
-    checks: np.ndarray | None = None    # the stored rows' fingerprints where present
+    checks: np.ndarray | None = None    # the stored rows' check_prints where present
 
 
 class KeyIndex:
@@ -100,6 +110,13 @@ class KeyIndex:
         name = hashlib.sha1(tag.encode()).hexdigest()[:16] if tag else "all"
         self.folder = table_dir / INDEX_DIR / name
         self.check = CHECKED.get(table_dir.name)
+
+    @classmethod
+    def at(cls, folder: Path) -> KeyIndex:
+        """The runs of the partition whose runs are in ``folder``."""
+        index = cls.__new__(cls)
+        index.folder, index.check = folder, CHECKED.get(folder.parent.parent.name)
+        return index
 
     def runs(self) -> list[Run]:
         """The complete runs, largest first (a run removed while being read is left out).
@@ -137,7 +154,7 @@ class KeyIndex:
             keys = np.load(f"{stem}.keys.npy", mmap_mode="r")
             ids = np.load(f"{stem}.files.npy", mmap_mode="r")
             checks = np.load(f"{stem}.checks.npy", mmap_mode="r") \
-                if self.check and about.get("fingerprint") == FINGERPRINT else None
+                if self.check and about.get("fingerprint") == CHECK_PRINT else None
         except (FileNotFoundError, ValueError):
             return None
         return Run(manifest.stem, keys, ids, tuple(about["files"]), checks,
@@ -151,7 +168,7 @@ class KeyIndex:
         the keys found (else that set is empty)."""
         live = set(live)
         present = np.zeros(len(keys), dtype=bool)
-        checks = np.zeros(len(keys), dtype=np.uint64) if self.check else None
+        checks = np.zeros(len(keys), dtype=np.uint32) if self.check else None
         held: set[str] = set()
         covered: set[str] = set()
         order: np.ndarray | None = None
@@ -217,8 +234,8 @@ class KeyIndex:
             order = np.arange(len(keys))
         else:   # a committed batch's keys are unique: no order among equals to keep
             order = np.argsort(keys)
-        checks = fingerprints(rows.column(self.check))[order] if self.check else None
-        return Run("", keys[order], np.zeros(len(keys), np.int32), (), checks,
+        checks = check_prints(rows.column(self.check))[order] if self.check else None
+        return Run("", keys[order], file_numbers(np.zeros(len(keys), np.int32), 1), (), checks,
                    is_hashed(rows.column(column)))
 
     def merge(self, runs: list[Run]) -> None:
@@ -253,7 +270,7 @@ class KeyIndex:
             np.save(f"{stem}.checks.npy", np.ascontiguousarray(run.checks))
         partial = self.folder / f".{name}.json.tmp"
         partial.write_text(json.dumps({"files": list(run.files), "fingerprint":
-                                       FINGERPRINT if run.checks is not None else None,
+                                       CHECK_PRINT if run.checks is not None else None,
                                        "hash": FINGERPRINT if run.hashed else None}))
         os.replace(partial, f"{stem}.json")
         return Run(name, run.keys, run.file_ids, run.files, run.checks, run.hashed)
@@ -264,6 +281,24 @@ class KeyIndex:
             _LOADED.pop(str(self.folder / f"{name}.json"), None)
         for suffix in (".json", ".keys.npy", ".files.npy", ".checks.npy"):
             (self.folder / f"{name}{suffix}").unlink(missing_ok=True)
+
+
+def prune(table_dir: Path, live: Iterable[str]) -> int:
+    """Remove the runs of every partition of the table in ``table_dir`` that name a file not
+    ``live`` (the names of the table's current files): after a compaction, the runs of the
+    files it replaced, which no lookup can use again (the next write indexes the new files).
+    Call it under the table's write lock. Returns the runs removed."""
+    live = set(live)
+    removed = 0
+    for manifest in sorted((table_dir / INDEX_DIR).glob("*/*.json")):
+        try:
+            files = json.loads(manifest.read_text())["files"]
+        except (OSError, ValueError, KeyError):
+            continue
+        if not set(files) <= live:
+            KeyIndex.at(manifest.parent).remove(manifest.stem)
+            removed += 1
+    return removed
 
 
 def tier(size: int) -> int:
@@ -321,6 +356,26 @@ def fingerprints(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def check_prints(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """The fingerprints a run keeps of a checked column's values (uint32: the low 32 bits
+    of :func:`fingerprints`; see CHECK_PRINT).
+
+    >>> bool(check_prints(pa.array(["8/8 w"]))[0] == fingerprints(pa.array(["8/8 w"]))[0] & 0xFFFFFFFF)
+    True
+    """
+    return fingerprints(values).astype(np.uint32)
+
+
+def file_numbers(numbers: np.ndarray, files: int) -> np.ndarray:
+    """File numbers (into a list of ``files`` files) as a run stores them: uint16 when they
+    fit, else int32.
+
+    >>> file_numbers(np.array([0, 3]), 4).dtype, file_numbers(np.array([0, 70000]), 70001).dtype
+    (dtype('uint16'), dtype('int32'))
+    """
+    return numbers.astype(np.uint16 if files <= 1 << 16 else np.int32)
+
+
 def build_run(uris: list[str], names: list[str], column: str,
               check: str | None = None) -> Run:
     """A run of the keys in the Parquet files ``uris`` (named ``names``), read from
@@ -335,13 +390,14 @@ def build_run(uris: list[str], names: list[str], column: str,
         parts.append(keys)
         ids.append(np.full(len(keys), number, dtype=np.int32))
         if check:
-            prints.append(fingerprints(read.column(check)))
+            prints.append(check_prints(read.column(check)))
     keys = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     file_ids = np.concatenate(ids) if ids else np.zeros(0, np.int32)
     order = np.argsort(keys, kind="stable")
-    checks = (np.concatenate(prints) if prints else np.zeros(0, np.uint64))[order] \
+    checks = (np.concatenate(prints) if prints else np.zeros(0, np.uint32))[order] \
         if check else None
-    return Run("", keys[order], file_ids[order], tuple(names), checks, hashed)
+    return Run("", keys[order], file_numbers(file_ids[order], len(names)), tuple(names), checks,
+               hashed)
 
 
 def is_hashed(values: pa.Array | pa.ChunkedArray) -> bool:
@@ -391,14 +447,15 @@ def merged(older: Run, newer: Run) -> Run:
     rest[into] = False
     keys = np.empty(size, dtype=np.int64)
     keys[into], keys[rest] = newer.keys, older.keys
-    ids = np.empty(size, dtype=np.int32)
-    ids[into], ids[rest] = np.asarray(newer.file_ids) + len(older.files), older.file_ids
+    ids = np.empty(size, dtype=file_numbers(np.zeros(0), len(older.files + newer.files)).dtype)
+    ids[into] = np.asarray(newer.file_ids, dtype=ids.dtype) + len(older.files)
+    ids[rest] = older.file_ids
     checks = None
     if older.checks is not None and newer.checks is not None:
-        checks = np.empty(size, dtype=np.uint64)
+        checks = np.empty(size, dtype=np.uint32)
         checks[into], checks[rest] = newer.checks, older.checks
     return Run("", keys, ids, older.files + newer.files, checks, older.hashed)
 
 
-__all__ = ["KeyIndex", "Found", "Run", "INDEX_DIR", "CHECKED", "fingerprints", "search",
-           "index_keys", "is_hashed"]
+__all__ = ["KeyIndex", "Found", "Run", "INDEX_DIR", "CHECKED", "fingerprints", "check_prints",
+           "search", "index_keys", "is_hashed", "prune"]

@@ -36,12 +36,12 @@ import pyarrow.compute as pc
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 
-from warehouse.commits import DEFAULT_INDEX_FROM, INDEX_FROM, TableWriter
+from warehouse.commits import DEFAULT_INDEX_FROM, INDEX_FROM, TableWriter, write_lock
 from warehouse.compaction import DEFAULT_RETAIN_HOURS, compact
 from warehouse.datafiles import basename
 from warehouse.dedupe import dedupe, indexed
 from warehouse.errors import WarehouseError, first_line
-from warehouse.keyindex import KeyIndex, index_keys
+from warehouse.keyindex import INDEX_DIR, KeyIndex, index_keys, prune
 from warehouse.schema import check_partition_values, conform, to_storage
 from warehouse.tablecache import current_table, table_exists
 from warehouse.tables import Table, table
@@ -166,11 +166,11 @@ class Lake:
                        ) -> tuple[np.ndarray, np.ndarray, list[Path]]:
         """For table ``name`` (unpartitioned, one-integer key, a column of
         ``keyindex.CHECKED``): (a mask of ``keys`` its key index finds stored, the stored
-        rows' fingerprints of the checked column there (0 elsewhere), the current files no
+        rows' ``keyindex.check_prints`` of the checked column there (0 elsewhere), the current files no
         run covers, which may hold the other keys). Without the index: nothing found, every
         file uncovered. ``delta``: that version of the table (default: the current one)."""
         delta = delta if delta is not None else self.current(name)
-        none = np.zeros(len(keys), dtype=bool), np.zeros(len(keys), dtype=np.uint64)
+        none = np.zeros(len(keys), dtype=bool), np.zeros(len(keys), dtype=np.uint32)
         if delta is None:
             return *none, []
         uris = delta.file_uris()
@@ -204,18 +204,34 @@ class Lake:
                          pa.nulls(data.num_rows, spec.schema.field(c).type) for c in wanted})
         return data.cast(pa.schema([spec.schema.field(c) for c in wanted]), safe=False)
 
-    def compact(self, name: str, retain_hours: float = DEFAULT_RETAIN_HOURS) -> tuple[int, int]:
+    def compact(self, name: str, retain_hours: float = DEFAULT_RETAIN_HOURS,
+                merge: bool = True) -> tuple[int, int]:
         """Delta optimize (small files into large ones, per partition; a table with
         ``sort_by``: each partition not yet one sorted file rewritten sorted by that column)
         then vacuum files no version newer than ``retain_hours`` uses (see
-        :func:`warehouse.compaction.compact`). Returns (files before, files after)."""
+        :func:`warehouse.compaction.compact`), and remove the key-index runs of the files it
+        replaced. ``merge`` False: no optimize, the rest only. Returns (files before, files
+        after)."""
         delta = self.delta(name)
         if delta is None:
             return 0, 0
         spec = table(name)
         before = len(delta.file_uris())
         self.writer(spec).ensure_checkpoints()
-        return before, compact(spec, self.table_dir(name), retain_hours)
+        after = compact(spec, self.table_dir(name), retain_hours, merge)
+        self.prune_key_index(name)
+        return before, after
+
+    def prune_key_index(self, name: str) -> None:
+        """Remove the key-index runs of files a compaction replaced (unusable from then on:
+        the next write indexes the new files), under the table's write lock."""
+        folder = self.table_dir(name)
+        if not (folder / INDEX_DIR).is_dir():
+            return
+        with write_lock(folder):
+            delta = self.current(name)
+            if delta is not None:
+                prune(folder, (basename(uri) for uri in delta.file_uris()))
 
 
 __all__ = ["Lake", "WarehouseError", "resolve_home"]

@@ -7,33 +7,61 @@ connection whose derived views read their defining queries, and streams it into 
 covers a narrow range of that column and a query for a range reads those row groups only).
 Its manifest ``<id>.json`` is written last, then older results are removed: a writer killed
 anywhere leaves at worst an unused file.
+
+A derived table kept in a lake table (``-- kept in``: position_facts in positions) is
+written as that table's files instead: staged, then committed under the table's write lock
+in one commit that removes the files it was computed from (files committed meanwhile stay,
+and make it stale until the next refresh), with the key-index run of the new files saved
+from the rows as they stream by (they come sorted by the stored key); then its manifest.
 """
 from __future__ import annotations
 
 import json
+import logging
 import os
+import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
+from deltalake import DeltaTable, WriterProperties, write_deltalake
+from deltalake.transaction import RemoveAction
 
+from warehouse import compaction
 from warehouse.catalog import connect_with_files
+from warehouse.commits import Staged, with_retries, write_lock
+from warehouse.datafiles import basename
 from warehouse.derived import Derived, current_file, derived_tables, file_names, folder
+from warehouse.encoding import COMPACT_LEVEL, derived_options, properties
+from warehouse.keyindex import CHECKED, KeyIndex, Run, check_prints, file_numbers, prune
+from warehouse.schema import storage_type
+from warehouse.tablecache import forget_table
+from warehouse.tables import REGISTRY, Table, table
 
 if TYPE_CHECKING:
     import duckdb
 
     from warehouse.lake import Lake
 
+log = logging.getLogger(__name__)
+
 BATCH_ROWS = 1 << 17
+# A derived table kept in a lake table: rows per data file it writes (about 100 MB of
+# positions at 25 bytes a row), each file one write of a staged table.
+FILE_ROWS = 1 << 22
 
 
-def refresh(lake: Lake, names: Sequence[str] | None = None) -> dict[str, int]:
+def refresh(lake: Lake, names: Sequence[str] | None = None,
+            retain_hours: float | None = None) -> dict[str, int]:
     """Compute each derived table (``names``: all by default) not current for the lake's
     current files and keep it; older results are removed. Returns rows written per table
-    (0: it was current already, or its input tables are empty)."""
+    (0: it was current already, or its input tables are empty). ``retain_hours``: vacuum a
+    table a derived table is kept in after rewriting it, keeping the files of versions newer
+    than that (compact's retention; None: no vacuum)."""
     written = {}
     for spec in derived_tables():
         if names is not None and spec.name not in names:
@@ -44,10 +72,43 @@ def refresh(lake: Lake, names: Sequence[str] | None = None) -> dict[str, int]:
                     not any(files.get(t) for t in spec.inputs):   # current, or nothing to keep
                 written[spec.name] = 0
                 continue
-            written[spec.name] = write(lake.root, spec, con, files)
+            written[spec.name] = keep_in_table(lake, spec, con, files, retain_hours) \
+                if spec.kept_in else write(lake.root, spec, con, files)
         finally:
             con.close()
     return written
+
+
+def compact_lake(lake: Lake, names: Sequence[str] | None = None,
+                 retain_hours: float = compaction.DEFAULT_RETAIN_HOURS
+                 ) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
+    """``chesslab compact``: compact the tables ``names`` (all by default), then
+    :func:`refresh` the derived tables. A table a derived table is kept in is compacted
+    after the refresh (which rewrites it when it changed), so its files are rewritten once,
+    not merged first and then rewritten, and not merged at all while the derived table they
+    hold is current. Returns ((files before, after) per table, in
+    ``names``' order; rows written per derived table)."""
+    names = list(names) if names is not None else sorted(REGISTRY)
+    kept = {spec.kept_in for spec in derived_tables() if spec.kept_in}
+    files: dict[str, tuple[int, int]] = {}
+    for name in [n for n in names if n not in kept]:
+        files[name] = lake.compact(name, retain_hours=retain_hours)
+    before = {name: len(lake.parts(name)) for name in names if name in kept}
+    rows = refresh(lake, retain_hours=retain_hours)
+    for name, count in before.items():
+        merge = not holds_current(lake, name)
+        files[name] = (count, lake.compact(name, retain_hours=retain_hours, merge=merge)[1])
+    return {name: files[name] for name in names}, rows
+
+
+def holds_current(lake: Lake, name: str) -> bool:
+    """Whether table ``name``'s files hold a derived table kept in it that is current: they
+    are sorted and written at compaction's level already, and merging them (Delta optimize
+    reads a table's own columns) would drop the derived columns and make it stale, so
+    ``compact`` only vacuums such a table."""
+    return any(spec.kept_in == name and current_file(
+        lake.root, spec, {t: lake.parts(t) for t in spec.inputs}) is not None
+        for spec in derived_tables())
 
 
 def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
@@ -61,7 +122,8 @@ def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
         f"select * from ({spec.sql}\n) order by {spec.sort_by}"
     reader = con.sql(sql).to_arrow_reader(BATCH_ROWS)
     rows = 0
-    with pq.ParquetWriter(data, reader.schema, compression="zstd") as writer:
+    options = derived_options(reader.schema.names, spec.sort_by)
+    with pq.ParquetWriter(data, reader.schema, **options) as writer:
         for batch in reader:
             writer.write_batch(batch)
             rows += batch.num_rows
@@ -73,3 +135,146 @@ def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
         if old.stem != ident and old.suffix in (".json", ".parquet", ".tmp"):
             old.unlink(missing_ok=True)
     return rows
+
+
+def keep_in_table(lake: Lake, spec: Derived, con: duckdb.DuckDBPyConnection,
+                  files: Mapping[str, Sequence[Path]], retain_hours: float | None) -> int:
+    """Stream the defining query's result, sorted by the stored (signed) key, into staged
+    files of the table ``spec.kept_in``, then commit them in place of the files it was
+    computed from, with their key-index run, and write the manifest. Returns the rows
+    written (0: the table's files changed under it, nothing committed)."""
+    assert spec.kept_in is not None and spec.sort_by is not None
+    name, key = spec.kept_in, spec.sort_by
+    sql = f"select * from ({spec.sql}\n) order by {key} < {1 << 63}, {key}"   # signed order
+    reader = con.sql(sql).to_arrow_reader(BATCH_ROWS)
+    unsigned = [f.name for f in reader.schema if f.type == pa.uint64()]
+    storage = kept_schema(reader.schema, table(name))
+    writer = lake.writer(table(name))
+    staged = Staged(writer.folder)
+    keys: list[np.ndarray] = []
+    checks: list[np.ndarray] = []
+    numbers: list[np.ndarray] = []
+    try:
+        for number, chunk in enumerate(file_chunks(reader, storage)):
+            write_deltalake(str(staged.folder), chunk, mode="append", target_file_size=1 << 40,
+                            writer_properties=kept_properties(name))
+            for batch in chunk.to_batches():
+                keys.append(batch.column(key).to_numpy())
+                checks.append(check_prints(batch.column(CHECKED[name])) if name in CHECKED
+                              else np.zeros(0, np.uint32))
+                numbers.append(np.full(batch.num_rows, number, np.int32))
+        run_parts = (keys, checks, numbers)
+        new = commit_kept(lake, name, files[name], staged, run_parts)
+    finally:
+        staged.discard()
+    if new is None:
+        return 0
+    if retain_hours is not None:
+        DeltaTable(str(writer.folder)).vacuum(retention_hours=int(retain_hours),
+                                              enforce_retention_duration=False, dry_run=False)
+    root = lake.root
+    inputs = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
+    inputs[name] = sorted(new)
+    view = [c for c in reader.schema.names if c not in spec.stored_only]
+    rows = int(sum(len(k) for k in keys))
+    write_manifest(root, spec, {"inputs": inputs, "rows": rows, "sorted_by": key,
+                                "kept_in": name, "columns": view,
+                                "unsigned": [c for c in unsigned if c in view]})
+    return rows
+
+
+def kept_schema(result: pa.Schema, spec: Table) -> pa.Schema:
+    """The schema a derived table kept in table ``spec`` is stored with: the table's columns
+    in its storage types (and its timestamp type), then the derived table's others as the
+    query gives them."""
+    own = {f.name: f.with_type(storage_type(f.type)) for f in spec.schema}
+    return pa.schema([own.get(f.name, f) for f in result])
+
+
+def file_chunks(reader: pa.RecordBatchReader, schema: pa.Schema
+                ) -> Iterator[pa.Table]:
+    """The query's batches cast to ``schema``, about FILE_ROWS rows a table (a file), each
+    table one chunk: deltalake's writer spreads a table's batches over its threads, and the
+    file's row groups would then not come in the batches' (sorted) order."""
+    batches: list[pa.RecordBatch] = []
+    rows = 0
+    for batch in reader:
+        batches.append(pa.RecordBatch.from_arrays(
+            [batch.column(f.name).cast(f.type, safe=False) for f in schema], schema=schema))
+        rows += batch.num_rows
+        if rows >= FILE_ROWS:
+            yield pa.Table.from_batches(batches, schema).combine_chunks()
+            batches, rows = [], 0
+    if batches:
+        yield pa.Table.from_batches(batches, schema).combine_chunks()
+
+
+def kept_properties(name: str) -> WriterProperties:
+    """The table's compaction settings, in row groups of BATCH_ROWS rows (a key range reads
+    the row groups that overlap it)."""
+    level = COMPACT_LEVEL.get(name, 3)
+    base = properties(name, level) if name in COMPACT_LEVEL else WriterProperties(
+        compression="ZSTD", compression_level=level)
+    return WriterProperties(compression="ZSTD", compression_level=level,
+                            max_row_group_size=BATCH_ROWS,
+                            column_properties=base.column_properties)
+
+
+def commit_kept(lake: Lake, name: str, computed_from: Sequence[Path], staged: Staged,
+                run_parts: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]
+                ) -> list[str] | None:
+    """Under table ``name``'s write lock: commit the staged files in place of the files
+    ``computed_from`` (None when one of them is gone: a compaction meanwhile), their run
+    saved before the commit and merged after, the runs of the files removed dropped.
+    Returns the new files' names (relative to the table's folder)."""
+    writer = lake.writer(table(name))
+    folder = writer.folder
+    with write_lock(folder):
+        delta = writer.latest()
+        live = {basename(uri): uri for uri in delta.file_uris()}
+        removed = file_names(computed_from, folder)
+        if not {basename(p) for p in removed} <= live.keys():
+            log.info("derived %s: %s changed meanwhile, not rewritten", name, name)
+            return None
+        adds = staged.actions()
+        stamp = int(time.time() * 1000)
+        actions = [*[RemoveAction(p, True, stamp) for p in removed], *adds]
+        names = tuple(basename(a.path) for a in adds)
+        index = KeyIndex(folder, {}) if writer.index is not None else None
+        saved = index.save(run_of(names, *run_parts)) if index is not None else None
+        try:
+            with_retries(name, lambda: staged.commit(delta, actions))
+        except BaseException:
+            forget_table(folder)
+            if index is not None and saved is not None:
+                index.remove(saved.name)
+            raise
+        prune(folder, set(live) - {basename(p) for p in removed} | set(names))
+        if index is not None and saved is not None:
+            index.adopt(saved)
+    return [a.path for a in adds]
+
+
+def run_of(files: tuple[str, ...], keys: list[np.ndarray], checks: list[np.ndarray],
+           numbers: list[np.ndarray]) -> Run:
+    """The key-index run of rows written sorted by their (stored, signed) key."""
+    ordered = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    assert (ordered[1:] > ordered[:-1]).all(), "kept rows must come sorted by their key"
+    prints = np.concatenate(checks) if checks else np.zeros(0, np.uint32)
+    ids = np.concatenate(numbers) if numbers else np.zeros(0, np.int32)
+    return Run("", ordered, file_numbers(ids, len(files)), files,
+               prints if len(prints) == len(ordered) else None)
+
+
+def write_manifest(root: Path, spec: Derived, meta: dict[str, object]) -> None:
+    """Write a derived table's manifest (atomically), then drop its older results."""
+    out = folder(root, spec.name)
+    out.mkdir(parents=True, exist_ok=True)
+    ident = uuid.uuid4().hex
+    manifest = out / f"{ident}.json"
+    staged = manifest.with_suffix(".json.tmp")
+    staged.write_text(json.dumps(meta))
+    os.replace(staged, manifest)
+    for old in out.iterdir():
+        if old.stem != ident and old.suffix in (".json", ".parquet", ".tmp"):
+            old.unlink(missing_ok=True)

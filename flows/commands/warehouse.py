@@ -83,15 +83,15 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_compact(args: argparse.Namespace) -> int:
-    from warehouse.refresh import refresh
-    from warehouse.tables import REGISTRY, table
+    from warehouse.refresh import compact_lake
+    from warehouse.tables import table
 
-    lake = args.lake
-    for name in args.tables or sorted(REGISTRY):
-        before, after = lake.compact(table(name).name, retain_hours=args.retain_hours)
+    names = [table(name).name for name in args.tables] or None
+    files, derived = compact_lake(args.lake, names, retain_hours=args.retain_hours)
+    for name, (before, after) in files.items():
         if before != after:
             print(f"{name}: {before} files -> {after}")
-    for name, rows in refresh(lake).items():
+    for name, rows in derived.items():
         if rows:
             print(f"{name}: {rows} rows kept (derived)")
     return 0

@@ -158,7 +158,8 @@ def stored_fens(lake: Lake, keys: pa.ChunkedArray, fens: pa.ChunkedArray,
 
     The key index settles most keys without reading a FEN: a stored key whose row's FEN
     fingerprint equals the fingerprint of its FEN in ``fens`` stored that FEN (a different
-    FEN under the same Zobrist key and the same 64-bit fingerprint is a 2**-64 chance). The
+    FEN under the same Zobrist key, itself rare, also shares the 32 bits the index keeps of
+    the fingerprint with a 2**-32 chance: keyindex.CHECK_PRINT). The
     other stored keys, and keys the index cannot see (parts it does not cover yet), are
     looked up in the parts that can hold them."""
     if delta is None:
@@ -167,7 +168,7 @@ def stored_fens(lake: Lake, keys: pa.ChunkedArray, fens: pa.ChunkedArray,
     found, prints, uncovered = lake.indexed_checks("positions", keys, delta)
     same = found.copy()
     if found.any():     # fingerprints of the FENs of the keys found only (most are new)
-        same[found] = prints[found] == keyindex.fingerprints(fens.filter(pa.array(found)))
+        same[found] = prints[found] == keyindex.check_prints(fens.filter(pa.array(found)))
     unsure = found & ~same
     parts = set(uncovered)
     complete = not unsure.any()

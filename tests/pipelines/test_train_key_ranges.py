@@ -1,7 +1,8 @@
 """Key ranges (issue 35 §3: at 100M positions every query over a whole depth, the snapshot's
 join and the epoch's sort among them, needs memory and time that grow with the warehouse).
 
-``compact`` sorts labels (each engine and depth) and position_facts by position_key, so a
+``compact`` sorts labels (each engine and depth) and position_facts (kept in positions' files)
+by position_key, so a
 query for a key range reads the row groups of that range only; the training snapshot is
 written range by range (each range's join and sort alone) and must be the whole-depth
 query's file row for row; an epoch reads the snapshot range by range, and its rows must be
@@ -45,7 +46,6 @@ from pipelines.train.dataset import (
 from warehouse import Lake, compaction, connect
 from warehouse import refresh as refresh_module
 from warehouse.catalog import connect_files, named_query
-from warehouse.derived import DERIVED_DIR
 from warehouse.refresh import refresh
 from warehouse.tables import REGISTRY
 
@@ -132,7 +132,7 @@ def test_compact_sorts_labels_and_position_facts_by_key(home: Home) -> None:
     for part in parts:
         labels = row_groups(part)
         assert increasing(labels) and len(labels) >= (6 if part.parent.name == "depth=1" else 1)
-    [facts] = (lake.root / DERIVED_DIR / "position_facts").glob("*.parquet")
+    [facts] = lake.parts("positions")   # position_facts is kept in positions (issue 51)
     groups = row_groups(facts)
     assert len(groups) >= 40 and increasing(groups)
     for name in ("labels", "position_facts"):

@@ -216,7 +216,7 @@ def test_a_key_of_two_columns_is_found_whatever_its_first_column_holds(home: Pat
 
 
 def test_positions_and_moves_files_are_compressed_without_key_dictionaries(home: Path) -> None:
-    """The Parquet settings of positions and moves (warehouse.commits.WRITER_PROPERTIES): every
+    """The Parquet settings of positions and moves (warehouse.encoding.WRITER_PROPERTIES): every
     column compressed (naming a setting leaves Parquet's own default, no compression, unless
     the codec is named too), no dictionary for the nearly distinct key and FEN columns, a
     dictionary still for the rest; the values read back as written."""
