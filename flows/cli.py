@@ -21,6 +21,7 @@ import importlib
 import logging
 import os
 import pkgutil
+import re
 import signal
 import sys
 import threading
@@ -89,10 +90,55 @@ def add_global_options(parser: argparse.ArgumentParser, default: Any = None) -> 
                         default=False if default is None else default, help="show tracebacks")
 
 
+def version_line() -> str:
+    """``chesslab VERSION (git COMMIT, Python X.Y.Z)``: what a bug report or a cluster worker's
+    check names. The commit is the checkout's when chesslab runs from one (an editable
+    install), else left out."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version("chesslab")
+    except PackageNotFoundError:      # run from a source tree that was never installed
+        number = "unknown"
+    parts = [f"git {commit}"] if (commit := source_commit()) else []
+    parts.append(f"Python {platform.python_version()}")
+    return f"chesslab {number} ({', '.join(parts)})"
+
+
+def source_commit() -> str | None:
+    """The short commit of the git checkout chesslab's code is in, or None outside one (read
+    from ``.git``, a folder or a worktree's ``gitdir:`` file, without running git)."""
+    git = Path(__file__).resolve().parent.parent / ".git"
+    try:
+        if git.is_file():
+            git = Path(git.read_text().split(":", 1)[1].strip())
+        head = (git / "HEAD").read_text().strip()
+        if head.startswith("ref: "):
+            common = git / "commondir"       # a worktree's branches live in the main .git
+            shared = (git / common.read_text().strip()).resolve() if common.is_file() else git
+            head = ref_commit(git, head[5:]) or ref_commit(shared, head[5:])
+    except (OSError, IndexError):
+        return None
+    return head[:10] if re.fullmatch(r"[0-9a-f]{40}", head) else None
+
+
+def ref_commit(git: Path, name: str) -> str:
+    """A ref's commit: its loose file, else its line in ``packed-refs``; "" when neither."""
+    loose = git / name
+    if loose.is_file():
+        return loose.read_text().strip()
+    packed = git / "packed-refs"
+    lines = packed.read_text().splitlines() if packed.is_file() else []
+    return next((line.split()[0] for line in lines if line.endswith(f" {name}")), "")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with every command module, or only ``flows/commands/<command>.py`` when that
     module exists: an engine started by a GUI should not pay for importing the others."""
     parser = ChesslabParser(prog="chesslab", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=version_line(),
+                        help="show chesslab's version (and git commit) and exit")
     add_global_options(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in command_modules(command):

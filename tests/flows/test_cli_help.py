@@ -133,3 +133,20 @@ def test_a_bad_option_value_names_the_value_and_the_type(
     code, err = run_cli(argv, capsys)
     assert code == 2 and len(err.splitlines()) == 1
     assert err.startswith(f"chesslab {argv[0]}: error: {message}"), err
+
+
+# --- issue 49 §4: what a user can read ----------------------------------------------------
+
+def test_version_names_chesslab_its_commit_and_python(capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """``chesslab --version`` was an unknown option: cluster workers and bug reports need
+    the version (and, from a checkout, the commit)."""
+    import platform
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0
+    assert re.fullmatch(rf"chesslab {re.escape(version('chesslab'))} \(git [0-9a-f]{{10}}, "
+                        rf"Python {re.escape(platform.python_version())}\)\n", out), out
