@@ -168,10 +168,11 @@ def api(home: Path, services: bool = False) -> Iterator[str]:
     if configured:
         yield configured
         return
-    from flows.server import temporary_server
+    from flows.server import RUN_ADVICE, SERVE_ADVICE, temporary_server
 
     # Heartbeats let a server's services mark crashed runs; the temporary server runs none,
     # and stopping the heartbeat thread costs every flow up to a second at its end.
-    with temporary_server(home, services) as url, temporary_settings(
+    advice = SERVE_ADVICE if services else RUN_ADVICE
+    with temporary_server(home, services, advice) as url, temporary_settings(
             updates={PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
         yield url

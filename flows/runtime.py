@@ -1,4 +1,13 @@
-"""How flows run: the runner the options ask for (``--no-prefect``, ``--cluster``).
+"""How flows run: the runner the options ask for (``--prefect``, ``--no-prefect``,
+``--cluster``).
+
+A command runs its steps in this process (:class:`flows.step.LocalRunner`) unless a Prefect
+server is configured (``PREFECT_API_URL`` in the environment or in the active Prefect
+profile) or ``--prefect`` asks for one: starting Prefect costs 10-20 s on an idle machine and
+minutes on a busy one (its import alone, and a temporary server), for work that often takes a
+second. With a server configured the runs report to it as Prefect flows; ``--prefect``
+without one starts a temporary server for the command (``flows.server``); ``--no-prefect``
+runs in this process even with a server configured.
 
 The Prefect runner is imported only when it is asked for: commands that need no flow should
 not pay for Prefect's import.
@@ -6,17 +15,53 @@ not pay for Prefect's import.
 from __future__ import annotations
 
 import argparse
+import os
+import tomllib
+from pathlib import Path
 from typing import Any
 
 
-def add_runner_arguments(parser: argparse.ArgumentParser, cluster: bool = True) -> None:
-    """``--no-prefect`` (and ``--cluster ADDRESS``) for a command that runs steps."""
+def add_runner_arguments(parser: argparse._ActionsContainer, cluster: bool = True) -> None:
+    """``--prefect`` / ``--no-prefect`` (and ``--cluster ADDRESS``) for a command that runs
+    steps."""
     if cluster:
         parser.add_argument("--cluster", metavar="ADDRESS",
                             help="run the units on this Dask scheduler (e.g. tcp://host:8786)")
         parser.set_defaults(units_on_cluster=True)
-    parser.add_argument("--no-prefect", action="store_true",
-                        help="run in this process without Prefect (the same steps and output)")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--prefect", action="store_true",
+                       help="run as Prefect flows: on the server of PREFECT_API_URL, else on "
+                            "a temporary one started for the command (10-20 s, more on a "
+                            "busy machine); the default when PREFECT_API_URL is set")
+    group.add_argument("--no-prefect", action="store_true",
+                       help="run in this process without Prefect, even with PREFECT_API_URL "
+                            "set (the default without it; the same steps and output)")
+
+
+def configured_prefect_api() -> str | None:
+    """The Prefect API a user configured: ``PREFECT_API_URL`` in the environment, else in the
+    active profile of Prefect's ``profiles.toml`` (what ``prefect config set`` writes); read
+    without importing Prefect, which alone takes seconds."""
+    if url := os.environ.get("PREFECT_API_URL", "").strip():
+        return url
+    home = Path(os.environ.get("PREFECT_HOME") or Path.home() / ".prefect").expanduser()
+    path = Path(os.environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml").expanduser()
+    try:
+        profiles = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    name = os.environ.get("PREFECT_PROFILE") or profiles.get("active")
+    profile = profiles.get("profiles", {}).get(name, {}) if isinstance(name, str) else {}
+    value = profile.get("PREFECT_API_URL") if isinstance(profile, dict) else None
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def uses_prefect(args: argparse.Namespace) -> bool:
+    """Whether the command runs as Prefect flows: ``--prefect``, or a configured server and
+    no ``--no-prefect``."""
+    if getattr(args, "no_prefect", False):
+        return False
+    return bool(getattr(args, "prefect", False)) or configured_prefect_api() is not None
 
 
 #: The games runner's options that only a tournament's batches of game pairs use (``evaluate``,
@@ -55,12 +100,10 @@ def make_runner(args: argparse.Namespace, show_progress: bool = True) -> Any:
     steps' units: those run here.)"""
     cluster = getattr(args, "cluster", None) if getattr(args, "units_on_cluster", False) \
         else None
-    if args.no_prefect:
-        if cluster:
-            raise ValueError("--cluster needs Prefect: drop --no-prefect")
+    if not uses_prefect(args):
         from flows.step import LocalRunner
 
-        return LocalRunner(show_progress)
+        return LocalRunner(show_progress, cluster)
     from flows.prefect_runner import PrefectRunner
 
     return PrefectRunner(args.lake.home, cluster, show_progress)

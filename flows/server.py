@@ -137,7 +137,8 @@ def free_port() -> int:
 
 def failure_reason(log_path: Path) -> str:
     """The line of a server's log that says why it stopped: its last exception line
-    (``OSError: [Errno 28] No space left on device``), else its last line.
+    (``OSError: [Errno 28] No space left on device``), else "" (the other lines are its
+    banner and its access log: no reason).
 
     >>> import tempfile
     >>> log = Path(tempfile.mkdtemp()) / "server.log"
@@ -152,7 +153,32 @@ def failure_reason(log_path: Path) -> str:
     except OSError as exc:
         return f"its log is unreadable ({exc.strerror})"
     errors = [line for line in lines if re.match(r"^[\w.]*(Error|Exception)\b.*:", line)]
-    return (errors or lines or ["it wrote nothing"])[-1][:300]
+    return errors[-1][:300] if errors else ""
+
+
+class ServerStartError(RuntimeError):
+    """The temporary server did not answer: why, and where its log is."""
+
+
+def not_started_reason(status: int | None, log_path: Path) -> str:
+    """Why a server did not start: still starting at the deadline (``status`` None: a busy
+    machine), or exited (its log's last exception line, never a line of its banner).
+
+    >>> import tempfile
+    >>> log = Path(tempfile.mkdtemp()) / "server.log"
+    >>> _ = log.write_text("The dashboard is disabled. Set `PREFECT_UI_ENABLED=1` to "
+    ...                    "re-enable it.\\n")
+    >>> not_started_reason(None, log)
+    'it did not answer within 120 s (on a busy machine it starts slowly)'
+    >>> not_started_reason(1, log)
+    'it exited with status 1 and no error line'
+    """
+    if status is None:
+        return (f"it did not answer within {STARTUP_TIMEOUT_S:g} s (on a busy machine it "
+                f"starts slowly)")
+    reason = failure_reason(log_path)
+    return f"it exited with status {status}" + (f": {reason}" if reason else
+                                                " and no error line")
 
 
 def start(folder: Path, services: bool = False
@@ -174,9 +200,10 @@ def start(folder: Path, services: bool = False
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while not healthy(record.url):
         if process.poll() is not None or time.monotonic() > deadline:
+            reason = not_started_reason(process.poll(), log_path)
             stop(process.pid)
-            raise RuntimeError(f"the temporary Prefect server did not start: "
-                               f"{failure_reason(log_path)} (log: {log_path})")
+            raise ServerStartError(f"the temporary Prefect server did not start: {reason} "
+                                   f"(log: {log_path})")
         time.sleep(0.2)
     path = folder / f"server-{os.getpid()}-{port}.json"
     temporary = path.with_name("." + path.name)
@@ -199,13 +226,25 @@ def stop(pid: int) -> None:
             return
 
 
+#: What to do when the temporary server does not start, by who asked for it.
+RUN_ADVICE = ("run the command without --prefect (in this process), or set PREFECT_API_URL "
+              "to a running Prefect server ('prefect server start')")
+SERVE_ADVICE = ("set PREFECT_API_URL to a running Prefect server ('prefect server start') and "
+                "start chesslab serve again")
+
+
 @contextlib.contextmanager
-def temporary_server(home: Path, services: bool = False) -> Iterator[str]:
-    """The API URL of a healthy temporary server for the duration of the block."""
+def temporary_server(home: Path, services: bool = False,
+                     advice: str = RUN_ADVICE) -> Iterator[str]:
+    """The API URL of a healthy temporary server for the duration of the block; one that
+    does not start is a :class:`ServerStartError` that says why and ``advice``."""
     folder = records_folder(home)
     for record in end_stale(folder):
         log.info("ended a stale temporary Prefect server (pid %d)", record.pid)
-    process, record, path = start(folder, services)
+    try:
+        process, record, path = start(folder, services)
+    except ServerStartError as exc:
+        raise ServerStartError(f"{exc}; {advice}") from None
     try:
         yield record.url
     finally:

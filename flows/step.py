@@ -12,7 +12,7 @@ A step (ingest, label, tournament, and the steps still to come) implements :clas
 - ``summarize(plan, results, seconds)``: the step's summary, results in plan order.
 
 ``run_step(step, config, lake, runner)`` runs it on a runner: :class:`LocalRunner` (threads in
-this process, ``--no-prefect``) or ``flows.prefect_runner.PrefectRunner`` (the same, as Prefect
+this process, the default without a Prefect server) or ``flows.prefect_runner.PrefectRunner`` (the same, as Prefect
 flows and tasks). Both hand the units to ``step.concurrency(config)`` lanes (a lane takes the
 next unit when it is free), retry a failed unit ``step.retries`` times, print the same progress
 lines to stderr, and open and close the worker pool once per step, so both behave the same.
@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 if TYPE_CHECKING:
     from warehouse import Lake
 
+CONNECT_TIMEOUT_S = 30        # a --cluster scheduler that does not answer: one line
 DISK_FULL = re.compile(r"No space left on device|os error 28\b")
 log = logging.getLogger(__name__)
 
@@ -197,6 +198,25 @@ def run_lanes(work: Work[Any, Any, Any], lanes: int) -> None:
             future.result()
 
 
+def run_on_cluster(work: Work[Any, Any, Any], address: str) -> None:
+    """Each unit of ``work`` as a task on the Dask scheduler at ``address`` (retried on its
+    worker; the warehouse goes as a value, no shared pool, no progress callback), its result
+    recorded as it comes back."""
+    from distributed import Client, as_completed
+
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise RuntimeError(f"no Dask scheduler at {address}: {type(exc).__name__}: {exc}"
+                           ) from None
+    with client:
+        futures = {client.submit(run_with_retries, work.step, unit, work.lake, None,
+                                 no_progress, pure=False): index for index, unit in work.todo}
+        work.todo = []
+        for future in as_completed(list(futures), loop=client.loop):
+            work.finish(futures[future], future.result())
+
+
 @contextlib.contextmanager
 def planned(step: Step[Any, PlanT, Any, Any, Any], config: Any, lake: Lake,
             progress: Progress, pool: bool = True) -> Iterator[tuple[PlanT, Any]]:
@@ -211,9 +231,12 @@ def planned(step: Step[Any, PlanT, Any, Any, Any], config: Any, lake: Lake,
 
 @dataclass
 class LocalRunner:
-    """Runs steps in this process: lanes are threads (``--no-prefect``)."""
+    """Runs steps in this process: lanes are threads (the default without a Prefect server,
+    and ``--no-prefect``); with ``cluster`` (a Dask scheduler's address) each unit is a Dask
+    task there instead, as the Prefect runner sends it."""
 
     show_progress: bool = True
+    cluster: str | None = None
 
     @property
     def progress(self) -> Progress:
@@ -222,9 +245,13 @@ class LocalRunner:
     def run(self, step: Step[Any, Any, Any, Any, SummaryT], config: Any,
             lake: Lake) -> SummaryT:
         started = time.monotonic()
-        with planned(step, config, lake, self.progress) as (plan, pool):
+        with planned(step, config, lake, self.progress, pool=self.cluster is None
+                     ) as (plan, pool):
             work = Work(step, plan, lake, pool, self.progress)
-            run_lanes(work, work.lanes(step.concurrency(config)))
+            if self.cluster is None:
+                run_lanes(work, work.lanes(step.concurrency(config)))
+            else:
+                run_on_cluster(work, self.cluster)
         return step.summarize(plan, work.results(), time.monotonic() - started)
 
     def compose(self, name: str, body: Callable[[], Any]) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -91,7 +92,7 @@ def test_a_full_disk_is_one_line(tmp_path: Path, runner: str) -> None:
         pytest.skip("cannot mount a small tmpfs here (no unshare or no mount namespaces)")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RUST_BACKTRACE": "1",
            "PREFECT_HOME": str(tmp_path / "prefect")}
-    flags = ["--no-prefect"] if runner == "--no-prefect" else []
+    flags = ["--no-prefect"] if runner == "--no-prefect" else ["--prefect"]
     done = subprocess.run(
         [*prefix, sys.executable, "-m", "flows.cli", "--home", str(folder / "home"), "ingest",
          *flags, "--workers", "1", str(SAMPLE)],
@@ -103,9 +104,12 @@ def test_a_full_disk_is_one_line(tmp_path: Path, runner: str) -> None:
         # the temporary server keeps its database in the home (one server per home), so the
         # full disk stops it before any game: one line with the reason its log gives
         assert len(lines) == 1, err
-        assert lines[0].startswith("chesslab ingest: error: the temporary Prefect server did "
-                                   "not start: sqlite3.OperationalError: database or disk is "
-                                   "full (log: "), err
+        assert re.match(r"chesslab ingest: error: the temporary Prefect server did not "
+                        r"start: it exited with status \d+: sqlite3.OperationalError: "
+                        r"database or disk is full \(log: ", lines[0]), err
+        assert lines[0].endswith("; run the command without --prefect (in this process), or "
+                                 "set PREFECT_API_URL to a running Prefect server ('prefect "
+                                 "server start')"), err
     else:
         assert lines[-2] == f"chesslab: created a new warehouse at {folder / 'home'}"
         assert lines[-1].startswith("chesslab ingest: error: ") and \

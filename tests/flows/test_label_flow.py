@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -18,7 +19,7 @@ import flows.label
 from flows.cli import main
 from flows.label import LABEL
 from flows.prefect_runner import PrefectRunner
-from flows.step import run_step
+from flows.step import LocalRunner, run_step
 from pipelines.label import LabelConfig
 from tests.flows.conftest import progress_lines
 from warehouse import Lake, connect
@@ -144,17 +145,25 @@ def test_the_step_owns_its_engine_pool(lake: Lake, monkeypatch: pytest.MonkeyPat
     assert result.labels == 4 and live_children() - before == set()
 
 
-def test_flow_on_a_dask_local_cluster(prefect_harness: None, lake: Lake,
+@pytest.mark.parametrize("kind", ["prefect", "local"])
+def test_flow_on_a_dask_local_cluster(kind: str, lake: Lake, request: pytest.FixtureRequest,
         selfplay_positions: list[dict[str, object]]) -> None:
     """--cluster: one task per batch on a distributed.LocalCluster with two worker processes,
-    each running its own Stockfish and writing its own parts."""
+    each running its own Stockfish and writing its own parts; as Prefect tasks, or (issue 49
+    §2: without a Prefect server, where ``--cluster`` needed one) as Dask tasks of the local
+    runner."""
     from distributed import LocalCluster
 
     lake.write("positions", selfplay_positions[:30])
     config = LabelConfig.tiny(depths=(2, 4), workers=2, limit=None, batch_size=8)
     with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
                       dashboard_address=None) as cluster:
-        with PrefectRunner(lake.home, cluster.scheduler_address) as runner:
+        if kind == "prefect":
+            request.getfixturevalue("prefect_harness")
+            runner: Any = PrefectRunner(lake.home, cluster.scheduler_address)
+        else:
+            runner = LocalRunner(False, cluster.scheduler_address)
+        with runner:
             summary = run_step(LABEL, config, lake, runner)
     counts = raw_counts(lake)
     assert (summary.positions, summary.labels, summary.errors) == (30, 60, 0)

@@ -86,7 +86,7 @@ def test_kill_9_of_a_prefect_label_run_leaves_no_child(home: Path, tmp_path: Pat
                                                        positions: list[dict[str, object]]) -> None:
     """`chesslab label` (Prefect, two engines) killed with SIGKILL once it writes labels: its
     engines and its temporary Prefect server die with it."""
-    run = subprocess.Popen(chesslab(home, "label", "--depths", "10,11", "--workers", "2",
+    run = subprocess.Popen(chesslab(home, "label", "--prefect", "--depths", "10,11", "--workers", "2",
                                     "--flush-seconds", "0.2"),
                            cwd=ROOT, env=environment(tmp_path),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -150,7 +150,7 @@ def test_stale_server_record_is_ended(tmp_path: Path) -> None:
         stale.kill()
 
 
-@pytest.mark.parametrize("runner_flags", [[], ["--no-prefect"]], ids=["prefect", "local"])
+@pytest.mark.parametrize("runner_flags", [["--prefect"], []], ids=["prefect", "local"])
 def test_ctrl_c_exits_130_in_one_line_and_rerun_completes(
         home: Path, tmp_path: Path, positions: list[dict[str, object]],
         runner_flags: list[str]) -> None:

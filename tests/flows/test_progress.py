@@ -19,7 +19,7 @@ SF = "stockfish?Threads=1&Hash=16"
 def runner_flags(request: pytest.FixtureRequest) -> list[str]:
     if request.param == "prefect":
         request.getfixturevalue("prefect_harness")
-        return []
+        return ["--prefect"]
     return [request.param]
 
 
