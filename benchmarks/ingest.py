@@ -132,7 +132,7 @@ def ours(path: Path, workers: int, chunk_games: int = CHUNK_GAMES) -> Measure:
     try:
         with TreeCpu() as cpu:
             began = time.perf_counter()
-            [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=workers, chunk_games=chunk_games)),
+            [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=workers, chunk_games=chunk_games, pool_from_mb=0)),
                                  Lake(home))
             seconds = time.perf_counter() - began
     finally:
@@ -269,7 +269,7 @@ def child_rss(path: Path, workers: int) -> tuple[float, float, float, int]:
             "from warehouse import Lake\n"
             "began = time.monotonic()\n"
             f"[s] = run_step(INGEST, IngestJob(({str(path)!r},), "
-            f"IngestConfig(workers={workers})), Lake({str(home)!r}))\n"
+            f"IngestConfig(workers={workers}, pool_from_mb=0)), Lake({str(home)!r}))\n"
             "print(time.monotonic() - began, s.games)\n")
     largest = together = 0.0
     try:

@@ -38,7 +38,7 @@ class ExportStep:
         return f"export: {config.dataset} as {config.format} to {config.out}"
 
     def run_unit(self, unit: ExportConfig, context: UnitContext) -> ExportSummary:
-        return export_dataset(context.lake, unit)
+        return export_dataset(context.lake, unit, context.progress)
 
     def progress(self, plan: ExportPlan, results: Sequence[ExportSummary],
                  seconds: float) -> str | None:

@@ -1,4 +1,5 @@
-"""The ``ingest`` step: one unit per file, PGN chunks parsed by one process pool per step.
+"""The ``ingest`` step: one unit per file, PGN chunks parsed by one process pool per step,
+started for the first PGN file big enough to pay for it (smaller ones are parsed in-process).
 
 On a cluster each file is ingested in-process on its worker (no pool to share).
 """
@@ -12,7 +13,7 @@ from typing import Any
 
 from flows.step import UnitContext
 from pipelines.ingest import IngestConfig, IngestSummary, SourceFile, discover_sources, ingest_file
-from pipelines.ingest.run import worker_pool
+from pipelines.ingest.run import PoolOnDemand
 from pipelines.ingest.training_data import check_training_options
 from warehouse import Lake
 
@@ -45,7 +46,7 @@ class IngestStep:
         return 1     # files one at a time, each spread over the pool
 
     def open_pool(self, job: IngestJob) -> AbstractContextManager[Any]:
-        return worker_pool(job.config.workers)
+        return PoolOnDemand(job.config.workers, job.config.pool_from_mb << 20)
 
     def plan(self, job: IngestJob, lake: Lake) -> IngestPlan:
         """The files, each checked before any work (a missing path or option is an
@@ -61,8 +62,9 @@ class IngestStep:
         return f"ingest: {len(plan.units)} files into {plan.home}"
 
     def run_unit(self, unit: IngestUnit, context: UnitContext) -> IngestSummary:
-        pool = context.pool if unit.source.format == "pgn" else None
-        return ingest_file(context.lake, unit.source, unit.config, pool)
+        pool = context.pool.for_file(unit.source) \
+            if context.pool is not None and unit.source.format == "pgn" else None
+        return ingest_file(context.lake, unit.source, unit.config, pool, context.progress)
 
     def progress(self, plan: IngestPlan, results: Sequence[IngestSummary],
                  seconds: float) -> str:

@@ -22,6 +22,7 @@ from pipelines.label.run import (
     plan_labels,
     summarize,
 )
+from pipelines.progress import progress_line
 from warehouse import Lake
 
 
@@ -71,10 +72,9 @@ class LabelStep:
     def progress(self, plan: LabelStepPlan, results: Sequence[BatchResult],
                  seconds: float) -> str:
         total = sum(results, BatchResult())
-        bounds = f", {total.bounds} from a bound line" if total.bounds else ""
-        return (f"label: {total.positions}/{plan.plan.positions} positions, {total.labels} "
-                f"labels, {total.errors} errors{bounds}, "
-                f"{total.labels / max(seconds, 1e-9):.0f} labels/s")
+        bounds = f", {total.bounds:,} from a bound line" if total.bounds else ""
+        return progress_line("label", total.positions, plan.plan.positions, "positions",
+                             seconds, f"{total.labels:,} labels, {total.errors:,} errors{bounds}")
 
     def summarize(self, plan: LabelStepPlan, results: Sequence[BatchResult],
                   seconds: float) -> LabelSummary:

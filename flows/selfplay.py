@@ -18,6 +18,7 @@ from typing import Any
 from flows.step import UnitContext
 from pipelines.games.cluster import open_cluster
 from pipelines.ingest import IngestSummary
+from pipelines.progress import progress_line
 from pipelines.selfplay import (
     Batch,
     BatchResult,
@@ -105,9 +106,10 @@ class SelfplayStep:
         played = [r.played for r in results if r.played is not None]
         if not played:
             return None
-        return (f"selfplay: {sum(r.games for r in played)} games, "
-                f"{sum(r.plies for r in played)} plies ({len(played)}/"
-                f"{len(plan.plan.batches)} batches ingested)")
+        planned = sum(len(b.games) for b in plan.plan.batches)
+        return progress_line("selfplay", sum(r.games for r in played), planned, "games",
+                             seconds, f"{sum(r.plies for r in played):,} plies, "
+                                      f"{len(played)}/{len(plan.plan.batches)} batches ingested")
 
     def summarize(self, plan: SelfplayStepPlan, results: Sequence[SelfplayResult],
                   seconds: float) -> SelfplaySummary:

@@ -87,8 +87,15 @@ class Runner(Protocol):
     def compose(self, name: str, body: Callable[[], Any]) -> Any: ...
 
 
+_PRINTING = threading.Lock()
+
+
 def print_progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    """A progress line on stderr in one write, whole: ``print`` writes the text and its end
+    apart, and lanes printing at once glued two lines together."""
+    with _PRINTING:
+        sys.stderr.write(line.rstrip("\n") + "\n")
+        sys.stderr.flush()
 
 
 def no_progress(line: str) -> None:

@@ -25,6 +25,7 @@ from pipelines.export.config import EXAMPLES_VIEW, ExportConfig, ExportError
 from pipelines.formats.binpack import BinpackWriter
 from pipelines.formats.binpack_file import binpack_results, binpack_scores
 from pipelines.formats.text import text_lines_of, write_lines
+from pipelines.progress import Meter, Report, no_report
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 
@@ -57,13 +58,17 @@ class Selection:
     batches: Iterator[pa.RecordBatch]
     engine_id: str | None = None
     depth: int | None = None
+    rows: int | None = None            # how many, when known before reading (a snapshot)
 
 
-def export_dataset(lake: Lake, config: ExportConfig) -> ExportSummary:
-    """Write the data set ``config`` names to ``config.out`` in ``config.format``."""
+def export_dataset(lake: Lake, config: ExportConfig,
+                   report: Report = no_report) -> ExportSummary:
+    """Write the data set ``config`` names to ``config.out`` in ``config.format``; a long
+    export shows its progress through ``report`` (rows, rate, time left when known)."""
     began = time.monotonic()
     summary = ExportSummary(config.dataset, config.format, config.out)
     selection = select(lake, config)
+    meter = Meter("export", "rows", selection.rows, report)
     out = Path(config.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
@@ -72,6 +77,7 @@ def export_dataset(lake: Lake, config: ExportConfig) -> ExportSummary:
             writer = WRITERS[config.format](stream, tmp)
             for batch in selection.batches:
                 write_batch(writer, with_constants(batch, selection), config, summary)
+                meter.update(summary.rows, f"{summary.written:,} written to {out.name}")
             writer.close()
         tmp.replace(out)
     finally:
@@ -113,7 +119,7 @@ def model_snapshot(lake: Lake, name: str, batch_rows: int) -> Selection:
                           f"model_datasets recorded {recorded} for {model.model_id}")
     depths = rows[0]["label_depths"] or [None]
     return Selection(handle.iter_batches(batch_size=batch_rows), rows[0]["label_engine_id"],
-                     depths[0])
+                     depths[0], handle.metadata.num_rows)
 
 
 def with_constants(batch: pa.RecordBatch, selection: Selection) -> pa.Table:

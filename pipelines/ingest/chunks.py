@@ -23,6 +23,7 @@ import zstandard
 
 from pipelines.ingest.pgn import CutStream, Problem, RawGame, split_games, unclosed_comment
 from pipelines.ingest.sources import (
+    ReadPosition,
     SourceFile,
     TextDecoder,
     TruncatedInput,
@@ -58,16 +59,18 @@ class TextBlocks:
     was decoded once read. A cut or corrupt archive raises :class:`TruncatedInput` after the
     text before it."""
 
-    def __init__(self, source: SourceFile, block_bytes: int = BLOCK_BYTES) -> None:
+    def __init__(self, source: SourceFile, block_bytes: int = BLOCK_BYTES,
+                 position: ReadPosition | None = None) -> None:
         self.source, self.block_bytes = source, block_bytes
         self.decoder = TextDecoder()
+        self.position = position
 
     @property
     def encoding(self) -> str:
         return self.decoder.encoding
 
     def __iter__(self) -> Iterator[str]:
-        with open_binary(self.source) as binary:
+        with open_binary(self.source, self.position) as binary:
             try:
                 yield from self.decoded(binary)
             except (EOFError, zstandard.ZstdError, OSError) as exc:
@@ -104,6 +107,7 @@ class PgnChunks:
         self.source, self.chunk_games, self.chunk_bytes = source, chunk_games, chunk_bytes
         self.cut: CutStream | None = None
         self.encoding = ""
+        self.position = ReadPosition()     # how far into the file: the progress
 
     def __iter__(self) -> Iterator[Chunk | list[RawGame]]:
         if _pgn is None:
@@ -112,7 +116,7 @@ class PgnChunks:
 
     def compiled_chunks(self) -> Iterator[Chunk]:
         splitter = _pgn.Splitter(self.chunk_games, self.chunk_bytes)
-        blocks = TextBlocks(self.source)
+        blocks = TextBlocks(self.source, position=self.position)
         try:
             for block in blocks:
                 splitter.feed(block)
@@ -126,7 +130,7 @@ class PgnChunks:
 
     def python_chunks(self) -> Iterator[list[RawGame]]:
         chunk: list[RawGame] = []
-        lines = read_lines(self.source)
+        lines = read_lines(self.source, self.position)
         try:
             for game in split_games(lines):
                 chunk.append(game)

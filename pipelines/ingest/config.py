@@ -49,6 +49,10 @@ def capped(message: str, limit: int = MESSAGE_CHARS) -> str:
     return f"{message[:limit]}... ({len(message):,} characters in all)"
 
 
+#: The PGN text size from which the ingest pool pays for its start (see IngestConfig).
+POOL_FROM_MB = 16
+
+
 def default_workers() -> int:
     return os.cpu_count() or 1
 
@@ -65,6 +69,10 @@ class IngestConfig:
     workers: int = field(default_factory=default_workers, metadata={
         "help": "processes parsing and replaying games; 1 runs in-process (needed inside Dask "
                 "tasks, which cannot fork pools)"})
+    pool_from_mb: int = field(default=POOL_FROM_MB, metadata={
+        "help": "megabytes of PGN text (a compressed file's estimated) from which a file is "
+                "parsed by the --workers processes; a smaller one is parsed in this process, "
+                "where starting the workers costs more than they save (0: always the workers)"})
     chunk_games: int = field(default=2000, metadata={
         "help": "games per work unit (a unit also closes at 8 MB of PGN text); each unit "
                 "writes one moves, positions and games part"})
@@ -89,6 +97,10 @@ class IngestConfig:
         "help": "decompressed bytes of text/JSONL parsed at a time"})
 
     def __post_init__(self) -> None:
+        if not isinstance(self.pool_from_mb, int) or isinstance(self.pool_from_mb, bool) or \
+                self.pool_from_mb < 0:
+            raise IngestError(f"ingest config: pool_from_mb must be a non-negative integer, "
+                              f"got {self.pool_from_mb!r}")
         for name in ("workers", "chunk_games", "flush_games", "epd_chunk", "flush_records",
                      "block_bytes"):
             value = getattr(self, name)

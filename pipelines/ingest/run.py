@@ -45,13 +45,14 @@ from pipelines.ingest.games import (
 )
 from pipelines.ingest.keys import Occurrences
 from pipelines.ingest.positions import PositionSink
-from pipelines.ingest.sources import SourceFile, read_lines
+from pipelines.ingest.sources import ReadPosition, SourceFile, read_lines
 from pipelines.ingest.training_data import (
     TRAINING_FORMATS,
     epd_labels,
     ingest_training_file,
 )
 from pipelines.processes import forkserver_pool
+from pipelines.progress import Meter, Report, no_report
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,21 @@ class FileRun:
     errors: list[dict[str, Any]] = field(default_factory=list)
     games_since_flush: int = 0
     game_errors: int = 0      # game errors met (named on the console up to GAME_WARNINGS)
+    report: Report = no_report          # where the progress lines inside the file go
+    position: ReadPosition = field(default_factory=ReadPosition)
+    meter: Meter | None = None
+
+    def __post_init__(self) -> None:
+        self.meter = file_meter(self.source, self.report)
+
+    def show_progress(self) -> None:
+        """The file's progress line, when one is due: the bytes read, the counts so far."""
+        assert self.meter is not None
+        s = self.summary
+        counts = f"{s.games:,} games, " if self.source.format == "pgn" else \
+            f"{s.records:,} records, "
+        self.meter.update(self.position.bytes_read(),
+                          f"{counts}{self.sink.new_positions:,} new positions")
 
     def error(self, kind: str, message: str, line: int | None = None,
               game_index: int | None = None) -> None:
@@ -123,9 +139,16 @@ class FileRun:
         self.games_since_flush = 0
 
 
+def file_meter(source: SourceFile, report: Report) -> Meter:
+    """The progress of one file, in bytes read of its size on disk (a compressed file's
+    compressed bytes), a line every few seconds while it is read."""
+    return Meter(f"ingest {source.path.name}", "bytes", source.size_bytes, report)
+
+
 def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
-                pool: RoutedPool | None = None) -> IngestSummary:
-    """Ingest one file unless its SHA-256 is already in ``sources``."""
+                pool: RoutedPool | None = None, report: Report = no_report) -> IngestSummary:
+    """Ingest one file unless its SHA-256 is already in ``sources``; a long one shows its
+    progress through ``report`` (bytes read, rate, time left, counts so far)."""
     began = time.monotonic()
     source_id = file_sha256(source.path)
     summary = IngestSummary(str(source.path), source_id, source.format)
@@ -138,11 +161,11 @@ def ingest_file(lake: Lake, source: SourceFile, config: IngestConfig,
         summary.skipped = True
         return summary
     if source.format in TRAINING_FORMATS:
-        summary = ingest_training_file(lake, source, source_id, config, summary)
+        summary = ingest_training_file(lake, source, source_id, config, summary, report)
         summary.empty = summary.read_nothing()
         return summary
     run = FileRun(lake, source, source_id, config,
-                  PositionSink(lake, source_id, str(source.path)), summary)
+                  PositionSink(lake, source_id, str(source.path)), summary, report=report)
     log.debug("%s: ingesting (%s, %s)", source.path, source.format, source.compression)
     if source.format == "pgn":
         ingest_pgn(run, pool)
@@ -199,6 +222,7 @@ def ingest_pgn(run: FileRun, pool: RoutedPool | None) -> None:
     """Every chunk parsed, numbered in file order, then written; ``2 x workers`` chunks in
     each step at most."""
     chunks = PgnChunks(run.source, run.config.chunk_games)
+    run.position = chunks.position
     jobs = (ChunkJob(str(run.lake.home), run.source_id, str(run.source.path), chunk, number)
             for number, chunk in enumerate(chunks))
     with Occurrences() as occurrences:
@@ -249,8 +273,7 @@ def absorb(run: FileRun, result: ChunkResult) -> None:
     run.games_since_flush += result.games
     if run.games_since_flush >= run.config.flush_games:
         run.flush()
-        log.info("%s: %d games, %d plies, %d new positions so far", run.source.path,
-                 run.summary.games, run.summary.plies, run.summary.new_positions)
+    run.show_progress()
 
 
 def name_game_errors(run: FileRun, errors: list[dict[str, Any]]) -> None:
@@ -271,7 +294,7 @@ def ingest_records(run: FileRun) -> None:
     parse = parse_epd_line if run.source.format == "epd" else parse_fen_line
     rows: list[dict[str, Any]] = []
     line = 0
-    lines = read_lines(run.source)
+    lines = read_lines(run.source, run.position)
     try:
         for line, text in enumerate(lines, 1):
             stripped = text.strip()
@@ -289,6 +312,7 @@ def ingest_records(run: FileRun) -> None:
             if len(rows) >= run.config.epd_chunk:
                 write_records(run, rows)
                 rows = []
+                run.show_progress()
     except OSError as exc:  # a cut or corrupt archive: keep the lines before it
         cut(run, line, None, exc)
     run.summary.encoding = lines.encoding
@@ -350,6 +374,32 @@ class RoutedPool:
         self.starting.join()
         for pool in self.pools:
             pool.shutdown(cancel_futures=True)
+
+
+class PoolOnDemand:
+    """The ``workers`` pool of a step, started for the first PGN file of at least
+    ``pool_from_bytes`` of text and kept for the files after it; a smaller file is ingested
+    in this process (``None``), where the pool's start costs more than its workers save (a
+    context manager)."""
+
+    def __init__(self, workers: int, pool_from_bytes: int) -> None:
+        self.workers, self.pool_from_bytes = workers, pool_from_bytes
+        self.pool: RoutedPool | None = None
+
+    def for_file(self, source: SourceFile) -> RoutedPool | None:
+        if self.workers == 1 or source.text_bytes < self.pool_from_bytes:
+            return None
+        if self.pool is None:
+            log.debug("starting %d ingest workers for %s", self.workers, source.path)
+            self.pool = RoutedPool(self.workers)
+        return self.pool
+
+    def __enter__(self) -> PoolOnDemand:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.__exit__(*exc)
 
 
 def worker_pool(workers: int) -> Any:

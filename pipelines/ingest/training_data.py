@@ -30,7 +30,8 @@ from pipelines.formats.text import parse_block as parse_text
 from pipelines.ingest.config import IngestConfig, IngestError, capped
 from pipelines.ingest.epd import BadDepth, BadLabel, epd_label
 from pipelines.ingest.positions import PositionSink
-from pipelines.ingest.sources import SourceFile, open_binary
+from pipelines.ingest.sources import ReadPosition, SourceFile, open_binary
+from pipelines.progress import Meter, Report, no_report
 from warehouse import Lake, connect
 from warehouse.catalog import named_query, query
 
@@ -98,10 +99,10 @@ def last_progress(lake: Lake, source_id: str) -> Progress | None:
                     bool(row["truncated"]))
 
 
-def blocks_of(source: SourceFile, start: Point,
-              block_bytes: int) -> Iterator[tuple[RecordBlock, Point]]:
+def blocks_of(source: SourceFile, start: Point, block_bytes: int,
+              position: ReadPosition | None = None) -> Iterator[tuple[RecordBlock, Point]]:
     """Each block of a file from ``start``, with the point just after it; a cut stream ends
-    with a block holding the ``truncated`` error."""
+    with a block holding the ``truncated`` error. ``position`` follows the file's bytes."""
     if source.format == "parquet":
         try:
             for block, rows in parquet_blocks(source.path, start.offset):
@@ -109,7 +110,7 @@ def blocks_of(source: SourceFile, start: Point,
         except ParquetShapeError as exc:
             raise IngestError(str(exc)) from None
         return
-    with open_binary(source) as stream:
+    with open_binary(source, position) as stream:
         if source.format == "binpack":
             for block, offset in chunk_blocks(stream, start.offset):
                 yield block, Point(offset, 0)
@@ -196,9 +197,10 @@ class Import:
 
 
 def ingest_training_file(lake: Lake, source: SourceFile, source_id: str,
-                         config: IngestConfig, summary: Any) -> Any:
+                         config: IngestConfig, summary: Any, report: Report = no_report) -> Any:
     """Import one file of training data (resuming an unfinished import of it); fills and
-    returns ``summary`` (an IngestSummary) and writes the file's ``sources`` row."""
+    returns ``summary`` (an IngestSummary) and writes the file's ``sources`` row. Its
+    progress (bytes read, rate, time left) goes to ``report`` every few seconds."""
     began = time.monotonic()
     engine_id = engine_for(source, config)
     register_import_engine(lake, engine_id, source.format)
@@ -209,12 +211,16 @@ def ingest_training_file(lake: Lake, source: SourceFile, source_id: str,
         log.info("%s: resuming after line %d / byte %d (%d records already committed)",
                  source.path, resumed.point.line, resumed.point.offset, resumed.records)
     point = run.progress.point
-    for block, point in blocks_of(source, run.progress.point, config.block_bytes):
+    position = ReadPosition()
+    by_rows = source.format == "parquet"     # read by row groups, not as a stream of bytes
+    meter = Meter(f"ingest {source.path.name}", "records" if by_rows else "bytes",
+                  None if by_rows else source.size_bytes, report)
+    for block, point in blocks_of(source, run.progress.point, config.block_bytes, position):
         run.take(block)
         if run.pending_records >= config.flush_records:
             run.commit(point)
-            log.info("%s: %d records, %d labels so far", source.path, run.progress.records,
-                     run.progress.label_rows)
+        meter.update(run.progress.records if by_rows else position.bytes_read(),
+                     f"{run.progress.records:,} records, {run.progress.label_rows:,} labels")
     run.commit(point)
     fill_summary(summary, run, resumed is not None)
     summary.seconds = time.monotonic() - began

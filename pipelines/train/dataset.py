@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipelines.progress import Meter, Report
 from warehouse import Lake, connect
 from warehouse.catalog import connect_files, named_query
 
@@ -176,18 +177,25 @@ def pooled(work: Callable[[T], R], items: Iterator[T], threads: int) -> Generato
 
 def write_snapshot(lake: Lake, query_name: str, parameters: Mapping[str, Any], path: Path,
                    keep: Callable[[pa.RecordBatch], pa.RecordBatch], read_batch: int,
-                   ranges: Sequence[tuple[int, int]] = WHOLE) -> Path:
+                   ranges: Sequence[tuple[int, int]] = WHOLE, report: Report = log.info
+                   ) -> Path:
     """Stream a named query's rows into one Parquet file (``keep`` filters each batch),
     under a temporary name renamed into place: a killed writer leaves no partial snapshot.
     The query runs once per key range (``$key_lo``, ``$key_hi``; ascending, so a query
     sorted by key writes the same rows in the same order as over the whole key space), each
     on a connection for its range (its labels' views read the row groups of the range only)
-    joining and sorting that range's rows only."""
+    joining and sorting that range's rows only. ``report`` says what it does from the start
+    and its progress every few seconds (a large snapshot takes minutes before training)."""
     tmp = path.with_name(f".{path.name}.tmp")
+    report(f"train: writing the data set snapshot ({query_name}, {len(ranges)} key "
+           f"range{'s' if len(ranges) > 1 else ''}) to {path}")
+    meter = Meter("train: snapshot", "key ranges" if len(ranges) > 1 else "rows",
+                  len(ranges) if len(ranges) > 1 else None, report)
+    rows = 0
     try:
         with contextlib.ExitStack() as stack:
             writer = None
-            for lo, hi in ranges:
+            for done, (lo, hi) in enumerate(ranges):
                 con = connect(lake, key_range=None if (lo, hi) == WHOLE[0] else (lo, hi))
                 try:
                     reader = con.sql(named_query(query_name),
@@ -197,7 +205,10 @@ def write_snapshot(lake: Lake, query_name: str, parameters: Mapping[str, Any], p
                         writer = stack.enter_context(
                             pq.ParquetWriter(tmp, reader.schema, compression="zstd"))
                     for batch in reader:
-                        writer.write_batch(keep(batch))
+                        kept = keep(batch)
+                        writer.write_batch(kept)
+                        rows += kept.num_rows
+                        meter.update(done if len(ranges) > 1 else rows, f"{rows:,} rows")
                 finally:
                     con.close()
         tmp.replace(path)

@@ -106,7 +106,7 @@ def test_kill_9_of_an_ingest_pool_leaves_no_worker(home: Path, tmp_path: Path) -
     """`chesslab ingest --no-prefect --workers 2` killed once its pool runs: the fork server
     and both workers die with it."""
     run = subprocess.Popen(chesslab(home, "ingest", str(SAMPLE), "--no-prefect", "--workers",
-                                    "2", "--chunk-games", "1"),
+                                    "2", "--chunk-games", "1", "--pool-from-mb", "0"),
                            cwd=ROOT, env=environment(tmp_path),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     children: dict[int, str] = {}

@@ -35,10 +35,13 @@ def test_label_progress_and_summary(home: Path, stockfish_path: str, runner_flag
     lines = progress_lines(captured.err, "label: ")
     assert re.fullmatch(r"label: 12 positions to label in 3 batches with stockfish-\S+",
                         lines[0])
-    assert [re.sub(r", \d+ labels/s$", "", line) for line in lines[1:]] == [
-        "label: 5/12 positions, 10 labels, 0 errors",
-        "label: 10/12 positions, 20 labels, 0 errors",
-        "label: 12/12 positions, 24 labels, 0 errors"]
+    # issue 49 §3: one style for every step, with the rate and the time left
+    assert [re.sub(r"\), [\d.,]+ positions/(s|min)(, ETA [\w ]+)?;", ");", line)
+            for line in lines[1:]] == [
+        "label: 5/12 positions (42%); 10 labels, 0 errors",
+        "label: 10/12 positions (83%); 20 labels, 0 errors",
+        "label: 12/12 positions (100%); 24 labels, 0 errors"]
+    assert re.search(r", ETA \d+ s;", lines[1]) and "ETA" not in lines[3], lines
     assert "12/12 positions labelled, 24 labels written, 0 errors" in captured.out
 
 
@@ -62,3 +65,31 @@ def test_tournament_progress_and_tables(home: Path, stockfish_path: str,
     again = capsys.readouterr()
     assert progress_lines(again.err, "[") == []
     assert again.out.splitlines()[-1].endswith("finished, 2/2 games (0 played now)")
+
+
+def test_a_progress_line_is_one_whole_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 49 §3: two progress lines were seen run together: ``print`` writes a line's text
+    and its end apart, and lanes printing at once interleaved them. Each line is now one
+    write of the whole line, under one lock."""
+    import io
+    import sys
+    import threading
+
+    from flows.step import print_progress
+
+    writes: list[str] = []
+
+    class Recorder(io.StringIO):
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return len(text)
+
+    monkeypatch.setattr(sys, "stderr", Recorder())
+    threads = [threading.Thread(target=lambda n=n: [print_progress(f"lane {n}: line {i}")
+                                                    for i in range(200)]) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(writes) == 800
+    assert all(re.fullmatch(r"lane \d: line \d+\n", text) for text in writes)

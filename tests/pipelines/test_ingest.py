@@ -10,6 +10,7 @@ import gzip
 import io
 import json
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -303,7 +304,7 @@ def test_process_pool_gives_the_same_rows(home: Path, tmp_path: Path) -> None:
     results = []
     for workers, folder in ((1, "one"), (2, "two")):
         lake = Lake(tmp_path / folder)
-        config = IngestConfig(workers=workers, chunk_games=2, flush_games=2)
+        config = IngestConfig(workers=workers, chunk_games=2, flush_games=2, pool_from_mb=0)
         run_step(INGEST, IngestJob((PGN / "quirks.pgn", PGN / "malformed.pgn"), config), lake)
         con = connect(lake)
         results.append([con.execute(f"select * exclude ({skip}) from {t} order by all").fetchall()
@@ -467,3 +468,37 @@ def test_cli_prints_a_summary_table(home: Path, capsys: pytest.CaptureFixture[st
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].split()[:3] == ["file", "games", "records"]
     assert lines[-1].split()[:6] == ["total", "6", "24", "28", "48", "5"]
+
+
+def test_a_file_shows_its_progress_while_it_is_read(home: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 49 §3: ``ingest`` said nothing inside a file (one line per file, after it), so
+    a multi-GB ``.pgn.zst`` or ``.jsonl.zst`` ran for minutes without a word. A line every
+    few seconds (every chunk here): the bytes read of the file's size, the rate, the time
+    left, the games and new positions so far; the same for training data."""
+    import pipelines.progress
+    from pipelines.ingest.run import ingest_file
+    from pipelines.ingest.sources import SourceFile
+
+    monkeypatch.setattr(pipelines.progress, "EVERY_S", 0.0)
+    lines: list[str] = []
+    path = FIXTURES / "label_engines" / "selfplay.pgn"
+    size = path.stat().st_size
+    summary = ingest_file(Lake(home), SourceFile(path, "pgn", "none"),
+                          IngestConfig(workers=1, chunk_games=2, flush_games=2), None,
+                          lines.append)
+    pattern = (r"ingest selfplay\.pgn: ([\d.]+ kB)/([\d.]+ kB) \(\d+%\)(, [\d.,]+ [kM]?B/s)?"
+               r"(, ETA [\w ]+)?; (\d+) games, ([\d,]+) new positions")
+    found = [re.fullmatch(pattern, line) for line in lines]
+    assert len(lines) == 5 and all(found), lines       # 9 games in chunks of 2
+    assert [int(m[5]) for m in found if m] == [2, 4, 6, 8, 9]
+    assert {m[2] for m in found if m} == {f"{size / 1000:.1f} kB"}
+    assert found[-1] and found[-1][6] == f"{summary.new_positions:,}"
+
+    evals = FIXTURES / "formats" / "lichess_eval.jsonl"
+    lines.clear()
+    ingest_file(Lake(home), SourceFile(evals, "lichess-eval", "none"),
+                IngestConfig(workers=1, block_bytes=256), None, lines.append)
+    assert lines and all(re.fullmatch(r"ingest lichess_eval\.jsonl: [\d.]+ k?B/[\d.]+ k?B "
+                                      r"\(\d+%\).*; [\d,]+ records, [\d,]+ labels", line)
+                         for line in lines), lines

@@ -307,7 +307,7 @@ def test_two_workers_store_what_they_count(home: Path, tmp_path: Path) -> None:
     copy.write_text(path.read_text() + "\n")
     lake = Lake(home)
     first, second = run_step(INGEST, IngestJob((path, copy), IngestConfig(workers=2, chunk_games=5,
-                                                                  flush_games=10)), lake)
+                                                                  flush_games=10, pool_from_mb=0)), lake)
     con = connect(lake)
     assert (first.games, first.plies, first.new_positions) == (
         con.execute("select count(*) from games").fetchone()[0],

@@ -54,7 +54,7 @@ def counts(lake: Lake) -> tuple[int, int, int]:
 
 
 @pytest.mark.parametrize("config", [IngestConfig.tiny(), IngestConfig(workers=2, chunk_games=2,
-                                                                       flush_games=4)],
+                                                                       flush_games=4, pool_from_mb=0)],
                          ids=["in-process", "two-workers"])
 @pytest.mark.parametrize("path", [REPEATS, CROSSTABLE], ids=["engine-match", "crosstable"])
 def test_identical_records_are_each_a_game(home: Path, path: Path, config: IngestConfig) -> None:
@@ -89,7 +89,7 @@ def test_first_occurrence_keeps_the_old_key_and_reingest_gives_the_same_keys(
     records = python_chess_records(REPEATS)
     keys = []
     for number, config in enumerate((IngestConfig.tiny(), IngestConfig(workers=2, chunk_games=4,
-                                                                      flush_games=4))):
+                                                                      flush_games=4, pool_from_mb=0))):
         lake = Lake(tmp_path / f"home{number}")
         run_step(INGEST, IngestJob((REPEATS,), config), lake)
         keys.append(dict(connect(lake).execute("select game_index, game_id from games")

@@ -285,3 +285,25 @@ def test_the_first_range_query_reads_its_own_row_groups(home: Home) -> None:
     batch = next(iter(stream_batches(query, 3, 100_000)))
     keys = batch.column("position_key").to_pylist()
     assert keys and all(first["key_lo"] <= k <= first["key_hi"] for k in keys)
+
+
+def test_the_snapshot_says_what_it_does_from_the_start(home: Home,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 49 §3: ``train nnue --preset tiny`` printed nothing for 4.5 minutes between
+    "train: nnue nnue-tiny" and the trainer's first line while its snapshot was written: a
+    line at once, then the key ranges and rows so far with the rate and the time left."""
+    import pipelines.progress
+
+    monkeypatch.setattr(pipelines.progress, "EVERY_S", 0.0)
+    lines: list[str] = []
+    parameters = snapshot_parameters(NnueConfig(validation_percent=20.0), (home.engine_id,), 1)
+    path = write_snapshot(home.lake, "nnue_snapshot", parameters,
+                          home.lake.home / "reported.parquet", keep_examples(True), ROW_GROUP,
+                          key_ranges(100, 8), report=lines.append)
+    assert lines[0] == (f"train: writing the data set snapshot (nnue_snapshot, 8 key ranges) "
+                        f"to {path}")
+    rows = pq.read_table(path).num_rows
+    assert all(re.fullmatch(r"train: snapshot: \d/8 key ranges \(\d+%\)(, [\d.]+ key "
+                            r"ranges/(s|min))?(, ETA [\w ]+)?; [\d,]+ rows", line)
+               for line in lines[1:]), lines
+    assert lines[-1].endswith(f"; {rows:,} rows") and len(lines) > 2

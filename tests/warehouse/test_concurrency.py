@@ -220,7 +220,7 @@ def test_a_killed_and_rerun_ingest_stores_each_row_once(home: Path) -> None:
     """kill -9 of `chesslab ingest` (two worker processes) once games are committed; the
     rerun completes the file and no position, game or move is in the files twice."""
     command = [sys.executable, "-m", "flows.cli", "--home", str(home), "ingest", "--no-prefect",
-               "--workers", "2", "--chunk-games", "40", "--flush-games", "80",
+               "--workers", "2", "--chunk-games", "40", "--flush-games", "80", "--pool-from-mb", "0",
                str(ROOT / "data" / "sample" / "games.pgn.zst")]
     run = subprocess.Popen(command, cwd=ROOT, start_new_session=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
