@@ -241,23 +241,23 @@ def check_workers(client: Any, batch: Any, report: Report,
     workers = list(client.scheduler_info()["workers"])
     if not workers:
         raise GamesError("the Dask cluster has no worker")
-    futures = {address: client.submit(check, batch, workers=[address], pure=False,
-                                      allow_other_workers=False,
+    futures = {address: client.submit(refusal_or_name, check, batch, workers=[address],
+                                      pure=False, allow_other_workers=False,
                                       key=f"preflight-{uuid.uuid4().hex}")
                for address in workers}
     good, reasons = [], []
     for address, future in futures.items():
-        try:
-            name = future.result()
-        except WorkerRefused as exc:
-            reasons.append(str(exc))
-            report(str(exc))
+        outcome = future.result()
+        if isinstance(outcome, WorkerRefused):
+            reasons.append(str(outcome))
             continue
-        log.debug("worker %s (%s) ready", address, name)
+        log.debug("worker %s (%s) ready", address, outcome)
         good.append(address)
-    if not good:
-        raise GamesError(reasons[0] if len(reasons) == 1 else "every worker refused: " +
+    if not good:     # the one error line says it (once)
+        raise GamesError(reasons[0] if len(set(reasons)) == 1 else "every worker refused: " +
                          "; ".join(reasons))
+    for reason in reasons:
+        report(reason)
     return good
 
 
@@ -333,6 +333,15 @@ class WorkerWatch:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.client.unsubscribe_topic(self.TOPIC)
+
+
+def refusal_or_name(check: Callable[[Any], str], batch: Any) -> str | WorkerRefused:
+    """``check(batch)`` on a worker, its refusal returned as a value: raised, Dask's worker
+    logs it as "Compute Failed" with a traceback, a dozen lines before the one that says it."""
+    try:
+        return check(batch)
+    except WorkerRefused as exc:
+        return exc
 
 
 def run_batches(client: Any, workers: list[str], batches: Sequence[Any],

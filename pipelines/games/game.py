@@ -35,7 +35,7 @@ from typing import Any
 import chess
 import chess.engine
 
-from engines.registry import EngineSpec
+from engines.registry import EngineSpec, did_you_mean
 from engines.stamps import utc_now
 from pipelines.games.adjudication import MATE_AS_CP, Adjudicator, Verdict
 from pipelines.games.limits import Limits, TimeControl
@@ -115,14 +115,26 @@ class Seat:
                 START_TIMEOUT_S)
             self.engine = engine
             if self.spec.options:
+                self.check_option_names(engine)
                 await asyncio.wait_for(engine.configure(dict(self.spec.options)),
                                        START_TIMEOUT_S)
+        except EngineFailure:
+            await self.stop()
+            raise
         except (TimeoutError, OSError, chess.engine.EngineError) as exc:
             await self.stop()
             raise EngineFailure("abandoned", f"{self.spec.name} failed to start: "
                                 f"{type(exc).__name__}: {exc}") from None
         self.starts += 1
         return engine
+
+    def check_option_names(self, engine: chess.engine.Protocol) -> None:
+        """An option the engine does not declare (``uci:PATH?Hsh=16``) is one line naming it
+        and the nearest it declares, not python-chess's list of them all."""
+        for name in dict(self.spec.options):
+            if name not in engine.options:      # python-chess's map ignores case, as UCI
+                raise EngineFailure("abandoned", f"{self.spec.name}: the engine has no option "
+                                    f"{name!r}{did_you_mean(name, engine.options)}")
 
     async def stop(self, polite: bool = True) -> None:
         """Quit politely (unless it just failed), then kill: a hung engine must not outlive

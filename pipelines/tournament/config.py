@@ -30,6 +30,29 @@ class TournamentError(ValueError):
     """Bad tournament input: names the option, file or engine and the bad value."""
 
 
+#: The most players an event name lists before it says how many more there are.
+EVENT_NAMES = 6
+
+
+def default_event(format: Format, names: list[str]) -> str:
+    """The Event tag of a tournament given none: its players, so two matches' games are told
+    apart in a PGN viewer.
+
+    >>> default_event("round-robin", ["nnue", "hce"])
+    'nnue vs hce'
+    >>> default_event("gauntlet", ["nnue", "sf@1800", "sf@2000"])
+    'nnue gauntlet: sf@1800, sf@2000'
+    >>> default_event("round-robin", list("abcdefgh"))
+    'round robin: a, b, c, d, e, f and 2 more'
+    """
+    if len(names) == 2:
+        return f"{names[0]} vs {names[1]}"
+    listed = names[1:] if format == "gauntlet" else names
+    shown = ", ".join(listed[:EVENT_NAMES]) + \
+        (f" and {len(listed) - EVENT_NAMES} more" if len(listed) > EVENT_NAMES else "")
+    return f"{names[0]} gauntlet: {shown}" if format == "gauntlet" else f"round robin: {shown}"
+
+
 def field_help(text: str, **extra: object) -> dict[str, object]:
     return {"help": text, **extra}
 
@@ -100,7 +123,9 @@ class TournamentConfig:
         "stop the SPRT once its first N game pairs were all won (H1) or all lost (H0) by the "
         "first player: a broken engine (the GSPRT needs 147 won pairs at normalized 0,5); by "
         "chance at most 4^-N between equal engines; 0: off"))
-    event: str = field(default="chesslab tournament", metadata=field_help("PGN Event tag"))
+    event: str = field(default="", metadata=field_help(
+        "PGN Event tag (default: the players, as 'A vs B', 'A gauntlet: B, C' or 'round "
+        "robin: A, B, C')"))
     progress: bool = field(default=True, metadata=field_help("print a line per finished game"))
     rating_interval: int = field(default=10, metadata=field_help(
         "every N finished games, print the running score, the Elo with its 95% interval "

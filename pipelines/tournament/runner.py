@@ -8,8 +8,10 @@ process per player, and comes back to be stored and added up here.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -26,12 +28,13 @@ from engines.registry import (
 from pipelines.games.batch import BatchResult, GameBatch, client_builds
 from pipelines.games.cluster import LostWorker, check_workers, open_cluster, run_batches
 from pipelines.games.config import GamesError
-from pipelines.games.game import Slot
+from pipelines.games.game import GameRecord, Slot
 from pipelines.models.deploy import resolve_player
+from pipelines.progress import progress_line
 from pipelines.sprt import SprtConfig, SprtResult, llr, pentanomial, sweep
 from pipelines.sprt.store import record_sprt
 from pipelines.tournament import standings, store
-from pipelines.tournament.config import TournamentConfig, TournamentError
+from pipelines.tournament.config import TournamentConfig, TournamentError, default_event
 from pipelines.tournament.openings import file_digest, load_openings
 from pipelines.tournament.pgn import to_pgn
 from pipelines.tournament.schedule import schedule, tournament_id
@@ -83,6 +86,16 @@ class TournamentSummary:
                 f"({self.forfeit_rate:.1%}: {who}), above {FORFEIT_WARNING_RATE:.0%}: the "
                 "engines are short of CPU for this time control (fewer games at once, or a "
                 "longer time control)")
+    repeated: int = 0                  # games of this run that repeat an earlier one exactly
+
+    def repeat_warning(self) -> str | None:
+        """What repeated games mean, when this run played any."""
+        if not self.repeated:
+            return None
+        return (f"warning: {self.repeated} of the {self.played} games played repeat an earlier "
+                f"game move for move (same players, colours and start: deterministic engines "
+                f"at fixed nodes or depth); they count as games of their own in the score and "
+                f"the ratings: give --openings FILE (data/openings.epd) for distinct games")
 
     @property
     def outside_engine_share(self) -> float:
@@ -136,6 +149,38 @@ def exclusive(tournament: Tournament) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def busy_machine_warning(config: TournamentConfig, load: float | None = None,
+                         cores: int | None = None) -> str | None:
+    """A warning when games on the clock start on a machine whose cores are already busy
+    (the 1-minute load average at least the cores): each engine then gets a share of a core,
+    and games are lost on time that an idle machine would play out (4 of 14 at load 9-12 on
+    2 cores). None for fixed nodes or depth, for games played on a ``--cluster``, or an idle
+    machine.
+
+    >>> clock = TournamentConfig.tiny(tc="10+0.1", nodes=None)
+    >>> print(busy_machine_warning(clock, load=9.4, cores=2))
+    the load average is 9.4 on 2 cores: engines on the clock (10+0.1) get a share of a core and may lose on time; play at fixed --nodes or --depth, or when the machine is free
+    >>> busy_machine_warning(clock, load=0.7, cores=2) is None
+    True
+    >>> busy_machine_warning(TournamentConfig.tiny(), load=9.4, cores=2) is None
+    True
+    """
+    if (config.tc is None and not config.movetime_ms) or config.runner.cluster:
+        return None
+    load = os.getloadavg()[0] if load is None else load
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    if load < cores:
+        return None
+    limit = config.tc or f"{config.movetime_ms} ms a move"
+    return (f"the load average is {load:.1f} on {cores} cores: engines on the clock ({limit}) "
+            f"get a share of a core and may lose on time; play at fixed --nodes or --depth, "
+            f"or when the machine is free")
+
+
+#: Repeated games from which an SPRT stops (with a tenth of the games played at least).
+REPEATS_REFUSED = 2
+
+
 class Tournament:
     def __init__(self, config: TournamentConfig, lake: Lake,
                  progress: Progress | None = None) -> None:
@@ -144,6 +189,9 @@ class Tournament:
         self.progress = progress if progress is not None else (
             print_progress if config.progress else None)
         self.players = resolve_players(config, lake)
+        if not config.event:
+            self.config = config = dataclasses.replace(config, event=default_event(
+                config.format, [p.name for p in self.players]))
         self.openings = load_openings(config)
         digest = file_digest(config.openings)
         self.id = tournament_id(config, self.players, digest)
@@ -155,14 +203,16 @@ class Tournament:
         self.per_worker: dict[str, int] = {}
         self.lost: dict[int, str] = {}        # a lost worker's batch -> that worker
         self.slots_of: dict[int, tuple[Slot, ...]] = {}   # batch index -> its games
+        self.seen_games: set[tuple[str, ...]] = set()     # players, start and moves
         self.stopped = False
+        self.started = time.perf_counter()
         self.sprt_config = None
         if config.sprt_elo0 is not None and config.sprt_elo1 is not None:
             self.sprt_config = SprtConfig(config.sprt_elo0, config.sprt_elo1, config.sprt_alpha,
                                           config.sprt_beta, config.sprt_model)
 
     def run(self) -> TournamentSummary:
-        started = time.perf_counter()
+        started = self.started = time.perf_counter()
         done = {row["game_key"]: row for row in store.finished_games(self.lake, self.id)}
         for key, row in done.items():
             self.keep(key, row)
@@ -175,6 +225,8 @@ class Tournament:
         if summary.sprt is not None and summary.sprt.decision != "continue" \
                 and self.config.sprt_stop:
             pending = []
+        if pending and (busy := busy_machine_warning(self.config)) is not None:
+            log.warning("tournament %s: %s", self.id, busy)
         with self.cluster(bool(pending)) as client:
             batches = self.batches(pending)
             workers = self.check(client, batches)
@@ -183,6 +235,8 @@ class Tournament:
             store.record_event(self.lake, self.id, "resumed" if done else "started",
                                len(done), planned)
             self.play(client, workers, batches, summary, started)
+        if warning := summary.repeat_warning():
+            log.warning("tournament %s: %s", self.id, warning)
         return summary
 
     @contextlib.contextmanager
@@ -295,6 +349,7 @@ class Tournament:
         for record, row in zip(result.records, rows, strict=True):
             self.keep(record.slot.key, row)
             summary.played += 1
+            summary.repeated += self.repeats(record)
             summary.terminations[record.termination] = \
                 summary.terminations.get(record.termination, 0) + 1
         warned = summary.forfeit_warning() is not None
@@ -313,7 +368,30 @@ class Tournament:
         if not warned and (warning := summary.forfeit_warning()):
             (self.progress or log.warning)(
                 f"[{summary.already_done + summary.played}/{summary.planned}] {warning}")
+        self.refuse_repeated_pairs(summary)
         return not self.stopped
+
+    def repeats(self, record: GameRecord) -> int:
+        """1 when ``record`` repeats a game this run played (players, colours, start and
+        every move), else 0 (and it is remembered)."""
+        key = (record.slot.white, record.slot.black, record.opening.fen,
+               *record.opening.moves, *(m.move.uci() for m in record.moves))
+        if key in self.seen_games:
+            return 1
+        self.seen_games.add(key)
+        return 0
+
+    def refuse_repeated_pairs(self, summary: TournamentSummary) -> None:
+        """An SPRT takes game pairs as independent: repeated games (the same pair played
+        again and again) make its verdict meaningless, so it stops with a TournamentError
+        once they are more than chance (REPEATS_REFUSED games and a tenth of those played)."""
+        if self.sprt_config is None or summary.repeated < max(
+                REPEATS_REFUSED, summary.played // 10):
+            return
+        raise TournamentError(
+            f"tournament {self.id}: {summary.repeated} of {summary.played} games repeat an "
+            f"earlier game move for move: the SPRT would count the same pairs as independent "
+            f"evidence; give --openings FILE (data/openings.epd) for distinct games")
 
     def show(self, result: BatchResult, summary: TournamentSummary,
              sprt: SprtResult | None) -> None:
@@ -329,7 +407,10 @@ class Tournament:
                          or self.stopped):
             for line in self.standings(done, summary.planned, sprt):
                 self.progress(line)
-            self.progress(f"[{done}/{summary.planned}] workers: " + self.workers_line(summary))
+            self.progress(progress_line(
+                f"tournament {self.id}", done, summary.planned, "games",
+                time.perf_counter() - self.started, "workers: " + self.workers_line(summary),
+                earlier=summary.already_done))
 
     def workers_line(self, summary: TournamentSummary) -> str:
         """``host:1 6, host:2 4 (lost)``: the games each worker played, the lost ones

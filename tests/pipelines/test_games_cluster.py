@@ -249,7 +249,7 @@ def test_killed_worker_loses_only_its_batch(home: Path, stockfish_path: str) -> 
     assert [line.split("] ", 1)[1] for line in lines if " lost" in line
             and "workers:" not in line] == [found[0][1], replayed]
     assert (summary.lost_workers, summary.replayed_batches) == ([victim], 1)
-    workers = [line for line in lines if "] workers: " in line][-1]
+    workers = [line for line in lines if "; workers: " in line][-1]
     assert f"{victim} " in workers and workers.count("(lost)") == 1
     assert workers.split(f"{victim} ")[1].split(",")[0].endswith("(lost)")
     status = connect(Lake(home)).execute(

@@ -5,6 +5,7 @@ Games use Stockfish at a few thousand nodes and the stub engines of tests/fixtur
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import os
@@ -207,7 +208,8 @@ def test_cursed_wins_and_blessed_losses_are_draws_under_the_fifty_move_rule() ->
 
 def test_tournament_records_game_pairs_with_pgn(home: Path, stockfish_path: str) -> None:
     """Two games from one EPD opening, colours reversed, each row with its PGN: cutechess
-    tags, SetUp/FEN of the opening, per-move eval/depth/time comments, PlyCount matching."""
+    tags, SetUp/FEN of the opening, per-move eval/depth/time comments, PlyCount matching;
+    the Event names the players (issue 49 §4: "chesslab tournament" for every match)."""
     config = TournamentConfig.tiny(engines=(f"{SF}#sf_a", f"{SF}#sf_b"),
                                    openings=str(OPENINGS / "two_positions.epd"))
     summary = run_tournament(config, Lake(home))
@@ -222,12 +224,14 @@ def test_tournament_records_game_pairs_with_pgn(home: Path, stockfish_path: str)
         assert game.headers["Termination"] == row["termination"]
         assert game.headers["Result"] == row["result"]
         assert game.headers["TimeControl"] == "-"
+        assert game.headers["Event"] == "sf_a vs sf_b"
         comment = next(iter(game.mainline())).comment
         assert re.fullmatch(r"[+-](\d+\.\d\d|M\d+)/\d+ \d+\.\d{3}s", comment), comment
         assert row["engine_s"] <= row["duration_s"]
     con = connect(home)
     status = con.execute("select status, games_done from tournament_status").fetchall()
     assert status == [("finished", 2)]
+    assert con.execute("select event from tournaments").fetchall() == [("sf_a vs sf_b",)]
 
 
 def test_forfeits_from_crash_hang_and_illegal_move(home: Path, stockfish_path: str,
@@ -592,3 +596,39 @@ def test_rating_interval_zero_prints_no_standings(home: Path, stockfish_path: st
     assert len(lines) == 2 and all(" vs " not in line for line in lines)
     with pytest.raises(TournamentError, match="rating_interval must be >= 0, got -1"):
         TournamentConfig.tiny(rating_interval=-1)
+
+
+def test_repeated_games_are_flagged_and_refused_for_an_sprt(
+        home: Path, stockfish_path: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 49 §4: deterministic engines at fixed nodes with no --openings played 40 games
+    that were 2 distinct games, fed to an SPRT as 20 independent pairs. Stockfish on one
+    thread at 2,000 nodes plays the same pair every round: the run warns (a rating of the
+    same games counted again), and an SPRT stops with a one-line error."""
+    config = TournamentConfig.tiny(engines=(f"{SF}#sf_a", f"{SF}#sf_b"), rounds=3,
+                                   concurrency=1)
+    summary = run_tournament(config, Lake(home))
+    assert (summary.played, summary.repeated) == (6, 4)
+    assert "4 of the 6 games played repeat an earlier game move for move" in caplog.text
+    sprt = dataclasses.replace(config, rounds=8, sprt_elo0=0.0, sprt_elo1=10.0)
+    with pytest.raises(TournamentError, match=r"games repeat an earlier game move for move: "
+                                              r"the SPRT would count the same pairs"):
+        run_tournament(sprt, Lake(home / "sprt"))
+
+
+def test_a_misspelt_option_of_an_external_engine_is_one_line(home: Path,
+                                                             stockfish_path: str) -> None:
+    """Issue 49 §4: ``uci:PATH?Hsh=16`` gave a Dask "Compute Failed" block with a traceback
+    and the engine's whole option list, then the same line again: now one line naming the
+    option and the nearest one the engine declares."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "--home", str(home), "tournament",
+         f"uci:{stockfish_path}?Hsh=16", f"{SF}#sf", "--nodes", "100", "--no-prefect"],
+        capture_output=True, text=True, timeout=300, cwd=Path(__file__).parents[2])
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Compute Failed" not in done.stderr, done.stderr
+    assert lines[0].startswith("chesslab tournament: error: worker ")
+    assert lines[0].endswith(f"uci:{stockfish_path}?Hsh=16: the engine has no option 'Hsh' "
+                             f"(did you mean 'Hash'?)"), lines
