@@ -57,6 +57,19 @@ NEEDS, CREATES = "needs", "creates"
 WarehouseUse = str | None | Callable[[argparse.Namespace], str | None]
 
 
+#: The commands by workflow, in the order a newcomer meets them: ``chesslab --help`` lists them
+#: so (every command is in one group: a test checks it).
+WORKFLOWS: dict[str, tuple[str, ...]] = {
+    "getting started": ("demo", "status"),
+    "data": ("ingest", "label", "refresh", "export", "selfplay", "datagen", "endgames", "sql",
+             "compact"),
+    "models": ("train", "models", "evaluate", "make-net", "selfplay-train", "lmr-data",
+               "checkpoints"),
+    "games": ("tournament", "ratings", "sprt", "pgn", "engine", "perft", "bench", "mcc"),
+    "operations": ("serve", "trigger", "dashboard"),
+}
+
+
 def names_a_model(args: argparse.Namespace) -> str | None:
     """An engine or bench whose options name a registry model (``--lmr lmr@3``)."""
     from engines.identity import MODEL_VERSION
@@ -136,7 +149,7 @@ def ref_commit(git: Path, name: str) -> str:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with every command module, or only ``flows/commands/<command>.py`` when that
     module exists: an engine started by a GUI should not pay for importing the others."""
-    parser = ChesslabParser(prog="chesslab", description=DESCRIPTION)
+    parser = ChesslabParser(prog="chesslab", description=DESCRIPTION, workflows=WORKFLOWS)
     parser.add_argument("--version", action="version", version=version_line(),
                         help="show chesslab's version (and git commit) and exit")
     add_global_options(parser)

@@ -19,25 +19,56 @@ from engines.config_choices import literal_choices
 C = TypeVar("C")
 
 
-def add_config_arguments(parser: argparse.ArgumentParser, config_cls: type,
-                         skip: tuple[str, ...] = ()) -> None:
-    """One option per field of ``config_cls`` (defaults shown in --help)."""
+def add_config_arguments(parser: argparse._ActionsContainer, config_cls: type,
+                         skip: tuple[str, ...] = (),
+                         groups: dict[str, tuple[str, ...]] | None = None) -> None:
+    """One option per field of ``config_cls`` (defaults shown in --help); ``groups`` (title:
+    field names) shows them in argument groups, the fields it does not name at the end."""
     hints = typing.get_type_hints(config_cls)
+    group_of = {name: title for title, names in (groups or {}).items() for name in names}
+    containers: dict[str, Any] = {title: parser.add_argument_group(title)
+                                  for title in (groups or {})}
+    if groups:
+        containers[""] = parser.add_argument_group("other options")
     for f in dataclasses.fields(config_cls):
         if f.name in skip or not f.init:
             continue
+        target = containers[group_of.get(f.name, "")] if groups else parser
         flag = f.metadata.get("flag", "--" + f.name.replace("_", "-"))
         kind = _base_type(hints[f.name])
         default = _default(f)
         help_text = f.metadata.get("help", "").replace("%", "%%")  # argparse formats help
         if kind is bool:   # Python 3.11's BooleanOptionalAction shows no default itself
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
+            target.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
                                 default=default,
                                 help=f"{help_text} (default: {bool_default(flag, default)})")
         else:
-            parser.add_argument(flag, dest=f.name, type=_parser_for(hints[f.name], kind),
-                                default=default, help=f"{help_text} (default: {default})",
+            shown = f" (default: {default})" if default != "" else ""   # "": help says
+            target.add_argument(flag, dest=f.name, type=_parser_for(hints[f.name], kind),
+                                default=default, help=f"{help_text}{shown}",
                                 metavar=choices_metavar(hints[f.name]))
+
+
+#: What ``--format`` of a command's output offers: a table for people, one JSON document for
+#: programs (``jsonl``, one object per line, where the output is rows: ``sql``).
+OUTPUT_FORMATS = ("table", "json")
+
+
+def add_output_format(parser: argparse._ActionsContainer, formats: tuple[str, ...] = OUTPUT_FORMATS,
+                      hints: dict[str, str] | None = None) -> None:
+    """``--format`` of a command's printed result (``args.output``); ``hints`` answer a value
+    that means something else (``tournament --format gauntlet``: the type is ``--type``)."""
+    def output_format(text: str) -> str:
+        if text in formats:
+            return text
+        if hints and text in hints:
+            raise argparse.ArgumentTypeError(hints[text])
+        raise argparse.ArgumentTypeError(f"unknown choice {text!r}: choose from "
+                                         f"{', '.join(formats)}")
+
+    parser.add_argument("--format", dest="output", type=output_format, default=formats[0],
+                        metavar="{" + ",".join(formats) + "}",
+                        help=f"output: {', '.join(formats)} (default: {formats[0]})")
 
 
 def config_from_args(config_cls: type[C], args: argparse.Namespace, **overrides: Any) -> C:

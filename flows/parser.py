@@ -65,11 +65,43 @@ class PlainFormatter(argparse.HelpFormatter):
 
 class ChesslabParser(argparse.ArgumentParser):
     """An ArgumentParser whose subparsers are ChesslabParsers too, with plain help and
-    one-line errors."""
+    one-line errors; ``workflows`` (title: command names) lists its commands in groups."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, workflows: dict[str, tuple[str, ...]] | None = None,
+                 **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", PlainFormatter)
         super().__init__(*args, **kwargs)
+        self.workflows = workflows or {}
+
+    def format_help(self) -> str:
+        """argparse's help, with the commands listed by workflow when the parser has them
+        (the usage line and the options as argparse writes them)."""
+        commands = next((a for a in self._actions
+                         if isinstance(a, argparse._SubParsersAction)), None)
+        if not self.workflows or commands is None:
+            return super().format_help()
+        entries = {a.dest: a for a in commands._choices_actions}
+        formatter = self._get_formatter()
+        formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        formatter.add_text(self.description)
+        for title, names in self.workflows.items():
+            formatter.start_section(f"{title} commands")
+            formatter.add_arguments([entries[name] for name in names if name in entries])
+            formatter.end_section()
+        listed = {name for names in self.workflows.values() for name in names}
+        if others := [a for name, a in entries.items() if name not in listed]:
+            formatter.start_section("other commands")
+            formatter.add_arguments(others)
+            formatter.end_section()
+        for group in self._action_groups:
+            actions = [a for a in group._group_actions if a is not commands]
+            if actions:
+                formatter.start_section(group.title)
+                formatter.add_text(group.description)
+                formatter.add_arguments(actions)
+                formatter.end_section()
+        formatter.add_text(self.epilog)
+        return formatter.format_help()
 
     def error(self, message: str) -> NoReturn:
         """One line: the mistake, then where the options are described."""

@@ -73,7 +73,7 @@ PAIRS_ONLY = ("batch_pairs", "clock_reference_nps")
 ONE_GAME_WORKERS = ("workers", "threads_per_game", *PAIRS_ONLY)
 
 
-def add_games_arguments(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
+def add_games_arguments(parser: argparse._ActionsContainer, skip: tuple[str, ...] = ()) -> None:
     """The games runner's options (``--cluster``, ``--workers``, ...) of a command that plays
     games (``pipelines.games``)."""
     from flows.options import add_config_arguments

@@ -1,4 +1,5 @@
-"""Arrow results as text: aligned tables, CSV or JSON lines, for the CLI and reports."""
+"""Arrow results as text: aligned tables, CSV, one JSON document or JSON lines, for the CLI
+and reports."""
 from __future__ import annotations
 
 import csv
@@ -8,15 +9,30 @@ from typing import Any
 
 import pyarrow as pa
 
-FORMATS = ("table", "csv", "json")
+FORMATS = ("table", "csv", "json", "jsonl")
 
 
 def render(result: pa.Table, fmt: str = "table", max_width: int = 60) -> str:
-    """``result`` formatted as ``table`` (aligned), ``csv`` or ``json`` (one object per line)."""
+    """``result`` formatted as ``table`` (aligned), ``csv``, ``json`` (one document: a list of
+    objects) or ``jsonl`` (one object per line).
+
+    >>> rows = pa.table({"depth": [5, 6], "n": [10, 12]})
+    >>> print(render(rows, "json"))
+    [
+      {"depth": 5, "n": 10},
+      {"depth": 6, "n": 12}
+    ]
+    >>> print(render(rows, "jsonl"))
+    {"depth": 5, "n": 10}
+    {"depth": 6, "n": 12}
+    """
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
     rows = result.to_pylist()
-    if fmt == "json":
+    if fmt == "json":        # one document, a row per line: readable, and one json.load
+        body = ",\n".join(f"  {json.dumps(row, default=str)}" for row in rows)
+        return f"[\n{body}\n]" if rows else "[]"
+    if fmt == "jsonl":
         return "\n".join(json.dumps(row, default=str) for row in rows)
     if fmt == "csv":
         out = io.StringIO()

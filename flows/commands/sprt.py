@@ -3,9 +3,11 @@ forecast: how many games the test needs at a true Elo difference."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 from typing import Any
 
-from flows.options import add_config_arguments, config_from_args
+from flows.options import add_config_arguments, add_output_format, config_from_args
 from pipelines.sprt import SprtConfig
 
 
@@ -22,6 +24,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--draws", type=float, default=0.4,
                         help="draw ratio of the forecast, in [0, 1) (default: 0.4)")
     add_config_arguments(parser, SprtConfig)
+    add_output_format(parser)
     parser.set_defaults(run=run_sprt)
 
 
@@ -32,8 +35,11 @@ def run_sprt(args: argparse.Namespace) -> int:
     if args.forecast is not None:
         from pipelines.sprt import forecast
 
-        print(forecast(config, args.forecast, args.draws).describe())
+        expected = forecast(config, args.forecast, args.draws)
+        print(json.dumps(dataclasses.asdict(expected), indent=2) if args.output == "json"
+              else expected.describe())
         return 0
     lake = args.lake
-    print(sprt_report(lake, config, counts=args.counts, tournament=args.tournament))
+    print(sprt_report(lake, config, counts=args.counts, tournament=args.tournament,
+                      output=args.output))
     return 0

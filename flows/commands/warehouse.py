@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
+
+from flows.options import add_output_format
+
+FORMATS = ("table", "csv", "json", "jsonl")    # warehouse.render's, without importing it
 
 
 def register(subparsers: Any) -> None:
@@ -14,12 +19,13 @@ def register(subparsers: Any) -> None:
     sql.add_argument("--describe", metavar="NAME",
                      help="print table or view NAME's columns with their types and meanings "
                           "(no query; needs no warehouse)")
-    sql.add_argument("--format", default="table", choices=("table", "csv", "json"))
+    add_output_format(sql, FORMATS)
     sql.add_argument("--timeout", type=positive_seconds, default=60.0, metavar="SECONDS",
                      help="stop the query after this many seconds (default: 60)")
     sql.set_defaults(run=run_sql)
 
     status = subparsers.add_parser("status", help="rows per table and label coverage")
+    add_output_format(status)
     status.set_defaults(run=run_status)
 
     compact = subparsers.add_parser(
@@ -63,7 +69,7 @@ def run_sql(args: argparse.Namespace) -> int:
     from warehouse.render import render
 
     result = query(connect(args.lake), read_query_text(args.query), timeout_s=args.timeout)
-    print(render(result, args.format))
+    print(render(result, args.output))
     return 0
 
 
@@ -74,10 +80,14 @@ def run_status(args: argparse.Namespace) -> int:
 
     lake = args.lake
     con = connect(lake)
+    tables, coverage = table_rows(con, lake), label_coverage(con)
+    if args.output == "json":
+        print(json.dumps({"home": str(lake.home), "tables": tables.to_pylist(),
+                          "labels": coverage.to_pylist()}, indent=2, default=str))
+        return 0
     print(f"home: {lake.home}\n")
-    print(render(table_rows(con, lake)))
+    print(render(tables))
     print("\nlabelled positions per engine and depth:")
-    coverage = label_coverage(con)
     print(render(coverage) if coverage.num_rows else "(none yet)")
     return 0
 

@@ -138,6 +138,8 @@ class RatingTable:
     advantage: float
     drawelo: float
     scale: float
+    intervals: str = "variance"      # how the intervals were computed (a ladder: covariance)
+    confidence: float = 0.95
 
     def by_name(self) -> dict[str, PlayerRating]:
         return {row.name: row for row in self.rows}
@@ -360,12 +362,16 @@ class Model:
         (name, rating), = self.config.anchors.items()
         return rating - self.scale * self.elo[self.results.index[name]]
 
+    def intervals_mode(self) -> str:
+        """The intervals the table gets: the config's, but a ladder's are the covariance's."""
+        return self.config.intervals if len(self.fixed) < 2 else "covariance"
+
     def intervals(self, cov: Sequence[Sequence[float]]) -> list[tuple[float, float]]:
         """(minus, plus) of every player, unscaled."""
-        if self.config.intervals == "exact" and len(self.fixed) < 2:
+        if self.intervals_mode() == "exact":
             return exact_intervals(self, self.config.confidence)
         z = normal_quantile(self.config.confidence)
-        if self.config.intervals == "variance" and len(self.fixed) < 2:
+        if self.intervals_mode() == "variance":
             info = self.information()
             return [(z / math.sqrt(info[i][i]),) * 2 for i in range(len(self.elo))]
         return [(z * math.sqrt(max(cov[i][i], 0.0)),) * 2 for i in range(len(self.elo))]
@@ -387,7 +393,8 @@ class Model:
         los = [[0.0 if i == j else superiority(self.elo, cov, i, j) for j in order]
                for i in order]
         return RatingTable(rows=rows, los=los, advantage=self.advantage,
-                           drawelo=self.drawelo, scale=scale)
+                           drawelo=self.drawelo, scale=scale, intervals=self.intervals_mode(),
+                           confidence=self.config.confidence)
 
 
 def points(results: Results, i: int) -> float:
@@ -444,6 +451,25 @@ def format_ratings(table: RatingTable) -> str:
             f"{round_half_away(row.score_pct):>4}% {round_half_away(row.oppo):>5} "
             f"{round_half_away(row.draw_pct):>4}% ")
     return "\n".join(lines)
+
+
+#: What each interval mode is, for the line under a ratings table.
+INTERVAL_NAMES = {
+    "variance": "each rating's variance with the others fixed, bayeselo's default after mm",
+    "covariance": "the covariance matrix, bayeselo's covariance",
+    "exact": "each player's likelihood with the others fixed, bayeselo's exactdist",
+}
+
+
+def intervals_line(table: RatingTable) -> str:
+    """Which intervals the + and - columns hold, for the line under a ratings table.
+
+    >>> print(intervals_line(RatingTable([], [], 32.8, 97.3, 1.0)))
+    + and -: 95% intervals from each rating's variance with the others fixed, bayeselo's default after mm (--intervals variance; or covariance, exact)
+    """
+    others = ", ".join(mode for mode in INTERVALS if mode != table.intervals)
+    return (f"+ and -: {100 * table.confidence:g}% intervals from "
+            f"{INTERVAL_NAMES[table.intervals]} (--intervals {table.intervals}; or {others})")
 
 
 def format_los(table: RatingTable, width: int = 3) -> str:

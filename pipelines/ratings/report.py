@@ -8,7 +8,9 @@ as the text ``chesslab ratings`` and ``chesslab tournament`` print.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
+from typing import Any
 
 from pipelines.ratings.bayeselo import (
     Game,
@@ -18,6 +20,7 @@ from pipelines.ratings.bayeselo import (
     fit,
     format_los,
     format_ratings,
+    intervals_line,
     pair_counts,
 )
 from pipelines.ratings.pair import pair_elo
@@ -59,9 +62,10 @@ def rate_tournament(lake: Lake, tournament_id: str,
 
 def ratings_report(lake: Lake, config: RatingsConfig, tournament: str | None = None,
                    pgn: str | None = None, ladder: bool = False, los: bool = False,
-                   pair: str | None = None) -> str:
+                   pair: str | None = None, output: str = "table") -> str:
     """The ratings of a tournament or a PGN file (recorded), with the LOS matrix and one
-    pair's trinomial Elo when asked."""
+    pair's trinomial Elo when asked: as text (``output`` "table"), or as one JSON document
+    ("json")."""
     if tournament:
         games = tournament_games(lake, tournament)
         if ladder:
@@ -72,17 +76,40 @@ def ratings_report(lake: Lake, config: RatingsConfig, tournament: str | None = N
     else:
         games = games_from_pgn(str(pgn))
     table = fit(games, config)
-    parts = [format_ratings(table)]
+    paired = pair_result(games, pair, config.confidence) if pair else None
+    record_ratings(lake, table, games, config, str(tournament or pgn), tournament)
+    if output == "json":
+        return json.dumps(ratings_document(table, los, paired), indent=2)
+    parts = [format_ratings(table), intervals_line(table)]
     if los:
         parts += ["", format_los(table)]
-    if pair:
-        parts += ["", pair_line(games, pair, config.confidence)]
-    record_ratings(lake, table, games, config, str(tournament or pgn), tournament)
+    if paired:
+        parts += ["", pair_text(paired)]
     return "\n".join(parts)
 
 
-def pair_line(games: Sequence[Game], pair: str, confidence: float) -> str:
-    """``A vs B: +W =D -L, Elo ... [lo, hi], LOS ...%`` from A's side."""
+def ratings_document(table: RatingTable, los: bool = False,
+                     pair: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ratings as one JSON-ready document: the model's constants, the interval mode, a
+    row per player (best first), the LOS matrix when asked (``los[A][B]``: A better than B)
+    and one pair's trinomial result."""
+    document: dict[str, Any] = {
+        "intervals": table.intervals, "confidence": table.confidence,
+        "advantage": table.advantage, "drawelo": table.drawelo, "scale": table.scale,
+        "ratings": [{"rank": r.rank, "name": r.name, "elo": r.elo, "plus": r.plus,
+                     "minus": r.minus, "games": r.games, "score": r.score, "oppo": r.oppo,
+                     "draws": r.draws} for r in table.rows]}
+    if los:
+        names = [row.name for row in table.rows]
+        document["los"] = {a: {b: table.los[i][j] for j, b in enumerate(names) if i != j}
+                           for i, a in enumerate(names)}
+    if pair is not None:
+        document["pair"] = pair
+    return document
+
+
+def pair_result(games: Sequence[Game], pair: str, confidence: float) -> dict[str, Any]:
+    """A's wins, draws and losses against B, the trinomial Elo, interval and LOS."""
     first, _, second = pair.partition(",")
     key = tuple(sorted((first, second)))
     counts = pair_counts(games).get(key)  # type: ignore[arg-type]
@@ -90,5 +117,14 @@ def pair_line(games: Sequence[Game], pair: str, confidence: float) -> str:
         raise LookupError(f"no games between {first!r} and {second!r}")
     wins, draws, losses = counts if key[0] == first else counts[::-1]
     result = pair_elo(wins, draws, losses, confidence)
-    return (f"{first} vs {second}: +{wins} ={draws} -{losses}, Elo {result.elo:+.1f} "
-            f"[{result.lower:+.1f}, {result.upper:+.1f}], LOS {100 * result.los:.1f}%")
+    return {"first": first, "second": second, "wins": wins, "draws": draws,
+            "losses": losses, "elo": result.elo, "lower": result.lower,
+            "upper": result.upper, "los": result.los}
+
+
+def pair_text(pair: dict[str, Any]) -> str:
+    """``A vs B: +W =D -L, Elo ... [lo, hi], LOS ...%`` from A's side."""
+    p = pair
+    return (f"{p['first']} vs {p['second']}: +{p['wins']} ={p['draws']} -{p['losses']}, "
+            f"Elo {p['elo']:+.1f} [{p['lower']:+.1f}, {p['upper']:+.1f}], "
+            f"LOS {100 * p['los']:.1f}%")

@@ -15,6 +15,7 @@ trinomial ones ``[L, D, W]``; empty cells get 1e-3 so every MLE exists.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -129,6 +130,17 @@ class SprtResult:
                f"{'won' if self.swept == 'H1' else 'lost'})" if self.swept else "")
         return (f"{head}LLR {self.llr:.3f} ({self.lower_bound:.3f}, {self.upper_bound:.3f}) "
                 f"-> {verdict[self.decision]}{how}")
+
+    def as_dict(self) -> dict[str, object]:
+        """The result as a JSON-ready document (``--format json``).
+
+        >>> sprt([10, 100, 200, 110, 20]).as_dict()["decision"]
+        'continue'
+        """
+        test = dataclasses.asdict(self.config) if self.config is not None else {}
+        return {**test, "counts": list(self.counts), "llr": self.llr,
+                "lower_bound": self.lower_bound, "upper_bound": self.upper_bound,
+                "decision": self.decision}
 
     def short(self) -> str:
         """``LLR 0.27 (-2.94, 2.94)``: for a line per game."""

@@ -7,6 +7,8 @@ recorded), as the text ``chesslab sprt`` prints.
 """
 from __future__ import annotations
 
+import json
+
 from pipelines.sprt import SprtConfig, SprtError, SprtResult, llr
 from pipelines.sprt.store import record_sprt, tournament_counts
 from warehouse import Lake
@@ -20,9 +22,11 @@ def parse_counts(text: str) -> list[int]:
 
 
 def sprt_report(lake: Lake | None, config: SprtConfig, counts: str | None = None,
-                tournament: str | None = None) -> str:
+                tournament: str | None = None, output: str = "table") -> str:
     """The test on ``counts`` (``LL,LD,DD+WL,WD,WW`` or ``L,D,W``), or on ``tournament``'s
-    game pairs in ``lake`` (recorded in ``sprt_results``)."""
+    game pairs in ``lake`` (recorded in ``sprt_results``); as text, or as one JSON document
+    (``output`` "json")."""
+    players: dict[str, str] = {}
     if counts is not None:
         cells, header = parse_counts(counts), ""
     else:
@@ -30,8 +34,11 @@ def sprt_report(lake: Lake | None, config: SprtConfig, counts: str | None = None
             raise SprtError("an SPRT needs --counts or --tournament")
         cells, first, second = tournament_counts(lake, tournament)
         header = f"{first} vs {second}, game pairs LL,LD,DD+WL,WD,WW = {cells}\n"
+        players = {"tournament": tournament, "first": first, "second": second}
     result = SprtResult(tuple(cells), llr(cells, config), config.lower_bound,
                         config.upper_bound, config)
     if tournament is not None and lake is not None:
         record_sprt(lake, result, config, tournament)
+    if output == "json":
+        return json.dumps({**players, **result.as_dict()}, indent=2)
     return f"{header}{result.describe()}"

@@ -74,7 +74,8 @@ class TournamentConfig:
     engines_file: str | None = field(default=None, metadata=field_help(
         "TOML file naming players ([players.NAME] spec/command/protocol/options/elo)"))
     format: Format = field(default="round-robin", metadata=field_help(
-        "round-robin or gauntlet (the first engine against each of the others)"))
+        "round-robin or gauntlet (the first engine against each of the others)",
+        flag="--type"))
     rounds: int = field(default=1, metadata=field_help(
         "game pairs per pairing (each pair: same opening, colours reversed); an SPRT's "
         "cap, which a rerun may raise to continue it"))

@@ -109,7 +109,7 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
                                  "mean 'solver'? (see chesslab mcc --help)"),
     (["sql", "--format", "xml", "select 1"],
      "chesslab sql: error: argument --format: unknown choice 'xml': choose from table, csv, "
-     "json (see chesslab sql --help)"),
+     "json, jsonl (see chesslab sql --help)"),
 ])
 def test_a_misspelling_is_one_line_with_the_nearest_name(
         argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -150,3 +150,43 @@ def test_version_names_chesslab_its_commit_and_python(capsys: pytest.CaptureFixt
     assert exit_info.value.code == 0
     assert re.fullmatch(rf"chesslab {re.escape(version('chesslab'))} \(git [0-9a-f]{{10}}, "
                         rf"Python {re.escape(platform.python_version())}\)\n", out), out
+
+
+def test_top_level_help_lists_the_commands_by_workflow() -> None:
+    """``--help`` listed 29 commands in one block, in module order (``checkpoints``,
+    ``perft``, ``bench``, ...): now by workflow, every command in exactly one group."""
+    from flows.cli import WORKFLOWS
+
+    grouped = [name for names in WORKFLOWS.values() for name in names]
+    assert sorted(grouped) == command_names() and len(grouped) == len(set(grouped))
+    text = build_parser().format_help()
+    headings = [line for line in text.splitlines() if line.endswith("commands:")]
+    assert headings == [f"{title} commands:" for title in WORKFLOWS]
+    data = text.split("data commands:")[1].split("models commands:")[0]
+    assert data.split()[0] == "ingest" and "tournament" not in data
+    assert "positional arguments" not in text
+
+
+def test_tournament_help_in_groups_and_its_type_is_not_format(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``tournament --help`` was 138 lines in one block, and ``--format`` meant the output
+    (sql), the file format (ingest, export) and the tournament's type: the type is
+    ``--type``, ``--format`` the output, and the old spelling says which to use."""
+    text = subcommand_help("tournament")
+    for title in ("players and schedule:", "openings:", "adjudication:",
+                  "SPRT (two players):", "where the games are played:", "output:",
+                  "how the command runs:"):
+        assert f"\n{title}\n" in text, title
+    limits = text.split("\nlimits (one of")[1].split("\nadjudication:")[0]
+    assert all(flag in limits for flag in ("--tc", "--nodes", "--depth", "--movetime-ms"))
+    games = text.split("\nwhere the games are played:")[1].split("\nhow the command")[0]
+    assert "--workers" in games and "--concurrency" in games
+    assert "--type {round-robin,gauntlet}" in text and "--format {table,json}" in text
+    code, err = run_cli(["tournament", "a", "b", "--format", "gauntlet"], capsys)
+    assert code == 2 and err == (
+        "chesslab tournament: error: argument --format: 'gauntlet' is the tournament's type: "
+        "give --type gauntlet (--format is the output's: table or json) (see chesslab "
+        "tournament --help)\n")
+    args = build_parser("tournament").parse_args(["tournament", "a", "b", "--type",
+                                                  "gauntlet", "--nodes", "5"])
+    assert (args.format, args.output) == ("gauntlet", "table")

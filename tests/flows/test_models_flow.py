@@ -134,7 +134,7 @@ def test_an_evaluation_without_a_ladder_has_a_lineage(
                  "--ladder", "", "--openings", OPENINGS, "--no-prefect"]) == 0
     capsys.readouterr()
     assert main(["--home", str(lake.home), "models", "--lineage", "nnue@1",
-                 "--format", "json"]) == 0
+                 "--format", "jsonl"]) == 0
     lineage = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     match = connect(lake).execute("select tournament_id from tournaments").fetchall()
     assert len(lineage) == 1 and len(match) == 1, lineage
@@ -185,8 +185,13 @@ def test_tournament_with_a_model_joins_ratings_to_models_and_lineage(
     assert rows == [(net, 2, "nnue@1", "nnue", 1, model.artifact_sha256)]
     capsys.readouterr()
 
+    assert main(["models", "--lineage", "nnue@latest"]) == 0
+    tree = capsys.readouterr().out.splitlines()     # issue 49 §4: a 522-character table
+    assert tree[0].startswith("nnue@1  nnue-tiny  sha256 ") and len(tree) == 4, tree
+    assert tree[2].startswith("    from ") and tree[3].startswith(f"  rated: {net} in ")
+    assert max(map(len, tree)) < 150, tree
     assert main(["models", "--lineage", "nnue@latest", "--format", "json"]) == 0
-    lineage = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    lineage = json.loads(capsys.readouterr().out)
     dataset = con.sql("select * from model_datasets").to_arrow_table().to_pylist()[0]
     labelled = con.execute(f"select count(distinct position_key) from labels where depth = {DEPTH}"
                        " and score_mate is null").fetchone()[0]

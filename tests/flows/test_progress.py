@@ -3,6 +3,7 @@ no ratings table. Both commands now print the same progress lines (stderr) and t
 tables (stdout) under both runners."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -65,6 +66,16 @@ def test_tournament_progress_and_tables(home: Path, stockfish_path: str,
     again = capsys.readouterr()
     assert progress_lines(again.err, "[") == []
     assert again.out.splitlines()[-1].endswith("finished, 2/2 games (0 played now)")
+    # issue 49 §4: the standings as one JSON document, the table's rows and its interval mode
+    assert main([*command, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["status"], document["games_done"], document["played_now"]) == (
+        "finished", 2, 0)
+    standings = document["standings"]
+    assert standings["intervals"] == "variance"
+    assert {row["name"] for row in standings["ratings"]} == {"a", "b"}
+    assert any(line.startswith("+ and -: 95% intervals from each rating's variance")
+               for line in out)
 
 
 def test_a_progress_line_is_one_whole_write(monkeypatch: pytest.MonkeyPatch) -> None:

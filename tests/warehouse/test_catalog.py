@@ -152,16 +152,20 @@ def test_sql_command_timeout_is_a_one_line_error(lake: Lake,
 
 
 def test_sql_command_json_output_is_exact(lake: Lake, capsys: pytest.CaptureFixture[str]) -> None:
-    """One JSON object per line, keys in column order, 64-bit keys as exact integers."""
+    """``jsonl``: one JSON object per line, keys in column order, 64-bit keys as exact
+    integers; ``json`` (issue 49 §4: it wrote JSON Lines) one document of the same objects."""
     Lake(lake.home).write("positions", [{"position_key": 0xF3A4B5C6D7E8F901, "fen": "8/8 w - -"}])
-    code = main(["--home", str(lake.home), "sql", "--format", "json",
-                 "select position_key, fen, source_id from positions order by position_key"])
+    sql = "select position_key, fen, source_id from positions order by position_key"
+    code = main(["--home", str(lake.home), "sql", "--format", "jsonl", sql])
     assert code == 0
     out = capsys.readouterr().out
     assert out == ('{"position_key": 1, "fen": "' + START_FEN + '", "source_id": "s"}\n'
                    '{"position_key": 17556357113027557633, "fen": "8/8 w - -", '
                    '"source_id": null}\n')
     assert json.loads(out.splitlines()[1])["position_key"] == 0xF3A4B5C6D7E8F901
+    assert main(["--home", str(lake.home), "sql", "--format", "json", sql]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document == [json.loads(line) for line in out.splitlines()]
 
 
 def test_views_come_after_what_they_depend_on() -> None:
