@@ -17,8 +17,11 @@ Run one: ``python -m engines.uci alphabeta --eval hce-simple`` (or ``chesslab en
 alphabeta ...``). ``python -m engines.uci package.module:function`` runs
 any :class:`EngineSpec` that ``function(argv)`` returns. Starting is cheap: the searcher (and
 its compiled core) is imported and built on the first ``isready``, ``ucinewgame`` or ``go``;
-the files the options name (a network, a volatility model) are loaded at start
-(:func:`preload`), so a program whose model cannot load exits at once with the reason.
+the files the options name (a network, a volatility model) start loading at start, in a
+thread (:class:`BackgroundLoad`), so ``uci`` is answered at once (python-chess and most GUIs
+allow the handshake 10 s; torch's import alone took 20 s on a busy machine) and ``isready``
+waits for them; a program whose model cannot load exits 2 with the reason as soon as the
+load fails.
 
 For GUIs the front end offers ``MultiPV`` (the best N root moves, one ``info ... multipv k``
 line each, best first) and ``go searchmoves`` (only the given root moves are searched); the
@@ -42,6 +45,7 @@ import argparse
 import dataclasses
 import importlib
 import logging
+import os
 import sys
 import threading
 import time
@@ -201,6 +205,28 @@ def preload(spec: EngineSpec, values: Mapping[str, Any] | None = None) -> None:
         spec.load(values)
     if spec.make_policy is not None:
         spec.make_policy(values)
+
+
+class BackgroundLoad:
+    """:func:`preload` of a program, in a thread started now; :meth:`wait` before anything
+    that needs what it loads. A load that fails ends the program: one line on stderr and
+    exit status 2 (what a program that could not load its model did at start)."""
+
+    def __init__(self, spec: EngineSpec, values: Mapping[str, Any] | None = None) -> None:
+        self.thread = threading.Thread(target=self.load, args=(spec, values),
+                                       name="engine-load", daemon=True)
+        self.thread.start()
+
+    def load(self, spec: EngineSpec, values: Mapping[str, Any] | None) -> None:
+        try:
+            preload(spec, values)
+        except (ValueError, LookupError, ImportError) as exc:
+            sys.stdout.flush()
+            print(f"engines.uci: error: {exc}", file=sys.stderr, flush=True)
+            os._exit(2)
+
+    def wait(self) -> None:
+        self.thread.join()
 
 
 # --------------------------------------------------------------------------------------------
@@ -440,6 +466,7 @@ class UciEngine:
         self.values: dict[str, Any] = {o.name: o.default for o in spec.all_options()
                                        if o.kind != "button"}
         self._searcher: Searcher | None = None
+        self.loading: BackgroundLoad | None = None   # the program's files, loading
         self._job: _SearchJob | None = None
         self._write_lock = threading.Lock()
 
@@ -582,12 +609,17 @@ class UciEngine:
     def _quit(self, _: list[str]) -> bool:
         self._stop([])
         self._release()
+        if self.loading is not None:    # a file that cannot load still ends the program 2
+            self.loading.wait()
         return False
 
     # -- the search --------------------------------------------------------------------------
 
     def searcher(self) -> Searcher:
-        """The searcher for the current option values, built on first use."""
+        """The searcher for the current option values, built on first use (once the
+        program's files have loaded)."""
+        if self.loading is not None:
+            self.loading.wait()
         if self._searcher is None:
             front = {option.name for option in FRONT_END_OPTIONS}
             values = {name: value for name, value in self.values.items() if name not in front}
@@ -737,10 +769,15 @@ def load_spec(name: str, argv: Sequence[str]) -> EngineSpec:
 
 
 def serve(spec: EngineSpec, stream: TextIO | None = None, output: TextIO | None = None) -> int:
-    """Speak UCI for ``spec`` on stdin/stdout until ``quit``; the files its options name are
-    loaded first (:func:`preload`: a ValueError naming the one that cannot load)."""
-    preload(spec)
-    return UciEngine(spec, output=output).run(stream if stream is not None else sys.stdin)
+    """Speak UCI for ``spec`` on stdin/stdout until ``quit``. The files its options name
+    load in the background of a program on stdin (:class:`BackgroundLoad`), else first
+    (:func:`preload`: a ValueError naming the one that cannot load)."""
+    if stream is not None:
+        preload(spec)
+        return UciEngine(spec, output=output).run(stream)
+    engine = UciEngine(spec, output=output)
+    engine.loading = BackgroundLoad(spec)
+    return engine.run(sys.stdin)
 
 
 def usage() -> str:
@@ -762,11 +799,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         spec = load_spec(argv[0], argv[1:])
-        preload(spec)
     except (ValueError, LookupError, ImportError) as exc:
         print(f"engines.uci: error: {exc}", file=sys.stderr)
         return 2
-    return UciEngine(spec).run(sys.stdin)
+    engine = UciEngine(spec)
+    engine.loading = BackgroundLoad(spec)
+    return engine.run(sys.stdin)
 
 
 if __name__ == "__main__":

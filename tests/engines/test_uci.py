@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import os
 import subprocess
 import sys
 import threading
@@ -757,3 +758,33 @@ def test_a_go_whose_searcher_cannot_be_built_still_answers() -> None:
     assert front.wait(5)
     assert lines(out)[-2:] == ["info string error: cannot search: NetFile: no network file "
                                "'gone.pt'", "bestmove 0000"]
+
+
+def test_uci_is_answered_while_the_program_loads(tmp_path: Path) -> None:
+    """Issue 49 §4: the PUCT engine imported torch and loaded its net before answering
+    ``uci`` (20 s at load 10), past python-chess's and most GUIs' 10 s handshake timeout. The
+    files now load in a thread from the start: ``uciok`` comes while the load still waits
+    (here for a file the test makes), ``isready`` waits for the load."""
+    release = tmp_path / "release"
+    run = subprocess.Popen([sys.executable, "-m", "engines.uci",
+                            "tests.fixtures.engines.slow_load:spec", str(release)],
+                           cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.stdin is not None and run.stdout is not None
+    try:
+        run.stdin.write("uci\n")
+        run.stdin.flush()
+        lines = []
+        while (line := run.stdout.readline().strip()) != "uciok":
+            assert line, "the program ended before uciok"
+            lines.append(line)
+        assert lines[:2] == ["id name slow loader", "id author tests"]
+        assert not (tmp_path / "loaded").exists()       # answered before the load ended
+        release.touch()
+        run.stdin.write("isready\nquit\n")
+        run.stdin.flush()
+        assert run.stdout.readline().strip() == "readyok"
+        assert (tmp_path / "loaded").exists()
+        assert run.wait(timeout=60) == 0
+    finally:
+        run.kill()
