@@ -114,7 +114,8 @@ def test_no_labels_is_a_one_line_error(home: Path) -> None:
 
 
 def test_train_dense_end_to_end(lake: Lake, capsys: pytest.CaptureFixture[str],
-                                monkeypatch: pytest.MonkeyPatch) -> None:
+                                monkeypatch: pytest.MonkeyPatch,
+                                caplog: pytest.LogCaptureFixture) -> None:
     """`chesslab train volatility --preset tiny`: per-epoch loss and accuracy, and the
     evaluation tables, each checked against an independent computation."""
     monkeypatch.setenv("CHESSLAB_HOME", str(lake.home))
@@ -154,6 +155,8 @@ def test_train_dense_end_to_end(lake: Lake, capsys: pytest.CaptureFixture[str],
         [metrics[-1][1], metrics[-1][2], roc_auc_score(stable, probability),
          evaluation["threshold"]], abs=1e-4)
     assert evaluation["accuracy"] == pytest.approx(((probability > 0.5) == stable).mean())
+    # issue 49 §4: an AUC at or below 0.5 (0.4578 was printed without a word) is a warning
+    assert ("is at or below chance (0.5)" in caplog.text) == (evaluation["roc_auc"] <= 0.5)
 
     table = con.sql("select target_fpr, threshold, tpr, fpr, flagged_share, paper_tpr "
                     "from volatility_fpr_table order by target_fpr").fetchall()

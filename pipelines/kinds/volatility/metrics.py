@@ -49,6 +49,22 @@ class Roc:
         return float(np.sum(np.diff(self.fpr) * (self.tpr[1:] + self.tpr[:-1]) / 2))
 
 
+def no_better_than_chance(auc: float, positions: int) -> str | None:
+    """What a validation ROC AUC at or below 0.5 means (None above it): the model ranks the
+    stable positions no better than a coin, whatever its threshold.
+
+    >>> print(no_better_than_chance(0.4578, 812))
+    validation ROC AUC 0.4578 on 812 positions is at or below chance (0.5): the model does not tell stable positions from volatile ones; train on more labelled positions or for more epochs before using it
+    >>> no_better_than_chance(0.71, 812) is None
+    True
+    """
+    if auc > 0.5:
+        return None
+    return (f"validation ROC AUC {auc:.4f} on {positions:,} positions is at or below chance "
+            f"(0.5): the model does not tell stable positions from volatile ones; train on "
+            f"more labelled positions or for more epochs before using it")
+
+
 def check(probability: np.ndarray, stable: np.ndarray) -> None:
     if len(probability) != len(stable):
         raise MetricsError(f"{len(probability)} predictions for {len(stable)} labels")

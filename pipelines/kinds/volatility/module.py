@@ -47,6 +47,7 @@ from .metrics import (
     at_fpr,
     fpr_table,
     gains_curve,
+    no_better_than_chance,
     roc_curve,
     thin,
 )
@@ -281,6 +282,8 @@ class VolatilityKind:
         save_npz({"meta": np.array(json.dumps(meta)), **arrays}, path)
         model = f"{folder.parent.name}@{folder.name}"   # models/<kind>/<version>
         summary = record_evaluation(self.lake, model, probability, stable, keys, roc, config)
+        if (problem := no_better_than_chance(roc.auc, len(stable))) is not None:
+            log.warning("%s: %s", model, problem)     # as train nnue warns of a saturated net
         return Export(path, {"format": f"{FORMAT} v1", "torch_vs_numpy_max_gap": gap,
                              **summary})
 
