@@ -47,12 +47,12 @@ def run_demo(args: argparse.Namespace) -> int:
     from flows.commands.ingest import summary_table
     from flows.refresh import refresh
 
-    with make_runner(args) as runner:   # one runner: one temporary Prefect server
+    with make_runner(args) as runner:   # one runner: on --prefect, one temporary server
         ingested, labelled = refresh(runner, str(SAMPLE), config, lake)
-        print(f"{summary_table(ingested)}\n\n{labelled}\n")
-        print(summary(lake))
+        print(f"{summary_table(ingested)}\n\n{labelled}")
         if args.games > 0:
             print(models_part(runner, lake, args.games))
+    print(f"\n{summary(lake)}")     # after the models part: the tables hold its model too
     print(f"\ndemo finished in {time.monotonic() - started:.0f} s. Next: chesslab status, "
           f"chesslab models, chesslab models --lineage nnue@latest, chesslab dashboard")
     return 0

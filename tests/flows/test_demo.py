@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,10 +64,14 @@ def check_demo(home: Path, out: str, positions: int) -> None:
 
 def test_demo_with_a_few_hundred_positions(home: Path, capsys: pytest.CaptureFixture[str],
                                            prefect_harness: None) -> None:
-    """On Prefect (the default): every step of the demo on one runner; then again without
-    Prefect and without the models part."""
-    out = run_demo(home, capsys, "--positions", "300")
+    """On Prefect (``--prefect``): every step of the demo on one runner; then again in this
+    process (``--no-prefect``) and without the models part."""
+    out = run_demo(home, capsys, "--positions", "300", "--prefect")
     check_demo(home, out, 300)
+    # issue 49 §4: the status tables came before the models part ("models 0" beside the
+    # net trained seconds later)
+    assert out.index("lineage of nnue@1") < out.index("labelled positions per engine and")
+    assert re.search(r"^models\s+1\s", out, re.MULTILINE), out
     again = run_demo(home, capsys, "--positions", "300", "--games", "0", "--no-prefect")
     assert "exported net" not in again   # the models part is skipped; nothing labelled again
     # the label limit is per run: 300 more positions at each depth
@@ -82,7 +87,7 @@ def test_a_prefect_run_leaves_no_duckdb_object_for_the_interpreters_exit(home: P
     env = {name: value for name, value in os.environ.items() if not name.startswith("PREFECT_")}
     env.update(PREFECT_HOME=str(home / "prefect"), PYTHONPATH=str(Path(__file__).parents[2]))
     run = subprocess.run([sys.executable, "-m", "flows.cli", "--home", str(home), "ingest",
-                          "--workers", "1", str(SAMPLE / "games.pgn.zst")],
+                          "--prefect", "--workers", "1", str(SAMPLE / "games.pgn.zst")],
                          capture_output=True, text=True, timeout=300, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "nanobind: leaked" not in run.stderr, run.stderr[-2000:]
