@@ -17,8 +17,10 @@ Prefect server, have their own deployments, each run by its own ``serve`` on its
 and a served run refuses a home other than its ``serve``'s.
 
 Each run holds its job's lock (``pipelines.ops.job_lock``): a second run of the same job waits
-and then finds nothing left to do. A failed run is retried ``runs.retries`` times by Prefect,
-then recorded Failed with its reason; the schedules stay active. A run ends in a state whose
+and then finds nothing left to do. A run that fails is tried again ``runs.retries`` times,
+``runs.retry_delay_s`` apart, in its process (:func:`with_retries`), unless its input is what
+failed (a folder that does not exist, a bad setting, an unknown model: a retry would find the
+same); then it is recorded Failed with its reason; the schedules stay active. A run ends in a state whose
 message is its result ("retrain nnue: not due: ..."), carries chesslab's lines in its logs and
 leaves its summary as a markdown artifact (``flows.run_logs``). A served run dies with its
 ``serve`` (``PR_SET_PDEATHSIG``); a ``serve`` starting marks the runs its killed predecessor
@@ -29,6 +31,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +157,32 @@ def served_run(home: str) -> None:
                          f"{served}: refused (trigger it from that home)")
 
 
+#: Failures of a run's input: a retry finds them again (an IngestError naming a folder that
+#: does not exist, a bad setting, an unknown model), so the run fails at once.
+INPUT_ERRORS: tuple[type[BaseException], ...] = (ValueError, LookupError, FileNotFoundError,
+                                                 NotADirectoryError, PermissionError)
+
+
+def with_retries(job: str, body: Callable[[], State[str]]) -> State[str]:
+    """``body()``, tried again up to ``RETRIES`` times ``RETRY_DELAY_S`` apart after a failure
+    that may pass (an engine or a server that died, a busy disk); a failure of the run's
+    input (:data:`INPUT_ERRORS`) is raised at once. (Prefect's own flow retries cannot tell
+    the two apart: a served run given a folder that does not exist failed three times, a
+    minute apart.)"""
+    for attempt in range(1, RETRIES + 2):
+        try:
+            return body()
+        except INPUT_ERRORS:
+            raise
+        except Exception as exc:
+            if attempt > RETRIES:
+                raise
+            log.warning("%s failed (attempt %d of %d), trying again in %g s: %s", job,
+                        attempt, RETRIES + 1, RETRY_DELAY_S, exc)
+            time.sleep(RETRY_DELAY_S)
+    raise AssertionError("unreachable")
+
+
 def finished(job: str, result: str, summary: Any) -> State[str]:
     """A run's end: its result as the Completed state's message (what ``trigger --watch``
     prints and the UI shows), ``summary`` as the run's markdown artifact."""
@@ -161,9 +191,13 @@ def finished(job: str, result: str, summary: Any) -> State[str]:
     return Completed(message=result, data=result)
 
 
-@flow(name="chesslab-refresh", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S)
+@flow(name="chesslab-refresh")
 def scheduled_refresh(home: str, folders: list[str], label: dict[str, Any]) -> State[str]:
     """Ingest the new files of ``folders``, then label what is new at the configured depths."""
+    return with_retries("refresh", lambda: refresh_job(home, folders, label))
+
+
+def refresh_job(home: str, folders: list[str], label: dict[str, Any]) -> State[str]:
     served_run(home)
     run_logs.install()
     config = step_config(LabelConfig, label, "refresh")
@@ -183,9 +217,13 @@ def scheduled_refresh(home: str, folders: list[str], label: dict[str, Any]) -> S
     return finished("refresh", "\n".join(lines), rows)
 
 
-@flow(name="chesslab-retrain", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S)
+@flow(name="chesslab-retrain")
 def scheduled_retrain(home: str, kind: str, min_new_labels: int) -> State[str]:
     """A new ``kind`` version from the latest one's config once enough new labels exist."""
+    return with_retries(f"retrain {kind}", lambda: retrain_job(home, kind, min_new_labels))
+
+
+def retrain_job(home: str, kind: str, min_new_labels: int) -> State[str]:
     served_run(home)
     run_logs.install()
     lake = Lake(home)
@@ -208,15 +246,21 @@ def scheduled_retrain(home: str, kind: str, min_new_labels: int) -> State[str]:
                     {**summary, "trained": model.model_id, "artifact": model.artifact_path})
 
 
-@flow(name="chesslab-evaluate", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S)
+@flow(name="chesslab-evaluate")
 def scheduled_evaluate(home: str, options: dict[str, Any],
                        model: str | None = None) -> State[str]:
     """Evaluate ``model``, or every version without an ``evaluated`` event, against
     ``KIND@best`` (the configured baseline for a kind's first model) and the ladder."""
+    return with_retries("evaluate", lambda: evaluate_job(home, options, model))
+
+
+def evaluate_job(home: str, options: dict[str, Any], model: str | None) -> State[str]:
     served_run(home)
     run_logs.install()
     lake = Lake(home)
-    lines, failed, done = [], [], []
+    lines: list[str] = []
+    failed: list[tuple[str, bool]] = []
+    done = []
     with job_lock(lake.home, "evaluate"):
         names = [resolve_model(lake, model).model_id] if model else unevaluated_models(lake)
         with PrefectRunner(lake.home) as runner:
@@ -231,18 +275,23 @@ def scheduled_evaluate(home: str, options: dict[str, Any],
                     lines.append(f"{model_id}: {done[-1]}")
                 except Exception as exc:
                     log.warning("evaluate %s failed: %s", model_id, exc)
-                    failed.append(f"{model_id}: {exc}")
-    if failed:
-        raise RuntimeError(f"evaluate: {len(failed)} of {len(names)} versions failed: "
-                           + "; ".join(failed))
+                    failed.append((f"{model_id}: {exc}", isinstance(exc, INPUT_ERRORS)))
+    if failed:      # a ValueError when every failure was the input's: no retry finds better
+        error = ValueError if all(given for _, given in failed) else RuntimeError
+        raise error(f"evaluate: {len(failed)} of {len(names)} versions failed: "
+                    + "; ".join(reason for reason, _ in failed))
     result = "\n".join(lines) or "evaluate: no model version waits for an evaluation"
     return finished("evaluate", result, done or result)
 
 
-@flow(name="chesslab-make-net", retries=RETRIES, retry_delay_seconds=RETRY_DELAY_S)
+@flow(name="chesslab-make-net")
 def scheduled_make_net(home: str, options: dict[str, Any]) -> State[str]:
     """Make an NNUE within a time budget: data, training, evaluation and promotion (a retry,
     or the next run with the same options, resumes the run)."""
+    return with_retries("make-net", lambda: make_net_job(home, options))
+
+
+def make_net_job(home: str, options: dict[str, Any]) -> State[str]:
     served_run(home)
     run_logs.install()
     lake = Lake(home)
@@ -290,9 +339,8 @@ def deployments(schedules: Schedules, home: Path) -> list[RunnerDeployment]:
     tag = home_tag(home)
 
     def deploy(function: Any, name: str, schedule: Any, **parameters: Any) -> RunnerDeployment:
-        retried = function.with_options(retries=runs.retries,
-                                        retry_delay_seconds=seconds(runs.retry_delay_s))
-        return retried.to_deployment(
+        # retries are the run's own (with_retries, from serve_environment), not Prefect's
+        return function.to_deployment(
             name=f"{name}-{tag}", schedules=[schedule] if schedule is not None else [],
             parameters={"home": str(home), **parameters}, concurrency_limit=1,
             entrypoint_type=EntrypointType.MODULE_PATH, tags=[f"chesslab-home:{tag}"],

@@ -116,11 +116,10 @@ def test_a_version_that_fails_its_evaluation_fails_the_run_with_its_reason(
         "model_id": "nnue@1", "kind": "nnue", "name": "nnue-tiny", "version": 1,
         "config": json.dumps({"name": "nnue-tiny"}), "artifact_path": str(home / "gone.nnue"),
         "artifact_sha256": "0" * 64, "created_at": dt.datetime.now(dt.UTC)}])
-    state = scheduled_evaluate.with_options(retries=0)(str(home), EVALUATE_TINY,
-                                                       return_state=True)
+    state = scheduled_evaluate(str(home), EVALUATE_TINY, return_state=True)
     assert state.is_failed()
     assert "evaluate: 1 of 1 versions failed: nnue@1: " in str(state.message)
-    with pytest.raises(RuntimeError, match="nnue@1"):
+    with pytest.raises(ValueError, match="nnue@1"):   # its input: not tried again
         state.result()
 
 
@@ -149,3 +148,37 @@ def test_the_served_make_net_flow_makes_and_evaluates_a_net(
         parameters = {"home": str(home), "options": options}
 
     assert folded_options(Deployment(), {"hours": 8})["options"] == {**options, "hours": 8}
+
+
+def test_a_run_is_tried_again_unless_its_input_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 49 §4: a served refresh of a folder that does not exist was retried twice, 60 s
+    apart, by Prefect's flow retries. Its own retries try again after a failure that may
+    pass, and raise a failure of its input at once."""
+    import flows.schedules as schedules
+    from pipelines.ingest import IngestError
+
+    monkeypatch.setattr(schedules, "RETRIES", 2)
+    monkeypatch.setattr(schedules, "RETRY_DELAY_S", 0)
+    calls: list[str] = []
+
+    def failing(error: Exception) -> Any:
+        def body() -> Any:
+            calls.append(type(error).__name__)
+            raise error
+        return body
+
+    with pytest.raises(IngestError):
+        schedules.with_retries("refresh", failing(IngestError("no such folder '/in'")))
+    assert calls == ["IngestError"]
+    calls.clear()
+    with pytest.raises(RuntimeError):
+        schedules.with_retries("refresh", failing(RuntimeError("the engine died")))
+    assert calls == ["RuntimeError"] * 3
+    attempts = iter([RuntimeError("busy"), None])
+
+    def flaky() -> Any:
+        if (error := next(attempts)) is not None:
+            raise error
+        return "done"
+
+    assert schedules.with_retries("refresh", flaky) == "done"

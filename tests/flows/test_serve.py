@@ -279,12 +279,14 @@ def test_served_deployments_run_and_fail_as_documented(
     assert nothing.returncode == 0 and ": Completed" in nothing.stdout
     assert "retrain nnue: not due: no finished nnue model yet" in nothing.stdout
 
-    # a failing run: retried, then Failed with its reason; the schedule stays active
+    # a run that fails on its input: Failed at once with its reason (issue 49 §4: it was
+    # tried again, a minute apart); the schedule stays active
     failed = trigger(env, home, "refresh", "--param", 'folders=["/nonexistent/in"]', "--watch")
     assert failed.returncode == 1
     assert "ended Failed" in failed.stderr and "/nonexistent/in" in failed.stderr
     run = read_flow_run(url, run_id_of(failed))
-    assert (run.state.name, run.run_count) == ("Failed", 2)      # one retry, then Failed
+    assert (run.state.name, run.run_count) == ("Failed", 1)
+    assert "trying again" not in served["logs"]["a"].read_text()
     again = read_deployments(url, [named("chesslab-refresh/refresh", home)])
     assert list(again.values())[0].schedules[0].active
 
