@@ -109,7 +109,7 @@ def test_a_pivot_parsed_into_several_statements_is_a_query_a_write_is_not(
             query(con, text.format(target=target))
     assert not target.exists()
     assert query(con, "select count(*) as n from positions").to_pylist() == [{"n": 1}]
-    assert main(["--home", str(lake.home), "sql", "--format", "json",
+    assert main(["--home", str(lake.home), "sql", "--format", "jsonl",
                  "PIVOT (select source_id from positions) ON source_id USING count(*)"]) == 0
     assert capsys.readouterr().out == '{"s": 1}\n'
 
