@@ -191,21 +191,24 @@ def test_compare_match_and_ratings_pages(served: DashboardServer, browser: Any,
     shoot(browser, screens, "ratings")
 
 
-def test_tensorboard_event_files_hold_the_warehouse_epochs(served_home: Path) -> None:
-    """Issue 37 §3: each version's folder has TensorBoard event files whose ``epoch/val_loss``
-    are the warehouse's, and whose Lightning ``val_loss`` (Lightning's own averaging) agrees."""
+def tensorboard_events(home: Path, run: str) -> list[Any]:
     from tensorboardX.proto.event_pb2 import Event
 
-    for version in (1, 2):
-        files = sorted((served_home / "models" / "nnue" / str(version) / "tensorboard")
-                       .glob("events.out.tfevents.*"))
-        assert files, version
+    files = sorted((home / "tensorboard" / run).glob("events.out.tfevents.*"))
+    assert files, f"no event files in {home / 'tensorboard'}: {os.listdir(home / 'tensorboard')}"
+    return [Event.FromString(record) for path in files for record in tf_records(path.read_bytes())]
+
+
+def test_tensorboard_event_files_hold_the_warehouse_epochs(served_home: Path) -> None:
+    """Issue 37 §3: each version's run has TensorBoard event files whose ``epoch/val_loss``
+    are the warehouse's, and whose Lightning ``val_loss`` (Lightning's own averaging)
+    agrees. Issue 50: the run is named after the model (``nnue@1 (nnue-tiny)``, not
+    ``nnue/1/tensorboard``) in ``<home>/tensorboard``."""
+    for version, name in ((1, "nnue-tiny"), (2, "nnue-fast")):
         scalars: dict[str, dict[int, float]] = {}
-        for path in files:
-            for record in tf_records(path.read_bytes()):
-                event = Event.FromString(record)
-                for value in event.summary.value:
-                    scalars.setdefault(value.tag, {})[event.step] = value.simple_value
+        for event in tensorboard_events(served_home, f"nnue@{version} ({name})"):
+            for value in event.summary.value:
+                scalars.setdefault(value.tag, {})[event.step] = value.simple_value
         stored = facts(served_home, f"select epoch + 1, val_loss, step from model_metrics "
                                     f"where model_id = 'nnue@{version}' order by epoch")
         assert {e: round(v, 5) for e, v in scalars["epoch/val_loss"].items()} == {
@@ -213,6 +216,25 @@ def test_tensorboard_event_files_hold_the_warehouse_epochs(served_home: Path) ->
         lightning = scalars["val_loss"]
         assert [round(lightning[s - 1] if s - 1 in lightning else lightning[s], 4)
                 for _, _, s in stored] == [round(v, 4) for _, v, _ in stored]
+
+
+def test_tensorboard_hparams_tab_holds_the_config(served_home: Path) -> None:
+    """Issue 50: TensorBoard's HParams tab shows each run's hyper-parameters (nnue@2's
+    learning rate 0.003 and seed 7) with the epoch metrics as the columns to compare."""
+    from tensorboardX.proto.plugin_hparams_pb2 import HParamsPluginData
+
+    found: dict[str, Any] = {}
+    for event in tensorboard_events(served_home, "nnue@2 (nnue-fast)"):
+        for value in event.summary.value:
+            if value.metadata.plugin_data.plugin_name == "hparams":
+                data = HParamsPluginData.FromString(value.metadata.plugin_data.content)
+                found[data.WhichOneof("data")] = getattr(data, data.WhichOneof("data"))
+    hparams = found["session_start_info"].hparams
+    assert hparams["learning_rate"].number_value == 0.003
+    assert hparams["seed"].number_value == 7 and hparams["optimizer"].string_value == "adam"
+    assert "progress" not in hparams and "mlflow" not in hparams
+    assert [m.name.tag for m in found["experiment"].metric_infos] == ["epoch/val_loss",
+                                                                      "epoch/train_loss"]
 
 
 def tf_records(data: bytes) -> Iterator[bytes]:
