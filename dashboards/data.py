@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import math
 import re
 from collections.abc import Mapping
 from functools import cache
@@ -16,6 +17,7 @@ from typing import Any
 
 import duckdb
 
+from pipelines.train.dataset import NO_LIMIT
 from warehouse.catalog import named_query, query
 
 Row = dict[str, Any]
@@ -23,6 +25,7 @@ Rows = list[Row]
 Params = Mapping[str, Any]
 
 PARAMETER = re.compile(r"\$([a-z_][a-z0-9_]*)")
+ISO_TIME = re.compile(r"^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(\.\d+)?(\+00:00|Z)?$")
 
 
 class DashboardError(ValueError):
@@ -93,3 +96,67 @@ def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[f"{prefix}{key}"] = value
     return flat
+
+
+def human_time(value: str) -> str:
+    """An ISO timestamp (as ``plain`` writes them, UTC) as a person reads it; other text as
+    it is.
+
+    >>> human_time("2026-11-28T15:51:36.392647+00:00")
+    '2026-11-28 15:51:36 UTC'
+    >>> human_time("nnue@1")
+    'nnue@1'
+    """
+    found = ISO_TIME.match(value)
+    return f"{found[1]} {found[2]} UTC" if found else value
+
+
+def number_text(value: float) -> str:
+    """A number as a table shows it: thousands separated, five significant digits below a
+    thousand (a clock's 10.412 s) and one decimal above (a rating: 1,199.4), never an
+    exponent above one; the "no limit" sentinel as ``all``.
+
+    >>> number_text(12345), number_text(1234.56), number_text(0.0208845460353)
+    ('12,345', '1,234.6', '0.020885')
+    >>> number_text(2**62), number_text(3.0), number_text(1e-05)
+    ('all', '3', '1e-05')
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "all" if value >= NO_LIMIT else f"{value:,}"
+    if not math.isfinite(value):
+        return str(value)
+    if abs(value) >= 1000:
+        return f"{value:,.1f}"
+    return f"{value:.5g}"
+
+
+def value_text(value: Any) -> str:
+    """A config, payload or parameter value without JSON's quotes: text as it is, numbers by
+    :func:`number_text`, true/false, lists joined by commas, nothing for null.
+
+    >>> value_text("adam"), value_text(None), value_text(True), value_text([4, 5])
+    ('adam', '', 'true', '4, 5')
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return number_text(value)
+    if isinstance(value, str):
+        return human_time(value)
+    if isinstance(value, list | tuple):
+        return ", ".join(value_text(v) for v in value)
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={value_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+def json_text(text: str | None) -> str:
+    """A JSON object column (data-set parameters, an event's payload) as ``key=value`` pairs
+    for a person: no quotes, no braces, sentinels named.
+
+    >>> json_text('{"depth": 4, "max_positions": 4611686018427387904, "ids": ["sf"]}')
+    'depth=4, max_positions=all, ids=sf'
+    """
+    return value_text(flatten(json_object(text)))

@@ -2,12 +2,15 @@
 (``dashboards.tables``) with the parameters their queries bind:
 
 - overview: data coverage, the latest model of each kind, every model version with its loss
-  curves and ladder rating (click one: the others follow), matches, errors;
+  curves and ladder rating (click one: the others follow), strength over versions and
+  against training positions, matches, errors (each panel once);
 - a page per model version: config, data set and lineage, curves, events, matches, ladder,
   and its kind's panels (volatility ROC, gains and Table 4.1; LMR Table 6.1 and the reduction
   heatmap; policy-value decisive share per checkpoint);
-- compare runs: versions of one kind overlaid, hyper-parameters side by side;
-- a page per match or SPRT: LLR and Elo over games, pentanomial counts, crosstable, games;
+- compare runs: versions of one kind overlaid, their evaluations, runs, data and differing
+  hyper-parameters side by side, picked by name;
+- a page per match or SPRT: LLR and Elo over games, pentanomial counts, crosstable, games
+  a page at a time;
 - ratings: one chart and table per rating pool.
 
 ``chart_body``, ``table_body`` fill one block from the warehouse; the served app sends a
@@ -25,7 +28,7 @@ import altair as alt
 import duckdb
 
 from dashboards import charts, tables
-from dashboards.data import DashboardError, Params, Rows, rows
+from dashboards.data import DashboardError, Params, Rows, human_time, rows
 from dashboards.tables import Links, anchor
 from pipelines.models.kinds import is_kind, load_kind
 
@@ -65,6 +68,7 @@ class Page:
     anchor: str
     sections: tuple[Section, ...]
     live: bool = False               # every block refreshes (a running match)
+    subtitle: str = ""               # a line under the title (what tells a match apart)
 
 
 def chart(name: str, *, live: bool = False, **params: Any) -> Block:
@@ -82,11 +86,11 @@ def table(name: str, *, live: bool = False, **params: Any) -> Block:
 def overview() -> Page:
     return Page("Overview", "overview", (
         Section("Data coverage", (chart("positions-per-source"), chart("labels"),
-                                  chart("coverage-over-time", live=True), table("labels"))),
-        Section("Models", (table("latest-models"), chart("training"), chart("elo-by-data"),
-                            table("models"))),
+                                  chart("coverage-over-time", live=True))),
+        Section("Models", (table("latest-models"), chart("training"), table("models"))),
+        Section("Strength", (chart("net-strength"), chart("elo-by-data"))),
         Section("Matches", (table("matches", live=True),)),
-        Section("Errors", (chart("errors"), table("errors"))),
+        Section("Errors", (table("errors"),)),
     ))
 
 
@@ -128,7 +132,9 @@ def model_page(con: duckdb.DuckDBPyConnection, model_id: str) -> Page:
 
 
 def compare_page(con: duckdb.DuckDBPyConnection, kind: str | None,
-                 models: list[str], links: Links) -> Page:
+                 models: list[str], links: Links, text: str = "") -> Page:
+    """Versions of one kind side by side: those ticked (``models``), else the latest six;
+    ``text`` keeps the versions whose id or name holds it (the page's filter box)."""
     versions = rows(con, "dashboard_models", {"kind": kind})
     kinds = sorted({m["kind"] for m in rows(con, "dashboard_models", {})})
     if kind is None:
@@ -140,38 +146,76 @@ def compare_page(con: duckdb.DuckDBPyConnection, kind: str | None,
     unknown = [m for m in models if m not in known]
     if unknown:
         raise DashboardError(f"compare: {unknown[0]!r} is not a {kind} version")
-    chosen = models or known[-6:]
+    names = {m["model_id"]: m["name"] for m in versions}
+    shown = [m for m in known if version_matches(m, names[m], text)]
+    chosen = [m for m in models if m in shown] or shown[-6:]
     p = dict[str, Any](models=chosen)
-    form = compare_form(kind, kinds, known, chosen, links)
+    form = compare_form(kind, kinds, names, chosen, text, links)
     return Page(f"Compare {kind or 'runs'}", f"compare-{anchor(kind or 'none')}", (
         Section("Versions", (chart("compare-curves", **p), table("compare", **p)), form),))
 
 
-def compare_form(kind: str | None, kinds: list[str], known: list[str], chosen: list[str],
-                 links: Links) -> str:
+def version_matches(model_id: str, name: str, text: str) -> bool:
+    """The filter box: ``text`` in the version's id or name, any case.
+
+    >>> version_matches("nnue@2", "nnue-fast", "FAST"), version_matches("nnue@1", "x", "fast")
+    (True, False)
+    """
+    return text.lower() in f"{model_id} {name}".lower()
+
+
+def compare_form(kind: str | None, kinds: list[str], names: dict[str, str],
+                 chosen: list[str], text: str, links: Links) -> str:
+    """Kinds as links, a filter box (by name or id: the boxes that don't match hide as you
+    type) and a box per version."""
     if not links.served:
         return f"<p>{html.escape(', '.join(chosen))}</p>"
-    kind_links = " ".join(f"<a href='{html.escape(links.compare(k))}'>{html.escape(k)}</a>"
-                          for k in kinds)
+    kind_links = " ".join(
+        f"<a href='{html.escape(links.compare(k))}'>{'<b>' if k == kind else ''}"
+        f"{html.escape(k)}{'</b>' if k == kind else ''}</a>" for k in kinds)
     boxes = "".join(
-        f"<label><input type='checkbox' name='models' value='{html.escape(m)}'"
-        f"{' checked' if m in chosen else ''}> {html.escape(m)}</label> " for m in known)
-    return (f"<p>kinds: {kind_links}</p><form method='get' action='/compare'>"
-            f"<input type='hidden' name='kind' value='{html.escape(kind or '')}'>{boxes}"
+        f"<label class='version' data-text='{html.escape(f'{m} {n}'.lower())}'>"
+        f"<input type='checkbox' name='models' value='{html.escape(m)}'"
+        f"{' checked' if m in chosen else ''}> {html.escape(m)} "
+        f"<span class='note'>{html.escape(n)}</span></label> " for m, n in names.items())
+    return (f"<p>kind: {kind_links}</p><form method='get' action='/compare'>"
+            f"<input type='hidden' name='kind' value='{html.escape(kind or '')}'>"
+            f"<input type='search' name='filter' class='filter' value='{html.escape(text)}' "
+            f"placeholder='filter by name or id' aria-label='filter versions'> {boxes}"
             f"<button type='submit'>compare</button></form>")
 
 
-def match_page(con: duckdb.DuckDBPyConnection, tournament_id: str) -> Page:
+def match_page(con: duckdb.DuckDBPyConnection, tournament_id: str,
+               page: str | None = None) -> Page:
+    """A match: its summary and pentanomial counts, LLR and Elo over games, the crosstable
+    and its games (``page``: which page of them). The line under the title tells matches
+    of the same event apart: players, limit, start and id."""
     match = one(con, "dashboard_match", {"tournament": tournament_id}, "match")
     p = dict[str, Any](tournament=tournament_id)
     running = match["status"] in RUNNING
+    listed = [m for m in rows(con, "dashboard_matches", {})
+              if m["tournament_id"] == tournament_id]
     return Page(match["event"], f"match-{anchor(tournament_id)}", (
         Section("Match", (table("match-summary", **p), chart("match-pentanomial", **p))),
         Section("Course", (chart("match-sprt", **p), chart("match-elo", **p))),
         Section("Crosstable", (chart("match-crosstable", **p),)),
         Section("Incidents", (table("match-incidents", **p),)),
-        Section("Games", (table("match-games", **p),)),
-    ), live=running)
+        Section("Games", (table("match-games", page=page, **p),)),
+    ), live=running, subtitle=match_subtitle(listed[0] if listed else {"tournament_id":
+                                                                       tournament_id}))
+
+
+def match_subtitle(match: dict[str, Any]) -> str:
+    """Players, limit, start and id of a match (``dashboard_matches``' row).
+
+    >>> match_subtitle({"players": "a vs b", "limits": "200 nodes", "tournament_id": "7f1d",
+    ...                 "started_at": "2026-11-29T06:53:15.336489+00:00"})
+    'a vs b · 200 nodes · started 2026-11-29 06:53:15 UTC · id 7f1d'
+    """
+    parts = [match.get("players"), match.get("limits"),
+             f"started {human_time(match['started_at'])}" if match.get("started_at") else None,
+             f"id {match['tournament_id']}"]
+    return " · ".join(p for p in parts if p)
 
 
 def ratings_page(con: duckdb.DuckDBPyConnection) -> Page:
@@ -211,7 +255,8 @@ def table_html(con: duckdb.DuckDBPyConnection, name: str, params: Params,
     found = tables.BY_NAME.get(name)
     if found is None:
         raise DashboardError(f"no table {name!r}")
-    return found.render(block_data(con, found.queries, params), params, links)
+    bound = {**params, **found.defaults}
+    return found.render(block_data(con, found.queries, bound), bound, links)
 
 
 def altair_version_matches() -> bool:
@@ -234,6 +279,9 @@ h3{font-size:1em;margin:.2em 0}.blocks{display:flex;flex-wrap:wrap;gap:1.5em}
 td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px;text-align:left;vertical-align:top}
 thead th,table.kv th{background:#f0f0f0}tr.diff td,tr.diff th{background:#fff3c4}
 .note,.empty{color:#666;font-size:13px}code{font-size:11px}label{margin-right:.8em}
+.subtitle{color:#444;margin-top:-.6em}.controls{margin:.2em 0}.controls input[type=range]{
+vertical-align:middle;width:120px}tr.section th{background:#e4e9f2;text-align:left}
+.pager a{margin:0 .3em}input.filter{margin-right:1em}
 """
 
 SCRIPT = """
@@ -242,6 +290,10 @@ function blockUrl(el) {
   const params = new URLSearchParams(el.dataset.params || '');
   const box = el.querySelector('input.log');
   if (box && box.checked) params.set('log', '1');
+  const smooth = el.querySelector('input.smooth');
+  if (smooth && Number(smooth.value) > 0) params.set('smooth', smooth.value);
+  const x = el.querySelector('select.x');
+  if (x && x.selectedIndex > 0) params.set('x', x.value);
   return '/' + el.dataset.kind + '/' + el.dataset.name + '?' + params;
 }
 async function fill(el) {
@@ -251,6 +303,7 @@ async function fill(el) {
     if (!response.ok) throw new Error(await response.text());
     if (el.dataset.kind === 'table') {
       target.innerHTML = await response.text();
+      el.hidden = target.innerHTML.trim() === '';    // an empty table whose chart says so
     } else {
       const body = await response.json();
       if (views[el.id]) { views[el.id].finalize(); delete views[el.id]; }
@@ -273,8 +326,32 @@ async function fill(el) {
 const blocks = [...document.querySelectorAll('.block[data-kind]')];
 Promise.all(blocks.map(fill)).then(() => { document.body.dataset.ready = 'true'; });
 for (const el of blocks) {
-  const box = el.querySelector('input.log');
-  if (box) box.addEventListener('change', () => fill(el));
+  for (const control of el.querySelectorAll('input.log, input.smooth, select.x')) {
+    control.addEventListener('change', () => fill(el));
+  }
+  const smooth = el.querySelector('input.smooth');
+  if (smooth) smooth.addEventListener('input', () => {
+    smooth.nextElementSibling.textContent = smooth.value; });
+}
+document.addEventListener('click', event => {       // a pager's link: that page in place
+  const link = event.target.closest('a[data-page]');
+  const el = link && link.closest('.block[data-kind]');
+  if (!el) return;
+  event.preventDefault();
+  const params = new URLSearchParams(el.dataset.params || '');
+  params.set('page', link.dataset.page);
+  el.dataset.params = params.toString();
+  fill(el);
+});
+for (const box of document.querySelectorAll('input.filter')) {   // compare: pick by name
+  const apply = () => {
+    const text = box.value.trim().toLowerCase();
+    for (const label of box.form.querySelectorAll('label.version')) {
+      label.hidden = text !== '' && !label.dataset.text.includes(text);
+    }
+  };
+  box.addEventListener('input', apply);
+  apply();
 }
 const live = blocks.filter(el => el.dataset.live === 'true' || document.body.dataset.live === 'true');
 if (live.length) setInterval(() => live.forEach(fill), %d);
@@ -283,12 +360,27 @@ if (live.length) setInterval(() => live.forEach(fill), %d);
 REFRESH_MS = 5000
 
 
+def controls(found: charts.Chart) -> str:
+    """A chart's controls on the served page: log scale, smoothing, the x axis."""
+    parts = []
+    if found.log_option:
+        parts.append("<label class='note'><input type='checkbox' class='log'> log scale</label>")
+    if found.smooth_option:
+        parts.append("<label class='note'>smoothing <input type='range' class='smooth' "
+                     "min='0' max='0.99' step='0.01' value='0' aria-label='smoothing'> "
+                     "<output>0</output></label>")
+    if found.x_options:
+        choices = "".join(f"<option value='{c.name}'>{html.escape(c.label)}</option>"
+                          for c in found.x_options)
+        parts.append(f"<label class='note'>x <select class='x' aria-label='x axis'>{choices}"
+                     f"</select></label>")
+    return f"<div class='controls'>{' '.join(parts)}</div>" if parts else ""
+
+
 def block_html(block: Block, body: str = "", served: bool = True) -> str:
     element = f"{block.kind}-{block.name}" + (f"-{anchor(block.query_string)}"
                                                if block.params else "")
-    option = ""
-    if served and block.kind == "chart" and charts.BY_NAME[block.name].log_option:
-        option = "<label class='note'><input type='checkbox' class='log'> log scale</label>"
+    option = controls(charts.BY_NAME[block.name]) if served and block.kind == "chart" else ""
     note = charts.BY_NAME[block.name].note if block.kind == "chart" else ""
     return (f"<div class='block' id='{html.escape(element)}' data-kind='{block.kind}' "
             f"data-name='{block.name}' data-params='{html.escape(block.query_string)}' "
@@ -299,11 +391,16 @@ def block_html(block: Block, body: str = "", served: bool = True) -> str:
 
 def page_body(page: Page, bodies: dict[int, str] | None = None, served: bool = True) -> str:
     parts, index = [f"<h1 id='{page.anchor}'>{html.escape(page.title)}</h1>"], 0
+    if page.subtitle:
+        parts.append(f"<p class='subtitle'>{html.escape(page.subtitle)}</p>")
     for section in page.sections:
         blocks = []
         for block in section.blocks:
-            blocks.append(block_html(block, (bodies or {}).get(index, ""), served))
+            body = (bodies or {}).get(index, "")
             index += 1
+            if bodies is not None and block.kind == "table" and not body:
+                continue                    # an empty table whose chart says so
+            blocks.append(block_html(block, body, served))
         parts.append(f"<section><h2>{html.escape(section.title)}</h2>{section.intro}"
                      f"<div class='blocks'>{''.join(blocks)}</div></section>")
     return "".join(parts)

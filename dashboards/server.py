@@ -1,15 +1,15 @@
 """``chesslab dashboard``: the dashboard served by a small ASGI app (Starlette on uvicorn),
 read-only, on 127.0.0.1 unless asked otherwise.
 
-- ``/``, ``/models/<id>``, ``/compare?kind=K&models=A&models=B``, ``/matches/<id>``,
-  ``/ratings``: pages (``dashboards.pages``) whose script fetches their blocks;
+- ``/``, ``/models/<id>``, ``/compare?kind=K&models=A&models=B[&filter=TEXT]``,
+  ``/matches/<id>[?page=N]``, ``/ratings``: pages (``dashboards.pages``) whose script fetches their blocks;
 - ``/chart/<name>?...``: a chart's Vega-Lite spec with its rows, rendered in the browser by
   vega-embed from ``/static/vega.js`` (vl-convert's bundle: no network needed);
 - ``/table/<name>?...``: a table's HTML; ``/api/<query>?...``: a dashboard query's rows;
 - ``/matches/<id>/games.pgn[?game=KEY]``: a match's games as PGN.
 
-Parameters (model, kind, models, tournament, source, game) are bound to the named queries,
-never spliced into SQL. Every request opens a new read-only connection (``warehouse.connect``:
+Parameters (model, kind, models, tournament, source, game, page) are bound to the named
+queries, never spliced into SQL; log, smooth and x are a chart's options. Every request opens a new read-only connection (``warehouse.connect``:
 views over the tables' current files), so a running training or match shows up as it goes.
 Only GET and HEAD are answered; a request whose ``Host`` is not this server's (a page using
 DNS rebinding) is refused. The listening socket has a backlog of 2048 and uvicorn answers
@@ -46,7 +46,8 @@ log = logging.getLogger(__name__)
 DEFAULT_HOST = "127.0.0.1"
 BACKLOG = 2048
 LOCAL_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
-PARAMETERS = ("model", "kind", "tournament", "source", "game", "log")
+PARAMETERS = ("model", "kind", "tournament", "source", "game", "log", "smooth", "x", "page",
+              "filter")
 MAX_PARAMETER = 300
 LINKS = tables.Links(served=True)
 # The queries /api answers: those the charts and tables read.
@@ -105,11 +106,13 @@ class Dashboard:
     def compare(self, request: Request) -> Response:
         params = request_params(request)
         return self.page(lambda con: pages.compare_page(
-            con, params.get("kind") or None, params.get("models", []), LINKS))
+            con, params.get("kind") or None, params.get("models", []), LINKS,
+            params.get("filter", "")))
 
     def match(self, request: Request) -> Response:
         tournament = request.path_params["tournament_id"]
-        return self.page(lambda con: pages.match_page(con, tournament))
+        page = request_params(request).get("page")
+        return self.page(lambda con: pages.match_page(con, tournament, page))
 
     def ratings(self, request: Request) -> Response:
         return self.page(pages.ratings_page)

@@ -6,14 +6,28 @@ from __future__ import annotations
 
 import html
 import json
+import math
+import os
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from dashboards.data import Params, Row, Rows, flatten, json_object
+from dashboards.data import (
+    Params,
+    Row,
+    Rows,
+    flatten,
+    human_time,
+    json_object,
+    json_text,
+    number_text,
+    value_text,
+)
 from dashboards.match import elo_series, sprt_series
 from warehouse.render import cell
+
+GAMES_PAGE = 100           # games a page of a match's games table
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,7 @@ class Table:
     title: str
     queries: tuple[str, ...]
     render: Render
+    defaults: Mapping[str, Any] = field(default_factory=dict)   # parameters a page can't set
 
 
 def link(href: str | None, text: str) -> str:
@@ -76,18 +91,19 @@ def value_html(column: str, value: Any, links: Links, row: Row) -> str:
         return link(links.model(value), value)
     if column == "event" and row.get("tournament_id"):
         return link(links.match(row["tournament_id"]), str(value))
-    if isinstance(value, float):
-        return html.escape(f"{value:.6g}")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return html.escape(number_text(value))
     if isinstance(value, list | dict):
-        return html.escape(cell(json.dumps(value), 120))
-    return html.escape(cell(value, 120))
+        return html.escape(cell(value_text(value), 120))
+    return html.escape(cell(human_time(str(value)), 120))
 
 
 def grid(rows: Rows, columns: Sequence[str], links: Links,
-         classes: Callable[[Row, str], str] | None = None) -> str:
-    """Rows as an HTML table of ``columns``; 'No rows yet.' when there are none."""
+         classes: Callable[[Row, str], str] | None = None, empty: str = "No rows yet.") -> str:
+    """Rows as an HTML table of ``columns``; ``empty`` when there are none (nothing at all
+    when ``empty`` is empty: the chart beside the table says it once)."""
     if not rows:
-        return "<p class='empty'>No rows yet.</p>"
+        return f"<p class='empty'>{html.escape(empty)}</p>" if empty else ""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(
@@ -117,7 +133,7 @@ def model_summary(data: Mapping[str, Rows], params: Params, links: Links) -> str
     if not found:
         return "<p class='empty'>No such model.</p>"
     m = found[0]
-    pairs = [(k, html.escape(cell(m[k], 200))) for k in (
+    pairs = [(k, html.escape(cell(value_text(m[k]), 200))) for k in (
         "model_id", "name", "kind", "version", "status", "status_at", "epochs", "train_loss",
         "val_loss", "created_at", "artifact_path") if m.get(k) is not None]
     pairs.append(("artifact sha256", f"<code>{html.escape(m['artifact_sha256'] or '')}</code>"))
@@ -142,38 +158,133 @@ def model_config(data: Mapping[str, Rows], params: Params, links: Links) -> str:
     config = flatten(json_object(found[0]["config"])) if found else {}
     if not config:
         return "<p class='empty'>No config recorded (the run has not finished).</p>"
-    return key_values([(k, html.escape(json.dumps(v))) for k, v in sorted(config.items())])
+    return key_values([(k, html.escape(value_text(v))) for k, v in sorted(config.items())])
 
 
 def model_events(data: Mapping[str, Rows], params: Params, links: Links) -> str:
-    rows = [{**r, "payload": ", ".join(f"{k}={cell(v, 40)}" for k, v in
+    rows = [{**r, "payload": ", ".join(f"{k}={cell(value_text(v), 40)}" for k, v in
                                        flatten(json_object(r["payload"])).items())}
             for r in data["dashboard_model_events"]]
     return grid(rows, ("recorded_at", "event", "payload"), links)
 
 
 def compare_table(data: Mapping[str, Rows], params: Params, links: Links) -> str:
-    """Hyper-parameters and final figures side by side, one column per version; rows whose
-    values differ are marked ``diff``."""
+    """The compared versions side by side, one column each: their evaluation (match Elo and
+    interval against the baseline, SPRT verdict, ladder rating), the run (status, wall time,
+    final losses), the data (its size, labels, parameters and source files), then the
+    hyper-parameters that differ; the equal ones folded below. Rows whose values differ are
+    marked ``diff``."""
     models = data["dashboard_compare_models"]
     if not models:
         return "<p class='empty'>No versions selected.</p>"
-    columns = {m["model_id"]: {**flatten(json_object(m["config"])), **{
-        k: m[k] for k in ("status", "epochs", "train_loss", "val_loss", "train_rows",
-                          "validation_rows", "label_engine_id", "label_depths")}}
-        for m in models}
-    keys = sorted({k for c in columns.values() for k in c})
-    head = "".join(f"<th>{link(links.model(m), m)}</th>" for m in columns)
-    body = []
-    for key in keys:
-        shown = [c.get(key) for c in columns.values()]
-        differ = len({json.dumps(v, sort_keys=True) for v in shown}) > 1
-        cells = "".join(f"<td>{html.escape(cell(v, 60)) if v is not None else ''}</td>"
-                        for v in shown)
-        body.append(f"<tr class='{'diff' if differ else ''}'><th>{html.escape(key)}</th>"
-                    f"{cells}</tr>")
+    files: dict[str, list[str]] = {}
+    for r in data["dashboard_compare_sources"]:
+        files.setdefault(r["model_id"], []).append(
+            f"{os.path.basename(r['source_path'])} ({number_text(r['positions'])})")
+    configs = [flatten(json_object(m["config"])) for m in models]
+    keys = sorted({k for c in configs for k in c})
+    differing = [k for k in keys if differ([c.get(k) for c in configs])]
+    sections = [
+        ("Evaluation (latest)", [
+            ("match Elo (95%)", [elo_text(m["elo"], m["elo_lower"], m["elo_upper"])
+                                 for m in models]),
+            ("against", [m["against"] or "" for m in models]),
+            ("games", [value_text(m["games"]) for m in models]),
+            ("SPRT", [sprt_text(m) for m in models]),
+            ("ladder Elo", [ladder_text(m) for m in models]),
+            ("evaluated at", [value_text(m["evaluated_at"]) for m in models])]),
+        ("Run", [
+            ("status", [m["status"] or "" for m in models]),
+            ("epochs done", [value_text(m["epochs"]) for m in models]),
+            ("wall time", [duration_text(m["wall_s"]) for m in models]),
+            ("final train loss", [value_text(m["train_loss"]) for m in models]),
+            ("final validation loss", [value_text(m["val_loss"]) for m in models])]),
+        ("Data", [
+            ("training positions", [value_text(m["train_rows"]) for m in models]),
+            ("validation positions", [value_text(m["validation_rows"]) for m in models]),
+            ("labels", [labels_text(m) for m in models]),
+            ("data set", [f"{m['view'] or ''}: {json_text(m['dataset_parameters'])}"
+                          if m["view"] else "" for m in models]),
+            ("source files", [", ".join(files.get(m["model_id"], [])) for m in models]),
+            ("data set hash", [m["position_keys_hash"] or "" for m in models])]),
+        ("Hyper-parameters that differ", [
+            (k, [value_text(c.get(k)) for c in configs]) for k in differing]),
+    ]
+    head = "".join(f"<th>{link(links.model(m['model_id']), m['model_id'])}<br>"
+                   f"<span class='note'>{html.escape(m['name'])}</span></th>" for m in models)
+    body = "".join(section_rows(title, rows, len(models)) for title, rows in sections)
+    equal = [(k, value_text(configs[0].get(k))) for k in keys if k not in differing]
+    folded = (f"<details><summary>{len(equal)} equal hyper-parameters</summary>"
+              f"{key_values([(k, html.escape(v)) for k, v in equal])}</details>"
+              if equal else "")
     return (f"<div class='scroll'><table class='compare'><thead><tr><th></th>{head}</tr>"
-            f"</thead><tbody>{''.join(body)}</tbody></table></div>")
+            f"</thead><tbody>{body}</tbody></table></div>{folded}")
+
+
+def differ(shown: Sequence[Any]) -> bool:
+    return len({json.dumps(v, sort_keys=True) for v in shown}) > 1
+
+
+def section_rows(title: str, rows: Sequence[tuple[str, Sequence[str]]], width: int) -> str:
+    """A titled group of rows of the comparison; a row whose values differ is ``diff``."""
+    if not rows:
+        return ""
+    lines = [f"<tr class='section'><th colspan='{width + 1}'>{html.escape(title)}</th></tr>"]
+    for name, shown in rows:
+        cells = "".join(f"<td>{html.escape(cell(v, 80))}</td>" for v in shown)
+        lines.append(f"<tr class='{'diff' if differ(shown) else ''}'>"
+                     f"<th>{html.escape(name)}</th>{cells}</tr>")
+    return "".join(lines)
+
+
+def elo_text(elo: float | None, lower: float | None, upper: float | None) -> str:
+    """An Elo with its 95% interval; an undefined bound (a 0% or 100% score) is n/a.
+
+    >>> elo_text(-338.04, None, -117.42), elo_text(12.0, 1.0, 20.0), elo_text(None, 1, 2)
+    ('-338.0 [n/a, -117.4]', '+12.0 [+1.0, +20.0]', '')
+    """
+    if elo is None:
+        return ""
+    low, high = (f"{b:+.1f}" if b is not None else "n/a" for b in (lower, upper))
+    return f"{elo:+.1f} [{low}, {high}]"
+
+
+def sprt_text(model: Row) -> str:
+    if not model["sprt"]:
+        return ""
+    llr = f" (LLR {model['llr']:.2f})" if model["llr"] is not None else ""
+    return f"{model['sprt']}{llr}"
+
+
+def ladder_text(model: Row) -> str:
+    if model["ladder_elo"] is None:
+        return ""
+    plus, minus = model["ladder_plus"], model["ladder_minus"]
+    spread = f" +{plus:.0f} -{minus:.0f}" if plus is not None and minus is not None else ""
+    return f"{model['ladder_elo']:.0f}{spread}"
+
+
+def labels_text(model: Row) -> str:
+    if not model["label_engine_id"]:
+        return ""
+    depths = ", ".join(str(d) for d in model["label_depths"] or [])
+    return f"{model['label_engine_id']} at depth {depths}"
+
+
+def duration_text(seconds: float | None) -> str:
+    """Seconds as a person reads a run's length.
+
+    >>> duration_text(12.8), duration_text(192.0), duration_text(8000.0), duration_text(None)
+    ('13 s', '3 min 12 s', '2 h 13 min', '')
+    """
+    if seconds is None:
+        return ""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"
 
 
 def match_summary(data: Mapping[str, Rows], params: Params, links: Links) -> str:
@@ -182,17 +293,19 @@ def match_summary(data: Mapping[str, Rows], params: Params, links: Links) -> str
         return "<p class='empty'>No such match.</p>"
     m = found[0]
     games = data["dashboard_match_games"]
-    pairs = [(k, html.escape(cell(m[k], 200))) for k in (
+    pairs = [(k, html.escape(cell(value_text(m[k]), 200))) for k in (
         "event", "format", "status", "games_done", "planned_games", "time_control", "nodes",
-        "depth", "movetime_ms", "openings", "updated_at") if m.get(k) not in (None, "-")]
+        "depth", "movetime_ms", "openings", "created_at", "updated_at")
+        if m.get(k) not in (None, "-")]
+    pairs.append(("match id", f"<code>{html.escape(m['tournament_id'])}</code>"))
     elo = elo_series(games)
     if elo:
         last = elo[-1]
-        text = "n/a" if last["elo"] is None else (
-            f"{last['elo']:+.1f} [{cell(last['lower'], 10)}, {cell(last['upper'], 10)}]")
         pairs += [("players", html.escape(f"{last['player']} vs {last['opponent']}")),
-                  ("W/D/L", f"{last['wins']}/{last['draws']}/{last['losses']}"),
-                  ("Elo (95%)", html.escape(text)), ("LOS", f"{100 * last['los']:.1f}%")]
+                  ("W/D/L", f"{last['wins']:,}/{last['draws']:,}/{last['losses']:,}"),
+                  ("Elo (95%)", html.escape(elo_text(last["elo"], last["lower"], last["upper"])
+                                            or "n/a")),
+                  ("LOS", f"{100 * last['los']:.1f}%")]
     sprt = sprt_series(m, games)
     if sprt:
         last = sprt[-1]
@@ -210,14 +323,48 @@ def match_summary(data: Mapping[str, Rows], params: Params, links: Links) -> str
 
 
 def match_games(data: Mapping[str, Rows], params: Params, links: Links) -> str:
+    """One page of the match's games (``GAMES_PAGE`` a page, numbered in the order they
+    finished) under a pager; the static report shows the first page and says how many
+    there are."""
     tournament = str(params.get("tournament"))
-    rows = [{**g, "pgn": link(links.pgn(tournament, g["game_key"]), "pgn")}
-            for g in data["dashboard_match_games"]]
-    columns = ("round", "pairing", "white", "black", "result", "termination", "plies", "eco",
-               "opening", "opening_moves", "duration_s", "finished_at")
-    if not rows:
+    found = data["dashboard_match_games_page"]
+    page = page_number(params)
+    if not found:
+        if page > 1:
+            return (f"<p class='empty'>No games on page {page}. "
+                    f"<a href='?page=1' data-page='1'>first page</a></p>")
         return "<p class='empty'>No games yet.</p>"
-    return grid_with_pgn(rows, columns, links) if links.served else grid(rows, columns, links)
+    rows = [{**g, "#": g["game_no"], "pgn": link(links.pgn(tournament, g["game_key"]), "pgn")}
+            for g in found]
+    columns = ("#", "round", "pairing", "white", "black", "result", "termination", "plies",
+               "eco", "opening", "opening_moves", "duration_s", "finished_at")
+    size = int(params.get("page_size") or GAMES_PAGE)
+    shown = pager(page, found[0]["games_total"], size, links.served)
+    body = grid_with_pgn(rows, columns, links) if links.served else grid(rows, columns, links)
+    return shown + body
+
+
+def page_number(params: Params) -> int:
+    try:
+        return max(1, int(params.get("page") or 1))
+    except ValueError:
+        return 1
+
+
+def pager(page: int, total: int, size: int, served: bool) -> str:
+    """"games 101-200 of 3,000" and links to the first, previous, next and last pages (the
+    page's script loads them in place; without it they reload the page)."""
+    pages = max(1, math.ceil(total / size))
+    first, last = (page - 1) * size + 1, min(page * size, total)
+    text = f"games {first:,}–{last:,} of {total:,}"
+    if not served:
+        more = " (all of them in the served dashboard or the match's PGN)" if pages > 1 else ""
+        return f"<p class='pager'>{text}{more}</p>"
+    links = [f"<a href='?page={target}' data-page='{target}'>{label}</a>"
+             for label, target in (("« first", 1), ("‹ previous", page - 1),
+                                   ("next ›", page + 1), (f"last ({pages}) »", pages))
+             if 1 <= target <= pages and target != page]
+    return f"<p class='pager'>{' · '.join([text, *links])}</p>"
 
 
 def grid_with_pgn(rows: Rows, columns: Sequence[str], links: Links) -> str:
@@ -241,9 +388,10 @@ def lineage(data: Mapping[str, Rows], params: Params, links: Links) -> str:
     if not rows:
         return "<p class='empty'>No data set recorded.</p>"
     d = rows[0]
-    pairs = [(k, html.escape(cell(d[k], 200))) for k in (
-        "view", "parameters", "label_engine_id", "label_depths", "train_rows",
-        "validation_rows", "position_keys_hash", "recorded_at")]
+    pairs = [(k, html.escape(cell(value_text(d[k]), 200))) for k in (
+        "view", "label_engine_id", "label_depths", "train_rows", "validation_rows",
+        "position_keys_hash", "recorded_at")]
+    pairs.insert(1, ("parameters", html.escape(json_text(d["parameters"]))))
     files = [r for r in rows if r["source_path"] is not None]
     return key_values(pairs) + "<h4>Source files of the labelled positions</h4>" + grid(
         files, ("source_path", "source_format", "positions"), links)
@@ -256,12 +404,13 @@ def models_list(data: Mapping[str, Rows], params: Params, links: Links) -> str:
 
 
 def ratings_table(query: str) -> Render:
+    """A rating pool's table; nothing when it is empty (its chart says so, once)."""
     def render(data: Mapping[str, Rows], params: Params, links: Links) -> str:
         models = {m["model_id"] for m in data.get("dashboard_models", [])}
         rows = [{**r, "linked": r["player"] if r["player"] in models else None}
                 for r in data[query]]
         return grid(rows, ("rank", "player", "elo", "plus", "minus", "games", "score",
-                           "draws"), links)
+                           "draws"), links, empty="")
     return render
 
 
@@ -272,11 +421,9 @@ TABLES = (
               "elo", "ladder_elo", "evaluated_at"))),
     Table("models", "Every model version", ("dashboard_models",), models_list),
     Table("matches", "Matches, running and recent first", ("dashboard_matches",),
-          columns_of("dashboard_matches", ("event", "format", "status", "games_done",
-                                           "planned_games", "sprt", "llr", "updated_at"))),
-    Table("labels", "Labelled positions per engine and depth", ("label_coverage",),
-          columns_of("label_coverage", ("engine_name", "engine_version", "depth", "positions",
-                                        "pct_of_positions"))),
+          columns_of("dashboard_matches", ("event", "players", "limits", "format", "status",
+                                           "games_done", "planned_games", "sprt", "llr",
+                                           "started_at", "updated_at"))),
     Table("errors", "Ingest and label errors", ("dashboard_errors",),
           columns_of("dashboard_errors", ("step", "subject", "errors", "example"))),
     Table("model-summary", "Model", ("dashboard_model",), model_summary),
@@ -292,11 +439,12 @@ TABLES = (
           columns_of("dashboard_lmr_fits", ("formula", "coefficients", "r2",
                                             "paper_coefficients", "paper_r2", "label",
                                             "rows"))),
-    Table("compare", "Hyper-parameters and final figures (differences highlighted)",
-          ("dashboard_compare_models",), compare_table),
+    Table("compare", "Results, runs, data and hyper-parameters (differences highlighted)",
+          ("dashboard_compare_models", "dashboard_compare_sources"), compare_table),
     Table("match-summary", "Match", ("dashboard_match", "dashboard_match_games"),
           match_summary),
-    Table("match-games", "Games", ("dashboard_match_games",), match_games),
+    Table("match-games", "Games", ("dashboard_match_games_page",), match_games,
+          defaults={"page_size": GAMES_PAGE}),
     Table("match-incidents", "Lost workers, replayed batches, time forfeits",
           ("dashboard_match_incidents",), columns_of("dashboard_match_incidents", (
               "happened_at", "incident", "game_key", "detail", "white_time_s",

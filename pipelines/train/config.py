@@ -48,6 +48,9 @@ class TrainConfig:
     accelerator: Accelerator = field(default="auto", metadata={
         "help": "auto (a GPU when present, else the CPU), cpu or gpu"})
     progress: bool = field(default=True, metadata={"help": "show a progress bar"})
+    mlflow: str | None = field(default=None, metadata={
+        "help": "also log the run to MLflow at this tracking URI, e.g. sqlite:///mlflow.db "
+                "(offline; needs pip install mlflow)"})
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "read_batch", "max_positions"):
@@ -73,10 +76,11 @@ class TrainConfig:
         return json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":"))
 
     def run_identity(self) -> str:
-        """The JSON of the fields that change the trained net (not the progress bar, nor the
-        loader's threads)."""
+        """The JSON of the fields that change the trained net (not the progress bar, the
+        loader's threads nor where MLflow logs)."""
         values = dataclasses.asdict(self)
         values.pop("progress")
+        values.pop("mlflow")
         values.pop("loader_threads", None)
         return json.dumps(values, sort_keys=True, separators=(",", ":"))
 

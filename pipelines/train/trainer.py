@@ -3,10 +3,12 @@ module runs Lightning with checkpoints in ``<home>/models/<kind>/<version>/``, r
 unfinished version of the same config after a kill, writes every epoch's metrics to the
 warehouse as it goes and registers the finished model.
 
-The metrics also go to TensorBoard event files in the version's ``tensorboard/`` folder, so
-``tensorboard --logdir <home>/models`` shows every run: Lightning's own ``train_loss`` (every
-``LOG_EVERY_STEPS`` steps) and ``val_loss``, and the warehouse's epoch rows as ``epoch/...``
-at step = epoch number (1 first). The warehouse stays the source of truth.
+The metrics also go to TensorBoard event files in a run named after the model
+(``<home>/tensorboard/nnue@1 (nnue-tiny)/``, :mod:`pipelines.train.tracking`, which also
+passes MLflow through when asked), so ``tensorboard --logdir <home>/tensorboard`` shows every
+run: Lightning's own ``train_loss`` (every ``LOG_EVERY_STEPS`` steps) and ``val_loss``, the
+warehouse's epoch rows as ``epoch/...`` at step = epoch number (1 first) and the config in
+the HParams tab. The warehouse stays the source of truth.
 """
 from __future__ import annotations
 
@@ -38,13 +40,13 @@ from pipelines.models.registry import (
     resolve_model,
 )
 from pipelines.train.config import TrainConfig
+from pipelines.train.tracking import check_loggers, loggers
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
 
 RUN_FILE = "run.json"
 LAST_CHECKPOINT = "last.ckpt"
-TENSORBOARD_DIR = "tensorboard"
 LOG_EVERY_STEPS = 10
 # The version folder holds run.json next to the checkpoint by design.
 warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
@@ -256,16 +258,9 @@ def lightning_trainer(config: TrainConfig, run: Run, lake: Lake,
     return L.Trainer(
         max_epochs=config.epochs, accelerator=config.accelerator, devices=1,
         callbacks=[EpochMetrics(lake, run.model_id), *callbacks, checkpoint],
-        logger=tensorboard_logger(run), log_every_n_steps=LOG_EVERY_STEPS,
+        logger=loggers(lake, run.model_id, config), log_every_n_steps=LOG_EVERY_STEPS,
         enable_progress_bar=config.progress, enable_model_summary=False,
         num_sanity_val_steps=0, default_root_dir=run.folder)
-
-
-def tensorboard_logger(run: Run) -> L.pytorch.loggers.TensorBoardLogger:
-    """Event files in ``<version folder>/tensorboard`` (one file per start: a resumed run
-    adds one), no hparams metric."""
-    return L.pytorch.loggers.TensorBoardLogger(
-        save_dir=run.folder, name=TENSORBOARD_DIR, version="", default_hp_metric=False)
 
 
 def train_model(lake: Lake, kind_name: str, kind: LightningKind, config: TrainConfig,
@@ -273,6 +268,7 @@ def train_model(lake: Lake, kind_name: str, kind: LightningKind, config: TrainCo
     """Train (or resume) a model of the kind named ``kind_name`` (its declaration's name: a
     copied kind folder trains under its own name) with ``kind``'s data, module and export,
     export it and register it; returns the version."""
+    check_loggers(config)
     L.seed_everything(config.seed, workers=True, verbose=False)
     run = open_run(lake, kind_name, config)
     try:

@@ -7,12 +7,17 @@ Stockfish ladder): the browser tests open its pages.
 ``dashboard_home``: Morphy's Opera game ingested and labelled by Stockfish at depth 2 (real),
 and registry, rating, volatility, LMR, policy-value, tournament and SPRT rows written through
 the lake's tables with figures the chart tests look for (the kinds a tiny run cannot make
-quickly)."""
+quickly).
+
+``matches_home``: two matches of the default event ("chesslab tournament") between the same
+two long engine specs, 1,000 games each, written through the lake's tables (what a long SPRT
+leaves, without playing it), and no ladder rating."""
 from __future__ import annotations
 
 import datetime as dt
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,6 +110,47 @@ def dashboard_home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str
     return lake.home
 
 
+LONG_NAMES = ("alphabeta:eval=hce,hash=16,lmr=table", "alphabeta:eval=hce-simple,hash=16,lmr=none")
+MATCH_GAMES = 1000
+
+
+def match_rows(tournament: str, nodes: int, started: dt.datetime) -> dict[str, list[dict[str,
+                                                                                   Any]]]:
+    """A finished 1,000-game match of the default event between ``LONG_NAMES``: the first
+    player wins three games of five, the rest are draws."""
+    first, second = LONG_NAMES
+    games = [{"tournament_id": tournament, "game_key": f"0:{g // 2}:{g % 2}", "pairing": 0,
+              "round": g // 2, "game_in_pair": g % 2,
+              "white": first if g % 2 == 0 else second, "black": second if g % 2 == 0 else first,
+              "result": result, "white_score": score, "plies": 60 + g % 7, "duration_s": 1.5,
+              "pgn": f'[Event "chesslab tournament"]\n\n{result}',
+              "finished_at": started + dt.timedelta(seconds=10 * g)}
+             for g in range(MATCH_GAMES)
+             for won in [g % 5 < 3]
+             for result, score in [(("1-0", 1.0) if g % 2 == 0 else ("0-1", 0.0)) if won
+                                   else ("1/2-1/2", 0.5)]]
+    return {
+        "tournaments": [{"tournament_id": tournament, "event": "chesslab tournament",
+                         "format": "round-robin", "rounds": MATCH_GAMES // 2,
+                         "planned_games": MATCH_GAMES, "nodes": nodes, "config": "{}",
+                         "created_at": started}],
+        "tournament_players": [{"tournament_id": tournament, "player": p, "kind": "own",
+                                "protocol": "uci"} for p in LONG_NAMES],
+        "tournament_games": games,
+        "tournament_events": [{"tournament_id": tournament, "event": "finished",
+                               "games_done": MATCH_GAMES, "planned_games": MATCH_GAMES,
+                               "detail": "", "recorded_at": games[-1]["finished_at"]}]}
+
+
+@pytest.fixture(scope="session")
+def matches_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    lake = Lake(tmp_path_factory.mktemp("matches") / "home")
+    for tournament, nodes, hour in (("m200", 200, 9), ("m400", 400, 14)):
+        for table, found in match_rows(tournament, nodes, T0.replace(hour=hour)).items():
+            lake.write(table, found)
+    return lake.home
+
+
 def cli(home: Path, *args: str) -> None:
     assert main(["--home", str(home), *args]) == 0, args
 
@@ -112,12 +158,12 @@ def cli(home: Path, *args: str) -> None:
 @pytest.fixture(scope="session")
 def served_home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Path:
     """A warehouse made by chesslab's own commands (about a minute): selfplay.pgn ingested and
-    labelled at depth 4, nnue@1 (3 epochs) and nnue@2 (2 epochs, another seed and rate)
+    labelled at depths 3 and 4 (one search: the same counts), nnue@1 (3 epochs) and nnue@2 (2 epochs, another seed and rate)
     trained by the tiny preset, and nnue@1 evaluated: a 4-game SPRT match against the HCE at
     300 nodes and a 2-game ladder against Stockfish at UCI_Elo 1350 (one rung: one point)."""
     home = tmp_path_factory.mktemp("served") / "home"
     cli(home, "ingest", str(FIXTURES / "selfplay.pgn"), "--no-prefect")
-    cli(home, "label", "--depths", "4", "--workers", "2", "--no-prefect")
+    cli(home, "label", "--depths", "3,4", "--workers", "2", "--no-prefect")
     cli(home, "train", "nnue", "--preset", "tiny", "--epochs", "3", "--no-prefect",
         "--no-progress")
     cli(home, "train", "nnue", "--preset", "tiny", "--epochs", "2", "--seed", "7",

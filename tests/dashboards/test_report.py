@@ -105,12 +105,14 @@ def test_parameters_are_bound_never_spliced(dashboard_home: Path) -> None:
 
 
 def test_losses_get_one_axis_per_kind_and_a_log_option(dashboard_home: Path) -> None:
-    """Issue 37: every kind's losses shared one linear axis. Now the curves are faceted by
-    kind with independent y scales, and ``log`` makes the axis logarithmic."""
+    """Issue 37: every kind's losses shared one linear axis. Now each kind's curves are a
+    panel of their own with its own y axis, named after the kind (issue 50: one title per
+    axis, not a facet's, a kind's and an axis'), and ``log`` makes the axis logarithmic."""
     training = spec(dashboard_home, "training")
-    assert {"y": "independent"} in [{k: v for k, v in r["scale"].items() if k == "y"}
-                                     for r in find(training, "resolve")]
-    assert find(training, "row")[0]["field"] == "kind"
+    titles = {y["title"] for y in find(training, "y") if isinstance(y, dict)
+              and y.get("field") == "loss"}
+    assert titles == {"nnue loss", "policy_value loss"}
+    assert not find(training, "facet") and not find(training, "row")
     assert "log" not in [s.get("type") for s in find(training, "scale") if isinstance(s, dict)]
     logged = spec(dashboard_home, "model-losses", model="nnue@1", log="1")
     assert "log" in [s.get("type") for s in find(logged, "scale") if isinstance(s, dict)]
