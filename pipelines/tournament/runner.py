@@ -177,8 +177,8 @@ def busy_machine_warning(config: TournamentConfig, load: float | None = None,
             f"or when the machine is free")
 
 
-#: Repeated games from which an SPRT stops (with a tenth of the games played at least).
-REPEATS_REFUSED = 2
+#: Repeated games from which an SPRT's run warns (with a tenth of the games played at least).
+REPEATS_WARNED = 2
 
 
 class Tournament:
@@ -204,6 +204,7 @@ class Tournament:
         self.lost: dict[int, str] = {}        # a lost worker's batch -> that worker
         self.slots_of: dict[int, tuple[Slot, ...]] = {}   # batch index -> its games
         self.seen_games: set[tuple[str, ...]] = set()     # players, start and moves
+        self.repeats_warned = False                        # the SPRT's repeat warning said
         self.stopped = False
         self.started = time.perf_counter()
         self.sprt_config = None
@@ -368,7 +369,7 @@ class Tournament:
         if not warned and (warning := summary.forfeit_warning()):
             (self.progress or log.warning)(
                 f"[{summary.already_done + summary.played}/{summary.planned}] {warning}")
-        self.refuse_repeated_pairs(summary)
+        self.warn_repeated_pairs(summary)
         return not self.stopped
 
     def repeats(self, record: GameRecord) -> int:
@@ -381,17 +382,20 @@ class Tournament:
         self.seen_games.add(key)
         return 0
 
-    def refuse_repeated_pairs(self, summary: TournamentSummary) -> None:
+    def warn_repeated_pairs(self, summary: TournamentSummary) -> None:
         """An SPRT takes game pairs as independent: repeated games (the same pair played
-        again and again) make its verdict meaningless, so it stops with a TournamentError
-        once they are more than chance (REPEATS_REFUSED games and a tenth of those played)."""
-        if self.sprt_config is None or summary.repeated < max(
-                REPEATS_REFUSED, summary.played // 10):
+        again and again) weaken its verdict, so once they are more than chance
+        (REPEATS_WARNED games and a tenth of those played) the run says so, once. The match
+        goes on: the evaluate steps of tiny presets and smoke runs play deterministic
+        engines from the start position on purpose."""
+        if self.sprt_config is None or self.repeats_warned or summary.repeated < max(
+                REPEATS_WARNED, summary.played // 10):
             return
-        raise TournamentError(
-            f"tournament {self.id}: {summary.repeated} of {summary.played} games repeat an "
-            f"earlier game move for move: the SPRT would count the same pairs as independent "
-            f"evidence; give --openings FILE (data/openings.epd) for distinct games")
+        self.repeats_warned = True
+        (self.progress or log.warning)(
+            f"warning: tournament {self.id}: {summary.repeated} of {summary.played} games "
+            f"repeat an earlier game move for move: the SPRT counts the same pairs as "
+            f"independent evidence; give --openings FILE (data/openings.epd) for distinct games")
 
     def show(self, result: BatchResult, summary: TournamentSummary,
              sprt: SprtResult | None) -> None:

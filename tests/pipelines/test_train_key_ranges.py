@@ -297,9 +297,15 @@ def test_the_snapshot_says_what_it_does_from_the_start(home: Home,
     monkeypatch.setattr(pipelines.progress, "EVERY_S", 0.0)
     lines: list[str] = []
     parameters = snapshot_parameters(NnueConfig(validation_percent=20.0), (home.engine_id,), 1)
+    # 8 ranges over the labelled keys' span (a labelling limit takes the lowest keys of the
+    # key-sorted positions, so 8 ranges of the whole key space would put them all in one)
+    keys = sorted(k for (k,) in connect(home.lake).sql(
+        "select position_key from labels where depth = 1").fetchall())
+    cuts = [keys[len(keys) * i // 8] for i in range(8)] + [keys[-1] + 1]
+    ranges = [(cuts[i], cuts[i + 1] - 1) for i in range(8)]
     path = write_snapshot(home.lake, "nnue_snapshot", parameters,
                           home.lake.home / "reported.parquet", keep_examples(True), ROW_GROUP,
-                          key_ranges(100, 8), report=lines.append)
+                          ranges, report=lines.append)
     assert lines[0] == (f"train: writing the data set snapshot (nnue_snapshot, 8 key ranges) "
                         f"to {path}")
     rows = pq.read_table(path).num_rows
