@@ -38,7 +38,7 @@ from engines.core.position cimport (
     BISHOP, BLACK, EMPTY, FLAG_CASTLE, FLAG_EP, FEN_OK, KING, KNIGHT, PAWN, QUEEN, ROOK, WHITE,
     Move, MoveList, Position, bishop_attacks, full_key, generate_moves, has_legal_ep,
     king_attacks, knight_attacks, lsb, make_move, pawn_attacks, popcount, rook_attacks,
-    set_fen_bytes, write_fen,
+    set_fen_bytes, write_epd, write_fen,
 )
 from engines.core.position import FEN_REASONS
 
@@ -320,30 +320,29 @@ cdef int stem_position(Position* p, const unsigned char* s, int* ep_out, int rul
     """Set ``p`` from a stem's 24 position bytes; 0, or a negative code when they are no
     position (-1 a bad nibble, -2 a rook or ep pawn where none can be, -3 FEN refused)."""
     cdef u64 occupied = big_endian(s, 8)
-    cdef char board[64]
+    cdef unsigned char board[64]
     cdef unsigned char fen[FEN_MAX]
-    cdef int i = 0, sq, nib, n = 0, rank, file, empty, castling = 0, side = WHITE, ep = -1
+    cdef int i = 0, sq, nib, n, castling = 0, side = WHITE, ep = -1
     cdef u64 b = occupied
-    cdef const char* letters = b"PpNnBbRrQqKk"
     if popcount(occupied) > 32:
         return -1
-    memset(board, 0, 64)
+    memset(board, EMPTY, 64)
     while b:
         sq = lsb(b)
         b &= b - 1
         nib = (s[8 + i // 2] >> (4 * (i & 1))) & 15
         i += 1
-        if nib < 12:
-            board[sq] = letters[nib]
+        if nib < 12:                    # 2 * type + colour
+            board[sq] = (nib >> 1) + 6 * (nib & 1)
         elif nib == 12:
             if sq >> 3 == 3:
-                board[sq], ep = b"P"[0], sq - 8
+                board[sq], ep = PAWN, sq - 8
             elif sq >> 3 == 4:
-                board[sq], ep = b"p"[0], sq + 8
+                board[sq], ep = PAWN + 6, sq + 8
             else:
                 return -2
         elif nib == 13:
-            board[sq] = b"R"[0]
+            board[sq] = ROOK
             if sq == 0:
                 castling |= 2
             elif sq == 7:
@@ -351,7 +350,7 @@ cdef int stem_position(Position* p, const unsigned char* s, int* ep_out, int rul
             else:
                 return -2
         elif nib == 14:
-            board[sq] = b"r"[0]
+            board[sq] = ROOK + 6
             if sq == 56:
                 castling |= 8
             elif sq == 63:
@@ -359,44 +358,8 @@ cdef int stem_position(Position* p, const unsigned char* s, int* ep_out, int rul
             else:
                 return -2
         else:
-            board[sq], side = b"k"[0], BLACK
-    for rank in range(7, -1, -1):
-        empty = 0
-        for file in range(8):
-            if board[rank * 8 + file] == 0:
-                empty += 1
-            else:
-                if empty:
-                    fen[n] = 48 + empty
-                    n += 1
-                    empty = 0
-                fen[n] = board[rank * 8 + file]
-                n += 1
-        if empty:
-            fen[n] = 48 + empty
-            n += 1
-        if rank:
-            fen[n] = 47
-            n += 1
-    fen[n] = 32
-    fen[n + 1] = 98 if side == BLACK else 119
-    fen[n + 2] = 32
-    n += 3
-    if not castling:
-        fen[n] = 45
-        n += 1
-    for i in range(4):
-        if castling & (1 << i):
-            fen[n] = b"KQkq"[i]
-            n += 1
-    fen[n] = 32
-    n += 1
-    if ep >= 0:
-        fen[n], fen[n + 1] = 97 + (ep & 7), 49 + (ep >> 3)
-        n += 2
-    else:
-        fen[n] = 45
-        n += 1
+            board[sq], side = KING + 6, BLACK
+    n = write_epd(board, side, castling, ep, fen)
     n += write_counter(&fen[n], rule50)
     n += write_counter(&fen[n], ply // 2 + 1)
     if set_fen_bytes(p, fen, n) != FEN_OK:
