@@ -38,7 +38,7 @@ from engines.core.position cimport (
     BISHOP, BLACK, EMPTY, FLAG_CASTLE, FLAG_EP, FEN_OK, KING, KNIGHT, PAWN, QUEEN, ROOK, WHITE,
     Move, MoveList, Position, bishop_attacks, full_key, generate_moves, has_legal_ep,
     king_attacks, knight_attacks, lsb, make_move, pawn_attacks, popcount, rook_attacks,
-    set_fen_bytes, write_epd, write_fen,
+    set_fen_bytes, write_epd, write_fen, write_uci,
 )
 from engines.core.position import FEN_REASONS
 
@@ -190,7 +190,7 @@ cdef class Entries:
         cdef int n = write_fen(p, fen)
         cdef int end
         cdef char uci[5]
-        cdef int length = uci_text(m, uci)
+        cdef int length = write_uci(m, uci) if m else 0   # no move: an empty UCI
         cdef signed char side = p.side
         cdef signed char r = result
         cdef uint16_t r50 = rule50
@@ -226,21 +226,6 @@ cdef class Entries:
                 "score": self.scores.array(np.int16), "ply": self.plies.array(np.uint16),
                 "result": self.results.array(np.int8), "rule50": self.rule50s.array(np.uint16),
                 "offset": self.offsets.array(np.int64), "side": self.sides.array(np.int8)}
-
-
-cdef int uci_text(Move m, char* out) noexcept nogil:
-    """UCI of a core move into ``out`` (0 characters for no move)."""
-    cdef int frm = m & 63, to = (m >> 6) & 63, promo = (m >> 12) & 7
-    if m == 0:
-        return 0
-    out[0] = 97 + (frm & 7)
-    out[1] = 49 + (frm >> 3)
-    out[2] = 97 + (to & 7)
-    out[3] = 49 + (to >> 3)
-    if promo:
-        out[4] = b"pnbrqk"[promo]
-        return 5
-    return 4
 
 
 cdef Move find_legal(const Position* p, int frm, int to, int promo) noexcept nogil:
