@@ -32,6 +32,11 @@ cdef enum:
     FEN_EP = 6
     FEN_COUNTERS = 7
     FEN_KINGS = 8
+    # san_move results (SAN_ERRORS in position.pyx words each)
+    SAN_OK = 0
+    SAN_INVALID = 1
+    SAN_ILLEGAL = 2
+    SAN_AMBIGUOUS = 3
 
 cdef struct Position:
     u64 bb[2][6]        # pieces by colour and type
@@ -57,6 +62,12 @@ cdef inline int move_to(Move m) noexcept nogil:
 
 cdef inline int move_promo(Move m) noexcept nogil:
     return (m >> 12) & 7
+
+cdef inline bint is_file(char c) noexcept nogil:
+    return b'a' <= c <= b'h'
+
+cdef inline bint is_rank(char c) noexcept nogil:
+    return b'1' <= c <= b'8'
 
 cdef int lsb(u64 b) noexcept nogil
 cdef int popcount(u64 b) noexcept nogil
@@ -84,7 +95,14 @@ cdef void set_start(Position* p) noexcept nogil
 cdef int set_fen(Position* p, str fen) except -1
 cdef str fen_of(const Position* p, bint full)
 cdef int write_fen(const Position* p, unsigned char* buf) noexcept nogil
+cdef int write_epd(const unsigned char* board, int side, int castling, int ep,
+                   unsigned char* buf) noexcept nogil
 cdef int set_fen_bytes(Position* p, const unsigned char* s, Py_ssize_t n) noexcept nogil
+cdef int san_move(const Position* p, const char* s, int n, MoveList* legal, Move* out,
+                  u64* others) noexcept nogil
+cdef int write_san(const Position* p, Move m, u64 others, char* buf) noexcept nogil
+cdef char check_mark(const Position* p, MoveList* replies) noexcept nogil
+cdef int write_uci(Move m, char* buf) noexcept nogil
 cdef str uci_of(Move m)
 cdef str san_of(const Position* p, Move m, const MoveList* legal)
 cdef Move parse_san(const Position* p, str san, const MoveList* legal) except -1

@@ -7,7 +7,7 @@ against it in tests/engines/test_core.py. Positions are plain C structs copied t
 ("copy-make"): unmaking is restoring the copy, cheaper and safer than undoing piece by piece.
 """
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
-from libc.string cimport memset
+from libc.string cimport memcmp, memcpy, memset
 
 import chess
 from chess.polyglot import POLYGLOT_RANDOM_ARRAY
@@ -51,7 +51,6 @@ cdef u64 Z_CASTLE[16]
 cdef u64 Z_EP[8]
 cdef u64 Z_TURN
 
-PIECE_LETTERS = "PNBRQK"
 cdef str FEN_PIECES = "PNBRQKpnbrqk"
 
 
@@ -675,12 +674,19 @@ cdef int set_fen(Position* p, str fen) except -1:
 cdef int write_fen(const Position* p, unsigned char* buf) noexcept nogil:
     """Write python-chess ``board.epd()`` (ep only if legal) into ``buf`` (>= 90 bytes);
     returns its length."""
+    return write_epd(p.board, p.side, p.castling, p.ep if has_legal_ep(p) else -1, buf)
+
+
+cdef int write_epd(const unsigned char* board, int side, int castling, int ep,
+                   unsigned char* buf) noexcept nogil:
+    """The four FEN fields of a board (``Position.board``'s codes), the side to move, the
+    castling rights (1 K, 2 Q, 4 k, 8 q) and the en passant square (-1: none), as python-chess
+    writes them, into ``buf`` (>= 90 bytes); returns their length."""
     cdef int n = 0, rank, file, empty, c
-    cdef const char* letters = b"PNBRQKpnbrqk"
     for rank in range(7, -1, -1):
         empty = 0
         for file in range(8):
-            c = p.board[rank * 8 + file]
+            c = board[rank * 8 + file]
             if c == EMPTY:
                 empty += 1
             else:
@@ -688,33 +694,33 @@ cdef int write_fen(const Position* p, unsigned char* buf) noexcept nogil:
                     buf[n] = 48 + empty
                     n += 1
                     empty = 0
-                buf[n] = letters[c]
+                buf[n] = b"PNBRQKpnbrqk"[c]
                 n += 1
         if empty:
             buf[n] = 48 + empty
             n += 1
         if rank:
-            buf[n] = 47    # '/'
+            buf[n] = b'/'
             n += 1
-    buf[n] = 32
-    buf[n + 1] = 119 if p.side == WHITE else 98
-    buf[n + 2] = 32
+    buf[n] = b' '
+    buf[n + 1] = b'w' if side == WHITE else b'b'
+    buf[n + 2] = b' '
     n += 3
-    if not p.castling:
-        buf[n] = 45
+    if not castling:
+        buf[n] = b'-'
         n += 1
     for c in range(4):
-        if p.castling & (1 << c):
+        if castling & (1 << c):
             buf[n] = b"KQkq"[c]
             n += 1
-    buf[n] = 32
+    buf[n] = b' '
     n += 1
-    if has_legal_ep(p):
-        buf[n] = 97 + (p.ep & 7)
-        buf[n + 1] = 49 + (p.ep >> 3)
+    if ep >= 0:
+        buf[n] = 97 + (ep & 7)
+        buf[n + 1] = 49 + (ep >> 3)
         n += 2
     else:
-        buf[n] = 45
+        buf[n] = b'-'
         n += 1
     return n
 
@@ -866,8 +872,15 @@ cdef inline int castling_index(unsigned char ch) noexcept nogil:
 
 # --- UCI and SAN ---------------------------------------------------------------------------
 
-cdef str uci_of(Move m):
-    cdef char buf[5]
+# san_move's results, worded (the words python-chess's errors use).
+SAN_ERRORS = ("", "invalid", "illegal", "ambiguous")
+
+cdef enum:
+    SAN_UNLISTED = 4    # found_san leaves the token to listed_san
+
+
+cdef int write_uci(Move m, char* buf) noexcept nogil:
+    """A move's UCI into ``buf`` (>= 5 bytes); returns its length."""
     cdef int frm = m & 63, to = (m >> 6) & 63, promo = (m >> 12) & 7
     buf[0] = 97 + (frm & 7)
     buf[1] = 49 + (frm >> 3)
@@ -875,8 +888,14 @@ cdef str uci_of(Move m):
     buf[3] = 49 + (to >> 3)
     if promo:
         buf[4] = b"pnbrqk"[promo]
-        return buf[:5].decode("ascii")
-    return buf[:4].decode("ascii")
+        return 5
+    return 4
+
+
+cdef str uci_of(Move m):
+    cdef char buf[5]
+    cdef int n = write_uci(m, buf)
+    return buf[:n].decode("ascii")
 
 
 cdef Move find_move(const MoveList* legal, int frm, int to, int promo) noexcept nogil:
@@ -911,29 +930,250 @@ cdef Move parse_uci(const Position* p, str uci) except -1:
     return m
 
 
-cdef str san_base(const Position* p, Move m, const MoveList* legal):
-    """SAN without the check suffix, disambiguated exactly as python-chess does it."""
-    cdef char buf[12]
-    cdef int frm = m & 63, to = (m >> 6) & 63, promo = (m >> 12) & 7
-    cdef int t = p.board[frm] % 6, i, n = 0
+cdef struct SanParts:          # a SAN token read, before the position is asked
+    int castle          # 0, or the king's target file: 6 (O-O) or 2 (O-O-O)
+    int piece           # the piece letter's type, -1 when none is given
+    int from_file       # -1 when not given
+    int from_rank
+    int to
+    int promo
+
+
+cdef int read_san(const char* s, int n, SanParts* sp) noexcept nogil:
+    """A SAN token's parts, read as leniently as python-chess ``Board.parse_san`` (``0-0``,
+    ``e7e8q``, ``Nb1-c3``; no check mark): SAN_OK, or SAN_INVALID."""
+    cdef int i = 0
+    cdef char c
+    sp.castle = 0
+    sp.piece = -1
+    sp.from_file = -1
+    sp.from_rank = -1
+    sp.to = -1
+    sp.promo = 0
+    if (n == 3 and (memcmp(s, b"O-O", 3) == 0 or memcmp(s, b"0-0", 3) == 0)) or (
+            n == 5 and (memcmp(s, b"O-O-O", 5) == 0 or memcmp(s, b"0-0-0", 5) == 0)):
+        sp.castle = 6 if n == 3 else 2
+        return SAN_OK
+    if n >= 3:
+        c = s[n - 1]
+        if (c == b'n' or c == b'b' or c == b'r' or c == b'q' or c == b'k' or c == b'N'
+                or c == b'B' or c == b'R' or c == b'Q' or c == b'K') and (
+                s[n - 2] == b'=' or is_rank(s[n - 2])):
+            if c == b'n' or c == b'N':
+                sp.promo = 1
+            elif c == b'b' or c == b'B':
+                sp.promo = 2
+            elif c == b'r' or c == b'R':
+                sp.promo = 3
+            elif c == b'q' or c == b'Q':
+                sp.promo = 4
+            else:
+                sp.promo = 5
+            n -= 1
+            if s[n - 1] == b'=':
+                n -= 1
+    if n < 2 or not is_file(s[n - 2]) or not is_rank(s[n - 1]):
+        return SAN_INVALID
+    sp.to = (s[n - 1] - 49) * 8 + s[n - 2] - 97
+    n -= 2
+    if n and (s[n - 1] == b'-' or s[n - 1] == b'x'):
+        n -= 1
+    if i < n:
+        c = s[i]
+        if c == b'N':
+            sp.piece = 1
+        elif c == b'B':
+            sp.piece = 2
+        elif c == b'R':
+            sp.piece = 3
+        elif c == b'Q':
+            sp.piece = 4
+        elif c == b'K':
+            sp.piece = 5
+        if sp.piece >= 0:
+            i += 1
+    if i < n and is_file(s[i]):
+        sp.from_file = s[i] - 97
+        i += 1
+    if i < n and is_rank(s[i]):
+        sp.from_rank = s[i] - 49
+        i += 1
+    if i != n:
+        return SAN_INVALID
+    return SAN_OK
+
+
+cdef int listed_san(const Position* p, const SanParts* sp, const MoveList* legal,
+                    Move* out) noexcept nogil:
+    """The move of a read SAN token among the ``legal`` moves: SAN_OK and the move, or why
+    not."""
+    cdef int i, to = sp.to, promo = sp.promo, piece = sp.piece, found = 0
+    cdef int from_file = sp.from_file, from_rank = sp.from_rank
+    cdef Move m, match = NO_MOVE
+    if sp.castle:
+        to = sp.castle + (0 if p.side == WHITE else 56)
+        for i in range(legal.n):
+            if legal.moves[i] & FLAG_CASTLE and (legal.moves[i] >> 6) & 63 == to:
+                out[0] = legal.moves[i]
+                return SAN_OK
+        return SAN_ILLEGAL
+    if piece < 0 and from_file >= 0 and from_rank >= 0:
+        for i in range(legal.n):
+            m = legal.moves[i]
+            if m & 0x7FFF == (from_rank * 8 + from_file) | (to << 6) | (promo << 12):
+                out[0] = m
+                return SAN_OK
+        return SAN_ILLEGAL
+    if piece < 0:
+        piece = PAWN
+        if from_file < 0:
+            from_file = to & 7
+    for i in range(legal.n):
+        m = legal.moves[i]
+        if ((m >> 6) & 63 != to or (m >> 12) & 7 != promo or p.board[m & 63] % 6 != piece
+                or (from_file >= 0 and m & 7 != from_file)
+                or (from_rank >= 0 and (m & 63) >> 3 != from_rank)):
+            continue
+        if found:
+            return SAN_AMBIGUOUS
+        found = 1
+        match = m
+    if not found:
+        return SAN_ILLEGAL
+    out[0] = match
+    return SAN_OK
+
+
+cdef u64 listed_others(const Position* p, Move m, const MoveList* legal) noexcept nogil:
+    """The squares of the other ``legal`` moves of the moving piece's type to its target."""
+    cdef int frm = m & 63, to = (m >> 6) & 63, t = p.board[m & 63] % 6, i
     cdef u64 others = 0
-    cdef bint row = False, column = False
     cdef Move o
+    for i in range(legal.n):
+        o = legal.moves[i]
+        if (o >> 6) & 63 == to and o & 63 != frm and p.board[o & 63] % 6 == t:
+            others |= bit(o & 63)
+    return others
+
+
+cdef inline bint is_legal(const Position* p, Move m) noexcept nogil:
+    """Whether a pseudo-legal move (not castling) leaves its side's king unattacked: played
+    on a copy, as the core checks en passant."""
+    cdef Position q = p[0]
+    make_move(&q, m)
+    return (attackers_to(&q, king_square(&q, p.side), q.all) & q.occ[p.side ^ 1]) == 0
+
+
+cdef int pawn_san(const Position* p, const SanParts* sp, Move* out) noexcept nogil:
+    """:func:`found_san` for a pawn move: its one candidate square, checked."""
+    cdef int us = p.side, to = sp.to, fwd = 8 if p.side == WHITE else -8
+    cdef int from_file = sp.from_file if sp.from_file >= 0 else to & 7, frm, flags = 0
+    if (sp.promo != 0) != (to >= 56 or to < 8) or sp.promo == KING:
+        return SAN_ILLEGAL    # a promotion is to the last rank, to N, B, R or Q; nothing else is
+    if from_file == to & 7:                         # a push, one or two squares
+        frm = to - fwd
+        if p.all & bit(to) or frm < 0 or frm > 63:
+            return SAN_ILLEGAL
+        if not p.bb[us][PAWN] & bit(frm):
+            if p.all & bit(frm):
+                return SAN_ILLEGAL
+            frm -= fwd
+            if (frm < 0 or frm > 63 or not p.bb[us][PAWN] & bit(frm)
+                    or not ((us == WHITE and frm < 16) or (us == BLACK and frm >= 48))):
+                return SAN_ILLEGAL
+            flags = FLAG_DOUBLE
+    else:                                           # a capture, from the file given
+        if from_file - (to & 7) != 1 and (to & 7) - from_file != 1:
+            return SAN_ILLEGAL
+        frm = to - fwd - (to & 7) + from_file
+        if frm < 0 or frm > 63 or not p.bb[us][PAWN] & bit(frm):
+            return SAN_ILLEGAL
+        if not p.occ[us ^ 1] & bit(to):
+            if to != p.ep or not p.bb[us ^ 1][PAWN] & bit(to - fwd):
+                return SAN_ILLEGAL
+            flags = FLAG_EP
+    if sp.from_rank >= 0 and frm >> 3 != sp.from_rank:
+        return SAN_ILLEGAL
+    out[0] = frm | (to << 6) | (sp.promo << 12) | flags
+    return SAN_OK if is_legal(p, out[0]) else SAN_ILLEGAL
+
+
+cdef int found_san(const Position* p, const SanParts* sp, Move* out, u64* others) noexcept nogil:
+    """:func:`listed_san` without the legal moves: only the pieces of the type named that
+    reach the target are tried, each played on a copy to see that it is legal; ``others``:
+    the squares of the other legal ones (for the SAN written back). SAN_UNLISTED for the tokens
+    it leaves to :func:`listed_san`: castling, a from-square without a piece letter, and a
+    king move to a castling square while its side may castle (``Kg1`` can mean O-O)."""
+    cdef int us = p.side, to = sp.to, piece = sp.piece, frm, base, found = 0
+    cdef u64 candidates, legal_from = 0
+    cdef Move m, match = NO_MOVE
+    if sp.castle or (piece < 0 and sp.from_file >= 0 and sp.from_rank >= 0):
+        return SAN_UNLISTED
+    base = 0 if us == WHITE else 56
+    if piece == KING and p.castling & (3 if us == WHITE else 12) and (
+            to == base + 6 or to == base + 2):
+        return SAN_UNLISTED
+    if p.occ[us] & bit(to):
+        return SAN_ILLEGAL
+    if piece < 0:
+        others[0] = 0
+        return pawn_san(p, sp, out)
+    if sp.promo:
+        return SAN_ILLEGAL
+    if piece == KNIGHT:
+        candidates = knight_attacks(to)
+    elif piece == BISHOP:
+        candidates = bishop_attacks(to, p.all)
+    elif piece == ROOK:
+        candidates = rook_attacks(to, p.all)
+    elif piece == QUEEN:
+        candidates = bishop_attacks(to, p.all) | rook_attacks(to, p.all)
+    else:
+        candidates = king_attacks(to)
+    candidates &= p.bb[us][piece]
+    while candidates:
+        frm = lsb(candidates)
+        candidates &= candidates - 1
+        m = frm | (to << 6)
+        if not is_legal(p, m):
+            continue
+        legal_from |= bit(frm)
+        if (sp.from_file >= 0 and frm & 7 != sp.from_file) or (
+                sp.from_rank >= 0 and frm >> 3 != sp.from_rank):
+            continue
+        if found:
+            return SAN_AMBIGUOUS
+        found = 1
+        match = m
+    if not found:
+        return SAN_ILLEGAL
+    out[0] = match
+    others[0] = legal_from & ~bit(match & 63)
+    return SAN_OK
+
+
+cdef int write_san(const Position* p, Move m, u64 others, char* buf) noexcept nogil:
+    """SAN without the check mark, disambiguated exactly as python-chess does it (``others``:
+    the squares of the other legal moves of the piece's type to its target, as
+    :func:`listed_others` or :func:`san_move` give them) into ``buf`` (>= 8 bytes); returns
+    its length."""
+    cdef int frm = m & 63, to = (m >> 6) & 63, promo = (m >> 12) & 7
+    cdef int t = p.board[frm] % 6, n = 0
+    cdef bint row = False, column = False
     if m & FLAG_CASTLE:
-        return "O-O" if to & 7 == 6 else "O-O-O"
+        if to & 7 == 6:
+            memcpy(buf, b"O-O", 3)
+            return 3
+        memcpy(buf, b"O-O-O", 5)
+        return 5
     if t == PAWN:
         if is_capture(p, m):
             buf[0] = 97 + (frm & 7)
-            buf[1] = 120   # 'x'
+            buf[1] = b'x'
             n = 2
     else:
         buf[0] = b"PNBRQK"[t]
         n = 1
-        # Other pieces of the same type that could also go to ``to``.
-        for i in range(legal.n):
-            o = legal.moves[i]
-            if (o >> 6) & 63 == to and o & 63 != frm and p.board[o & 63] % 6 == t:
-                others |= bit(o & 63)
         if others:
             if others & (RANK_1 << (frm & 56)):
                 column = True
@@ -948,87 +1188,75 @@ cdef str san_base(const Position* p, Move m, const MoveList* legal):
                 buf[n] = 49 + (frm >> 3)
                 n += 1
         if is_capture(p, m):
-            buf[n] = 120
+            buf[n] = b'x'
             n += 1
     buf[n] = 97 + (to & 7)
     buf[n + 1] = 49 + (to >> 3)
     n += 2
     if promo:
-        buf[n] = 61    # '='
+        buf[n] = b'='
         buf[n + 1] = b"PNBRQK"[promo]
         n += 2
-    return buf[:n].decode("ascii")
+    return n
+
+
+cdef int san_move(const Position* p, const char* s, int n, MoveList* legal, Move* out,
+                  u64* others) noexcept nogil:
+    """The move a SAN token (no check mark) names: SAN_OK, the move and ``others`` (for
+    :func:`write_san`), or why not. Only the pieces of the type named that reach the target
+    are tried (:func:`found_san`); ``legal`` is generated for the few tokens that need every
+    legal move (castling and the like), else left as it was."""
+    cdef SanParts sp
+    cdef int err = read_san(s, n, &sp)
+    if err == SAN_OK:
+        err = found_san(p, &sp, out, others)
+        if err == SAN_UNLISTED:
+            generate_moves(p, legal, False)
+            err = listed_san(p, &sp, legal, out)
+            if err == SAN_OK:
+                others[0] = listed_others(p, out[0], legal)
+    return err
+
+
+cdef char check_mark(const Position* p, MoveList* replies) noexcept nogil:
+    """The SAN check mark of the move that led to ``p``: ``#``, ``+`` or 0 (no check); the
+    legal ``replies`` are generated only in check, to tell mate."""
+    if not in_check(p):
+        return 0
+    return b'#' if generate_moves(p, replies, False) == 0 else b'+'
 
 
 cdef str san_of(const Position* p, Move m, const MoveList* legal):
+    cdef char buf[12]
     cdef Position q = p[0]
     cdef MoveList replies
-    cdef str san = san_base(p, m, legal)
+    cdef int n = write_san(p, m, listed_others(p, m, legal), buf)
     make_move(&q, m)
-    if in_check(&q):
-        return san + ("#" if generate_moves(&q, &replies, False) == 0 else "+")
-    return san
+    cdef char mark = check_mark(&q, &replies)
+    if mark:
+        buf[n] = mark
+        n += 1
+    return buf[:n].decode("ascii")
+
+
+cdef bytes san_bytes(str san):
+    """A SAN string without its "+#!?" suffixes, as bytes for :func:`read_san`: None when it
+    is not ASCII (no SAN is)."""
+    cdef str s = san.rstrip("+#!?")
+    return s.encode("ascii") if s.isascii() else None
 
 
 cdef Move parse_san(const Position* p, str san, const MoveList* legal) except -1:
     """A SAN move, read as leniently as python-chess ``Board.parse_san`` (and "!?" suffixes)."""
-    cdef str s = san.rstrip("+#!?")
-    cdef int n = len(s), i, to, promo = 0, piece = -1, from_file = -1, from_rank = -1
-    cdef int found = 0
-    cdef Move m, match = NO_MOVE
-    cdef Py_UCS4 ch
-    if s in ("O-O", "0-0", "O-O-O", "0-0-0"):
-        to = (6 if len(s) == 3 else 2) + (0 if p.side == WHITE else 56)
-        for i in range(legal.n):
-            if legal.moves[i] & FLAG_CASTLE and (legal.moves[i] >> 6) & 63 == to:
-                return legal.moves[i]
-        raise IllegalMoveError(f"illegal san {san!r} in {fen_of(p, True)}")
-    if n >= 3 and s[n - 1] in "nbrqkNBRQK" and s[n - 2] in "=12345678":
-        promo = "pnbrqk".find(s[n - 1].lower())
-        n -= 1
-        if s[n - 1] == "=":
-            n -= 1
-    if n < 2 or s[n - 2] not in "abcdefgh" or s[n - 1] not in "12345678":
-        raise IllegalMoveError(f"invalid san {san!r} in {fen_of(p, True)}")
-    to = (ord(s[n - 1]) - 49) * 8 + ord(s[n - 2]) - 97
-    n -= 2
-    if n and s[n - 1] in "-x":
-        n -= 1
-    i = 0
-    if i < n and s[i] in "NBKRQ":
-        piece = PIECE_LETTERS.find(s[i])
-        i += 1
-    if i < n and s[i] in "abcdefgh":
-        from_file = ord(s[i]) - 97
-        i += 1
-    if i < n and s[i] in "12345678":
-        from_rank = ord(s[i]) - 49
-        i += 1
-    if i != n:
-        raise IllegalMoveError(f"invalid san {san!r} in {fen_of(p, True)}")
-    if piece < 0 and from_file >= 0 and from_rank >= 0:
-        # Fully specified from square, any piece (python-chess allows "e1g1"-like SAN).
-        m = find_move(legal, from_rank * 8 + from_file, to, promo)
-        if m == NO_MOVE:
-            raise IllegalMoveError(f"illegal san {san!r} in {fen_of(p, True)}")
-        return m
-    if piece < 0:
-        piece = PAWN
-        if from_file < 0:
-            from_file = to & 7         # a pawn capture must name its file
-    for i in range(legal.n):
-        m = legal.moves[i]
-        if ((m >> 6) & 63 != to or (m >> 12) & 7 != promo or p.board[m & 63] % 6 != piece
-                or (from_file >= 0 and m & 7 != from_file)
-                or (from_rank >= 0 and (m & 63) >> 3 != from_rank)):
-            continue
-        if found:
-            raise IllegalMoveError(f"ambiguous san {san!r} in {fen_of(p, True)}")
-        found = 1
-        match = m
-    if not found:
-        raise IllegalMoveError(f"illegal san {san!r} in {fen_of(p, True)}")
-    return match
+    cdef bytes text = san_bytes(san)
+    cdef SanParts sp
+    cdef Move m = NO_MOVE
+    cdef int err = SAN_INVALID if text is None else read_san(text, len(text), &sp)
+    if err == SAN_OK:
+        err = listed_san(p, &sp, legal, &m)
+    if err != SAN_OK:
+        raise IllegalMoveError(f"{SAN_ERRORS[err]} san {san!r} in {fen_of(p, True)}")
+    return m
 
 
 # --- python-chess boundary -----------------------------------------------------------------
@@ -1097,10 +1325,12 @@ def replay_san(fen, sans):
     cdef Position pos
     cdef MoveList legal
     cdef Move m
-    cdef str base
-    cdef int ply
+    cdef u64 others
+    cdef bytes text
+    cdef char buf[12]
+    cdef char mark
+    cdef int ply, n, err
     setup(&pos, fen)
-    generate_moves(&pos, &legal, False)
     keys = [full_key(&pos)]
     fens = [fen_of(&pos, False)]
     ucis = []
@@ -1110,24 +1340,25 @@ def replay_san(fen, sans):
         if san in NULL_SANS:
             # A null move (python-chess reads these too): pass, as Board.push(Move.null()).
             make_null(&pos)
-            generate_moves(&pos, &legal, False)
             ucis.append("0000")
             sans_out.append("--")
             keys.append(full_key(&pos))
             fens.append(fen_of(&pos, False))
             continue
-        try:
-            m = parse_san(&pos, san, &legal)
-        except IllegalMoveError as exc:
-            error = (ply, str(exc))
+        text = san_bytes(san)
+        err = SAN_INVALID if text is None else san_move(&pos, text, len(text), &legal, &m,
+                                                         &others)
+        if err != SAN_OK:
+            error = (ply, f"{SAN_ERRORS[err]} san {san!r} in {fen_of(&pos, True)}")
             break
-        base = san_base(&pos, m, &legal)
+        n = write_san(&pos, m, others, buf)
         ucis.append(uci_of(m))
         make_move(&pos, m)
-        generate_moves(&pos, &legal, False)
-        if in_check(&pos):
-            base += "#" if legal.n == 0 else "+"
-        sans_out.append(base)
+        mark = check_mark(&pos, &legal)
+        if mark:
+            buf[n] = mark
+            n += 1
+        sans_out.append(buf[:n].decode("ascii"))
         keys.append(full_key(&pos))
         fens.append(fen_of(&pos, False))
     return keys, fens, ucis, sans_out, error

@@ -38,7 +38,7 @@ from engines.core.position cimport (
     BISHOP, BLACK, EMPTY, FLAG_CASTLE, FLAG_EP, FEN_OK, KING, KNIGHT, PAWN, QUEEN, ROOK, WHITE,
     Move, MoveList, Position, bishop_attacks, full_key, generate_moves, has_legal_ep,
     king_attacks, knight_attacks, lsb, make_move, pawn_attacks, popcount, rook_attacks,
-    set_fen_bytes, write_fen,
+    set_fen_bytes, write_epd, write_fen, write_uci,
 )
 from engines.core.position import FEN_REASONS
 
@@ -190,7 +190,7 @@ cdef class Entries:
         cdef int n = write_fen(p, fen)
         cdef int end
         cdef char uci[5]
-        cdef int length = uci_text(m, uci)
+        cdef int length = write_uci(m, uci) if m else 0   # no move: an empty UCI
         cdef signed char side = p.side
         cdef signed char r = result
         cdef uint16_t r50 = rule50
@@ -226,21 +226,6 @@ cdef class Entries:
                 "score": self.scores.array(np.int16), "ply": self.plies.array(np.uint16),
                 "result": self.results.array(np.int8), "rule50": self.rule50s.array(np.uint16),
                 "offset": self.offsets.array(np.int64), "side": self.sides.array(np.int8)}
-
-
-cdef int uci_text(Move m, char* out) noexcept nogil:
-    """UCI of a core move into ``out`` (0 characters for no move)."""
-    cdef int frm = m & 63, to = (m >> 6) & 63, promo = (m >> 12) & 7
-    if m == 0:
-        return 0
-    out[0] = 97 + (frm & 7)
-    out[1] = 49 + (frm >> 3)
-    out[2] = 97 + (to & 7)
-    out[3] = 49 + (to >> 3)
-    if promo:
-        out[4] = b"pnbrqk"[promo]
-        return 5
-    return 4
 
 
 cdef Move find_legal(const Position* p, int frm, int to, int promo) noexcept nogil:
@@ -320,30 +305,29 @@ cdef int stem_position(Position* p, const unsigned char* s, int* ep_out, int rul
     """Set ``p`` from a stem's 24 position bytes; 0, or a negative code when they are no
     position (-1 a bad nibble, -2 a rook or ep pawn where none can be, -3 FEN refused)."""
     cdef u64 occupied = big_endian(s, 8)
-    cdef char board[64]
+    cdef unsigned char board[64]
     cdef unsigned char fen[FEN_MAX]
-    cdef int i = 0, sq, nib, n = 0, rank, file, empty, castling = 0, side = WHITE, ep = -1
+    cdef int i = 0, sq, nib, n, castling = 0, side = WHITE, ep = -1
     cdef u64 b = occupied
-    cdef const char* letters = b"PpNnBbRrQqKk"
     if popcount(occupied) > 32:
         return -1
-    memset(board, 0, 64)
+    memset(board, EMPTY, 64)
     while b:
         sq = lsb(b)
         b &= b - 1
         nib = (s[8 + i // 2] >> (4 * (i & 1))) & 15
         i += 1
-        if nib < 12:
-            board[sq] = letters[nib]
+        if nib < 12:                    # 2 * type + colour
+            board[sq] = (nib >> 1) + 6 * (nib & 1)
         elif nib == 12:
             if sq >> 3 == 3:
-                board[sq], ep = b"P"[0], sq - 8
+                board[sq], ep = PAWN, sq - 8
             elif sq >> 3 == 4:
-                board[sq], ep = b"p"[0], sq + 8
+                board[sq], ep = PAWN + 6, sq + 8
             else:
                 return -2
         elif nib == 13:
-            board[sq] = b"R"[0]
+            board[sq] = ROOK
             if sq == 0:
                 castling |= 2
             elif sq == 7:
@@ -351,7 +335,7 @@ cdef int stem_position(Position* p, const unsigned char* s, int* ep_out, int rul
             else:
                 return -2
         elif nib == 14:
-            board[sq] = b"r"[0]
+            board[sq] = ROOK + 6
             if sq == 56:
                 castling |= 8
             elif sq == 63:
@@ -359,44 +343,8 @@ cdef int stem_position(Position* p, const unsigned char* s, int* ep_out, int rul
             else:
                 return -2
         else:
-            board[sq], side = b"k"[0], BLACK
-    for rank in range(7, -1, -1):
-        empty = 0
-        for file in range(8):
-            if board[rank * 8 + file] == 0:
-                empty += 1
-            else:
-                if empty:
-                    fen[n] = 48 + empty
-                    n += 1
-                    empty = 0
-                fen[n] = board[rank * 8 + file]
-                n += 1
-        if empty:
-            fen[n] = 48 + empty
-            n += 1
-        if rank:
-            fen[n] = 47
-            n += 1
-    fen[n] = 32
-    fen[n + 1] = 98 if side == BLACK else 119
-    fen[n + 2] = 32
-    n += 3
-    if not castling:
-        fen[n] = 45
-        n += 1
-    for i in range(4):
-        if castling & (1 << i):
-            fen[n] = b"KQkq"[i]
-            n += 1
-    fen[n] = 32
-    n += 1
-    if ep >= 0:
-        fen[n], fen[n + 1] = 97 + (ep & 7), 49 + (ep >> 3)
-        n += 2
-    else:
-        fen[n] = 45
-        n += 1
+            board[sq], side = KING + 6, BLACK
+    n = write_epd(board, side, castling, ep, fen)
     n += write_counter(&fen[n], rule50)
     n += write_counter(&fen[n], ply // 2 + 1)
     if set_fen_bytes(p, fen, n) != FEN_OK:

@@ -12,9 +12,10 @@ on UTF-8 text, with nothing built per move but bytes in buffers:
   every game's tags (``TAG_REGEX``), main-line SANs, ``[%clk]``/``[%eval]`` annotations and
   result marker (``parse_movetext_general``'s token rules), and returns each game's base key
   (:func:`pipelines.ingest.keys.game_key`); :meth:`ChunkReader.replay` replays the games it is
-  told to (the compiled core's board, ``engines.core.replay_san``'s SAN rules; Chess960 games
-  through a Python callback) into the columns of ``moves`` and of the chunk's distinct
-  positions, and gives each game's plies and error.
+  told to (the compiled core's board and its SAN and FEN routines, the ones
+  ``engines.core.replay_san`` uses; Chess960 games through a Python callback) into the
+  columns of ``moves`` and of the chunk's distinct positions, and gives each game's plies
+  and error.
 
 Regular-expression details kept: ``\\s`` is Unicode whitespace (``str.isspace``), a tag value
 is everything between the first quote and the last ``"]`` before trailing whitespace, SAN
@@ -31,41 +32,27 @@ from libc.stdlib cimport free, realloc, strtod
 from libc.string cimport memchr, memcmp, memcpy, memset
 
 from engines.core.position cimport (
-    BISHOP,
-    BLACK,
-    EMPTY,
-    FLAG_CASTLE,
-    FLAG_DOUBLE,
-    FLAG_EP,
-    KING,
-    KNIGHT,
-    NO_MOVE,
-    PAWN,
-    QUEEN,
-    ROOK,
-    WHITE,
+    SAN_OK,
     Move,
     MoveList,
     Position,
-    attackers_to,
-    bishop_attacks,
-    full_key,
+    check_mark,
     fen_of,
-    generate_moves,
-    has_legal_ep,
+    full_key,
     in_check,
-    is_capture,
-    king_attacks,
-    king_square,
-    knight_attacks,
-    lsb,
+    is_file,
+    is_rank,
     make_move,
     make_null,
-    rook_attacks,
+    san_move,
     set_fen,
     set_start,
     u64,
+    write_fen,
+    write_san,
+    write_uci,
 )
+from engines.core.position import SAN_ERRORS
 
 import hashlib
 
@@ -94,15 +81,6 @@ cdef enum:
     S_BODY = 3
     S_DONE = 4          # a last line of BOMs only: split_games returns
 
-# Replay errors, worded as the core's.
-cdef enum:
-    E_NONE = 0
-    E_INVALID = 1
-    E_ILLEGAL = 2
-    E_AMBIGUOUS = 3
-    E_SLOW = 4          # found_san leaves the token to listed_san
-
-ERROR_WORDS = {E_INVALID: "invalid", E_ILLEGAL: "illegal", E_AMBIGUOUS: "ambiguous"}
 RESULTS = (None, "1-0", "0-1", "1/2-1/2", "*")
 RESULT_BYTES = (b"", b"1-0", b"0-1", b"1/2-1/2", b"*")
 # The games table's columns of the first eleven KNOWN_TAGS.
@@ -384,14 +362,6 @@ cdef inline bint is_digit(char c) noexcept nogil:
     return b'0' <= c <= b'9'
 
 
-cdef inline bint is_file(char c) noexcept nogil:
-    return b'a' <= c <= b'h'
-
-
-cdef inline bint is_rank(char c) noexcept nogil:
-    return b'1' <= c <= b'8'
-
-
 cdef inline bint is_alnum(char c) noexcept nogil:
     return is_digit(c) or (b'a' <= c <= b'z') or (b'A' <= c <= b'Z')
 
@@ -637,336 +607,6 @@ cdef class Splitter:
         if self.text.cap > 4 * self.chunk_bytes:
             release(&self.text)
         return 0
-
-
-# --- SAN, UCI and FEN on the core's board ----------------------------------------------------
-
-cdef inline u64 bit(int sq) noexcept nogil:
-    return 1ULL << sq
-
-
-cdef struct SanParts:
-    int castle          # 0, or the king's target file: 6 (O-O) or 2 (O-O-O)
-    int piece           # the piece letter's type, -1 when none is given
-    int from_file       # -1 when not given
-    int from_rank
-    int to
-    int promo
-
-
-cdef int read_san(const char* s, int n, SanParts* sp) noexcept nogil:
-    """A SAN token's parts (``engines.core``'s parse_san reading): E_NONE, or E_INVALID."""
-    cdef int i = 0
-    cdef char c
-    sp.castle = 0
-    sp.piece = -1
-    sp.from_file = -1
-    sp.from_rank = -1
-    sp.to = -1
-    sp.promo = 0
-    if (n == 3 and (memcmp(s, b"O-O", 3) == 0 or memcmp(s, b"0-0", 3) == 0)) or (
-            n == 5 and (memcmp(s, b"O-O-O", 5) == 0 or memcmp(s, b"0-0-0", 5) == 0)):
-        sp.castle = 6 if n == 3 else 2
-        return E_NONE
-    if n >= 3:
-        c = s[n - 1]
-        if (c == b'n' or c == b'b' or c == b'r' or c == b'q' or c == b'k' or c == b'N'
-                or c == b'B' or c == b'R' or c == b'Q' or c == b'K') and (
-                s[n - 2] == b'=' or is_rank(s[n - 2])):
-            if c == b'n' or c == b'N':
-                sp.promo = 1
-            elif c == b'b' or c == b'B':
-                sp.promo = 2
-            elif c == b'r' or c == b'R':
-                sp.promo = 3
-            elif c == b'q' or c == b'Q':
-                sp.promo = 4
-            else:
-                sp.promo = 5
-            n -= 1
-            if s[n - 1] == b'=':
-                n -= 1
-    if n < 2 or not is_file(s[n - 2]) or not is_rank(s[n - 1]):
-        return E_INVALID
-    sp.to = (s[n - 1] - 49) * 8 + s[n - 2] - 97
-    n -= 2
-    if n and (s[n - 1] == b'-' or s[n - 1] == b'x'):
-        n -= 1
-    if i < n:
-        c = s[i]
-        if c == b'N':
-            sp.piece = 1
-        elif c == b'B':
-            sp.piece = 2
-        elif c == b'R':
-            sp.piece = 3
-        elif c == b'Q':
-            sp.piece = 4
-        elif c == b'K':
-            sp.piece = 5
-        if sp.piece >= 0:
-            i += 1
-    if i < n and is_file(s[i]):
-        sp.from_file = s[i] - 97
-        i += 1
-    if i < n and is_rank(s[i]):
-        sp.from_rank = s[i] - 49
-        i += 1
-    if i != n:
-        return E_INVALID
-    return E_NONE
-
-
-cdef int listed_san(const Position* p, const SanParts* sp, const MoveList* legal,
-                    Move* out) noexcept nogil:
-    """The move of a read SAN token among the ``legal`` moves: E_NONE and the move, or why
-    not (``engines.core``'s parse_san)."""
-    cdef int i, to = sp.to, promo = sp.promo, piece = sp.piece, found = 0
-    cdef int from_file = sp.from_file, from_rank = sp.from_rank
-    cdef Move m, match = NO_MOVE
-    if sp.castle:
-        to = sp.castle + (0 if p.side == WHITE else 56)
-        for i in range(legal.n):
-            if legal.moves[i] & FLAG_CASTLE and (legal.moves[i] >> 6) & 63 == to:
-                out[0] = legal.moves[i]
-                return E_NONE
-        return E_ILLEGAL
-    if piece < 0 and from_file >= 0 and from_rank >= 0:
-        for i in range(legal.n):
-            m = legal.moves[i]
-            if m & 0x7FFF == (from_rank * 8 + from_file) | (to << 6) | (promo << 12):
-                out[0] = m
-                return E_NONE
-        return E_ILLEGAL
-    if piece < 0:
-        piece = PAWN
-        if from_file < 0:
-            from_file = to & 7
-    for i in range(legal.n):
-        m = legal.moves[i]
-        if ((m >> 6) & 63 != to or (m >> 12) & 7 != promo or p.board[m & 63] % 6 != piece
-                or (from_file >= 0 and m & 7 != from_file)
-                or (from_rank >= 0 and (m & 63) >> 3 != from_rank)):
-            continue
-        if found:
-            return E_AMBIGUOUS
-        found = 1
-        match = m
-    if not found:
-        return E_ILLEGAL
-    out[0] = match
-    return E_NONE
-
-
-cdef u64 listed_others(const Position* p, Move m, const MoveList* legal) noexcept nogil:
-    """The squares of the other ``legal`` moves of the moving piece's type to its target."""
-    cdef int frm = m & 63, to = (m >> 6) & 63, t = p.board[m & 63] % 6, i
-    cdef u64 others = 0
-    cdef Move o
-    for i in range(legal.n):
-        o = legal.moves[i]
-        if (o >> 6) & 63 == to and o & 63 != frm and p.board[o & 63] % 6 == t:
-            others |= bit(o & 63)
-    return others
-
-
-cdef inline bint is_legal(const Position* p, Move m) noexcept nogil:
-    """Whether a pseudo-legal move (not castling) leaves its side's king unattacked: played
-    on a copy, as the core checks en passant."""
-    cdef Position q = p[0]
-    make_move(&q, m)
-    return (attackers_to(&q, king_square(&q, p.side), q.all) & q.occ[p.side ^ 1]) == 0
-
-
-cdef int pawn_san(const Position* p, const SanParts* sp, Move* out) noexcept nogil:
-    """:func:`found_san` for a pawn move: its one candidate square, checked."""
-    cdef int us = p.side, to = sp.to, fwd = 8 if p.side == WHITE else -8
-    cdef int from_file = sp.from_file if sp.from_file >= 0 else to & 7, frm, flags = 0
-    if (sp.promo != 0) != (to >= 56 or to < 8) or sp.promo == KING:
-        return E_ILLEGAL    # a promotion is to the last rank, to N, B, R or Q; nothing else is
-    if from_file == to & 7:                         # a push, one or two squares
-        frm = to - fwd
-        if p.all & bit(to) or frm < 0 or frm > 63:
-            return E_ILLEGAL
-        if not p.bb[us][PAWN] & bit(frm):
-            if p.all & bit(frm):
-                return E_ILLEGAL
-            frm -= fwd
-            if (frm < 0 or frm > 63 or not p.bb[us][PAWN] & bit(frm)
-                    or not ((us == WHITE and frm < 16) or (us == BLACK and frm >= 48))):
-                return E_ILLEGAL
-            flags = FLAG_DOUBLE
-    else:                                           # a capture, from the file given
-        if from_file - (to & 7) != 1 and (to & 7) - from_file != 1:
-            return E_ILLEGAL
-        frm = to - fwd - (to & 7) + from_file
-        if frm < 0 or frm > 63 or not p.bb[us][PAWN] & bit(frm):
-            return E_ILLEGAL
-        if not p.occ[us ^ 1] & bit(to):
-            if to != p.ep or not p.bb[us ^ 1][PAWN] & bit(to - fwd):
-                return E_ILLEGAL
-            flags = FLAG_EP
-    if sp.from_rank >= 0 and frm >> 3 != sp.from_rank:
-        return E_ILLEGAL
-    out[0] = frm | (to << 6) | (sp.promo << 12) | flags
-    return E_NONE if is_legal(p, out[0]) else E_ILLEGAL
-
-
-cdef int found_san(const Position* p, const SanParts* sp, Move* out, u64* others) noexcept nogil:
-    """:func:`listed_san` without the legal moves: only the pieces of the type named that
-    reach the target are tried, each played on a copy to see that it is legal; ``others``:
-    the squares of the other legal ones (for the SAN written back). E_SLOW for the tokens
-    it leaves to :func:`listed_san`: castling, a from-square without a piece letter, and a
-    king move to a castling square while its side may castle (``Kg1`` can mean O-O)."""
-    cdef int us = p.side, to = sp.to, piece = sp.piece, frm, base, found = 0
-    cdef u64 candidates, legal_from = 0
-    cdef Move m, match = NO_MOVE
-    if sp.castle or (piece < 0 and sp.from_file >= 0 and sp.from_rank >= 0):
-        return E_SLOW
-    base = 0 if us == WHITE else 56
-    if piece == KING and p.castling & (3 if us == WHITE else 12) and (
-            to == base + 6 or to == base + 2):
-        return E_SLOW
-    if p.occ[us] & bit(to):
-        return E_ILLEGAL
-    if piece < 0:
-        others[0] = 0
-        return pawn_san(p, sp, out)
-    if sp.promo:
-        return E_ILLEGAL
-    if piece == KNIGHT:
-        candidates = knight_attacks(to)
-    elif piece == BISHOP:
-        candidates = bishop_attacks(to, p.all)
-    elif piece == ROOK:
-        candidates = rook_attacks(to, p.all)
-    elif piece == QUEEN:
-        candidates = bishop_attacks(to, p.all) | rook_attacks(to, p.all)
-    else:
-        candidates = king_attacks(to)
-    candidates &= p.bb[us][piece]
-    while candidates:
-        frm = lsb(candidates)
-        candidates &= candidates - 1
-        m = frm | (to << 6)
-        if not is_legal(p, m):
-            continue
-        legal_from |= bit(frm)
-        if (sp.from_file >= 0 and frm & 7 != sp.from_file) or (
-                sp.from_rank >= 0 and frm >> 3 != sp.from_rank):
-            continue
-        if found:
-            return E_AMBIGUOUS
-        found = 1
-        match = m
-    if not found:
-        return E_ILLEGAL
-    out[0] = match
-    others[0] = legal_from & ~bit(match & 63)
-    return E_NONE
-
-
-cdef int san_text(const Position* p, Move m, u64 others, char* buf) noexcept nogil:
-    """``engines.core``'s san_base: SAN without the check mark (``others``: the squares of
-    the other legal moves of the piece's type to its target); returns its length."""
-    cdef int frm = m & 63, to = (m >> 6) & 63, promo = (m >> 12) & 7
-    cdef int t = p.board[frm] % 6, n = 0
-    cdef bint row = False, column = False
-    if m & FLAG_CASTLE:
-        if to & 7 == 6:
-            memcpy(buf, b"O-O", 3)
-            return 3
-        memcpy(buf, b"O-O-O", 5)
-        return 5
-    if t == PAWN:
-        if is_capture(p, m):
-            buf[0] = 97 + (frm & 7)
-            buf[1] = b'x'
-            n = 2
-    else:
-        buf[0] = b"PNBRQK"[t]
-        n = 1
-        if others:
-            if others & (0xFFULL << (frm & 56)):
-                column = True
-            if others & (0x0101010101010101ULL << (frm & 7)):
-                row = True
-            else:
-                column = True
-            if column:
-                buf[n] = 97 + (frm & 7)
-                n += 1
-            if row:
-                buf[n] = 49 + (frm >> 3)
-                n += 1
-        if is_capture(p, m):
-            buf[n] = b'x'
-            n += 1
-    buf[n] = 97 + (to & 7)
-    buf[n + 1] = 49 + (to >> 3)
-    n += 2
-    if promo:
-        buf[n] = b'='
-        buf[n + 1] = b"PNBRQK"[promo]
-        n += 2
-    return n
-
-
-cdef int uci_text(Move m, char* buf) noexcept nogil:
-    cdef int frm = m & 63, to = (m >> 6) & 63, promo = (m >> 12) & 7
-    buf[0] = 97 + (frm & 7)
-    buf[1] = 49 + (frm >> 3)
-    buf[2] = 97 + (to & 7)
-    buf[3] = 49 + (to >> 3)
-    if promo:
-        buf[4] = b"pnbrqk"[promo]
-        return 5
-    return 4
-
-
-cdef int epd_text(const Position* p, char* buf) noexcept nogil:
-    """python-chess ``board.epd()`` (the core's fen_of without counters); returns its length."""
-    cdef int n = 0, rank, file, empty, c
-    for rank in range(7, -1, -1):
-        empty = 0
-        for file in range(8):
-            c = p.board[rank * 8 + file]
-            if c == EMPTY:
-                empty += 1
-            else:
-                if empty:
-                    buf[n] = 48 + empty
-                    n += 1
-                    empty = 0
-                buf[n] = b"PNBRQKpnbrqk"[c]
-                n += 1
-        if empty:
-            buf[n] = 48 + empty
-            n += 1
-        if rank:
-            buf[n] = b'/'
-            n += 1
-    buf[n] = b' '
-    buf[n + 1] = b'w' if p.side == WHITE else b'b'
-    buf[n + 2] = b' '
-    n += 3
-    if not p.castling:
-        buf[n] = b'-'
-        n += 1
-    for c in range(4):
-        if p.castling & (1 << c):
-            buf[n] = b"KQkq"[c]
-            n += 1
-    buf[n] = b' '
-    n += 1
-    if has_legal_ep(p):
-        buf[n] = 97 + (p.ep & 7)
-        buf[n + 1] = 49 + (p.ep >> 3)
-        n += 2
-    else:
-        buf[n] = b'-'
-        n += 1
-    return n
 
 
 # --- tokens ----------------------------------------------------------------------------------
@@ -1610,12 +1250,11 @@ cdef class ChunkReader:
         cdef const int64_t* r = self.records + i * NG
         cdef Position* pos = &self.pos
         cdef MoveList* legal = &self.legal
-        cdef SanParts sp
         cdef int64_t j
         cdef Move m
         cdef u64 others
-        cdef int err, n
-        cdef bint check
+        cdef int err, n, nu
+        cdef char mark
         cdef char buf[16]
         cdef const char* s
         for j in range(self.r_ply, info.token_count):
@@ -1629,28 +1268,21 @@ cdef class ChunkReader:
                 make_null(pos)
                 self.position(pos, r, in_check(pos))
                 continue
-            err = read_san(s, n, &sp)
-            if err == E_NONE:
-                err = found_san(pos, &sp, &m, &others)
-                if err == E_SLOW:     # castling and the like: among all the legal moves
-                    generate_moves(pos, legal, False)
-                    err = listed_san(pos, &sp, legal, &m)
-                    if err == E_NONE:
-                        others = listed_others(pos, m, legal)
-            if err != E_NONE:
-                return j, (j, f"{ERROR_WORDS[err]} san "
+            err = san_move(pos, s, n, legal, &m, &others)
+            if err != SAN_OK:
+                return j, (j, f"{SAN_ERRORS[err]} san "
                               f"{PyUnicode_DecodeUTF8(s, n, NULL)!r} in {fen_of(pos, True)}"), False
-            n = san_text(pos, m, others, buf + 5)
-            uci_text(m, buf)
+            n = write_san(pos, m, others, buf + 5)
+            nu = write_uci(m, buf)
             self.move_key(i, j, pos, &toks[j])
-            str_add(&self.m_uci, buf, 5 if (m >> 12) & 7 else 4)
+            str_add(&self.m_uci, buf, nu)
             make_move(pos, m)
-            check = in_check(pos)
-            if check:       # mate when no move is legal: only then are they generated
-                buf[5 + n] = b'#' if generate_moves(pos, legal, False) == 0 else b'+'
+            mark = check_mark(pos, legal)
+            if mark:
+                buf[5 + n] = mark
                 n += 1
             str_add(&self.m_san, buf + 5, n)
-            self.position(pos, r, check)
+            self.position(pos, r, mark != 0)
         return info.token_count, None, False
 
     def replay_standard(self, bytes skip, object flush) -> tuple:
@@ -1850,7 +1482,7 @@ cdef class ChunkReader:
         cdef uint64_t key = full_key(pos)
         # the slot is a cache miss: ask for it first, write the FEN meanwhile
         prefetch(&self.slots[mix(key) & <uint64_t>self.slot_mask])
-        cdef int n = epd_text(pos, fen)
+        cdef int n = write_fen(pos, <unsigned char*>fen)
         return self.add_position(key, fen, n, r[G_INDEX], r[G_LINE], 1 if check else 0)
 
     cdef int add_position(self, uint64_t key, const char* fen, int n, int64_t game,
