@@ -110,9 +110,9 @@ def x_choice(options: Params, choices: Sequence[XChoice]) -> XChoice:
 
 
 def x_encoding(choice: XChoice) -> alt.X:
-    if choice.temporal:           # times of day (a run's epochs seconds apart showed ".500")
-        return alt.X(f"{choice.field}:T", title=choice.title, scale=alt.Scale(type="utc"),
-                     axis=alt.Axis(format="%H:%M:%S", formatType="utc"))
+    if choice.temporal:
+        return alt.X(f"{choice.field}:T", title=choice.title,
+                     scale=alt.Scale(type="utc"), axis=time_of_day_axis())
     return alt.X(f"{choice.field}:Q", title=choice.title, axis=integer_axis(),
                  scale=alt.Scale(zero=False, nice=False))
 
@@ -129,6 +129,16 @@ def integer_axis(**kwargs: Any) -> alt.Axis:
     hidden = {"condition": {"test": between, "value": 0}, "value": 1}
     return alt.Axis(labelExpr=f"{between} ? '' : format(datum.value, ',')",
                     tickOpacity=hidden, gridOpacity=hidden, **kwargs)
+
+
+def time_of_day_axis(**kwargs: Any) -> alt.Axis:
+    """A wall-time axis read as times of day in UTC, whatever the points' spacing:
+    ``10:16:55`` at whole seconds, ``10:16:55.650`` between them (a run's epochs a fraction
+    of a second apart). Vega-Lite 6 drops an axis ``format`` whose ``formatType`` is
+    ``"utc"`` (the ticks then read d3's multi-format: ``.340``, ``:05``, ``11 AM``), so the
+    label is ``utcFormat`` in ``labelExpr``."""
+    label = "utcFormat(datum.value, datum.value % 1000 ? '%H:%M:%S.%L' : '%H:%M:%S')"
+    return alt.Axis(labelExpr=label, **kwargs)
 
 
 def number_axis(**kwargs: Any) -> alt.Axis:

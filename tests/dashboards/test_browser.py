@@ -369,8 +369,8 @@ def test_curves_smooth_and_take_step_or_wall_time(served: DashboardServer, brows
             .select_by_value(choice)
         wait_for(lambda: title in axis_titles(browser, "chart-model-losses"),  # noqa: B023
                  f"x is not {title}")
-    ticks = [t for t in axis_labels(browser, "chart-model-losses") if ":" in t]
-    assert ticks, axis_labels(browser, "chart-model-losses")      # times of day: 06:52:30
+    ticks = axis_labels(browser, "chart-model-losses", "X")       # times of day: 06:52:30
+    assert ticks and all(re.fullmatch(r"\d\d:\d\d:\d\d(\.\d{3})?", t) for t in ticks), ticks
     shoot(browser, screens, "model-nnue1-smoothed-wall-time")
 
 

@@ -7,9 +7,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+import altair as alt
 import pytest
+import vl_convert
 
 from dashboards import charts, pages, tables
+from dashboards.curves import TRAINING_X, x_encoding
 from dashboards.data import DashboardError, rows
 from dashboards.report import build
 from dashboards.tables import Links
@@ -116,6 +119,24 @@ def test_losses_get_one_axis_per_kind_and_a_log_option(dashboard_home: Path) -> 
     assert "log" not in [s.get("type") for s in find(training, "scale") if isinstance(s, dict)]
     logged = spec(dashboard_home, "model-losses", model="nnue@1", log="1")
     assert "log" in [s.get("type") for s in find(logged, "scale") if isinstance(s, dict)]
+
+
+@pytest.mark.parametrize("last", ["2026-11-29T10:16:55.886+00:00",     # one second
+                                  "2026-11-29T10:16:58.100+00:00",     # seconds apart
+                                  "2026-11-29T10:19:40.000+00:00",     # minutes
+                                  "2026-11-29T16:17:55.000+00:00"])    # hours
+def test_wall_time_ticks_read_as_times_of_day(last: str) -> None:
+    """Issue 50: x = wall time reads 10:16:55 (UTC), whatever the points' spacing. The axis
+    format with formatType "utc" was dropped by Vega-Lite 6, and the ticks read d3's
+    multi-format (".340" for epochs within a second, ":05", "11 AM")."""
+    rows = [{"recorded_at": "2026-11-29T10:16:55.610+00:00", "loss": 1.0},
+            {"recorded_at": last, "loss": 2.0}]
+    chart = alt.Chart(alt.Data(values=rows)).mark_line().encode(
+        x=x_encoding(TRAINING_X[2]), y=alt.Y("loss:Q", title="loss"))
+    svg = vl_convert.vegalite_to_svg(chart.to_dict(), vl_version=pages.VEGA_LITE)
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    ticks = texts[:texts.index("wall time (UTC)")]
+    assert ticks and all(re.fullmatch(r"(1[0-6]):\d\d:\d\d(\.\d{3})?", t) for t in ticks), ticks
 
 
 def test_one_rating_gets_an_axis_wider_than_its_point(dashboard_home: Path) -> None:
