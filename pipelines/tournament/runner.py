@@ -203,7 +203,8 @@ class Tournament:
         self.per_worker: dict[str, int] = {}
         self.lost: dict[int, str] = {}        # a lost worker's batch -> that worker
         self.slots_of: dict[int, tuple[Slot, ...]] = {}   # batch index -> its games
-        self.seen_games: set[tuple[str, ...]] = set()     # players, start and moves
+        self.seen_games: set[int] = set()   # hashes of players, start and moves (a game's
+        #                                     moves kept whole would grow with the match)
         self.repeats_warned = False                        # the SPRT's repeat warning said
         self.stopped = False
         self.started = time.perf_counter()
@@ -375,8 +376,8 @@ class Tournament:
     def repeats(self, record: GameRecord) -> int:
         """1 when ``record`` repeats a game this run played (players, colours, start and
         every move), else 0 (and it is remembered)."""
-        key = (record.slot.white, record.slot.black, record.opening.fen,
-               *record.opening.moves, *(m.move.uci() for m in record.moves))
+        key = hash((record.slot.white, record.slot.black, record.opening.fen,
+                    *record.opening.moves, *(m.move.uci() for m in record.moves)))
         if key in self.seen_games:
             return 1
         self.seen_games.add(key)
