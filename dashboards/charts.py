@@ -241,11 +241,12 @@ def elo_tips(field: str = "elo", title: str = "Elo") -> list[alt.Tooltip]:
 
 def elo_by_data(data: Mapping[str, Rows], options: Params) -> Built:
     """Elo against training positions: one point per evaluated version with its 95% interval,
-    a line per architecture and baseline, the baseline's level at 0; positions on a log axis
+    a line per architecture, baseline and search limit (a curve at 5,000 nodes is not mixed
+    with a match at 10+0.1), the baseline's level at 0; positions on a log axis
     (each doubling of the data is one step)."""
     rows = [{**r, "low": r["elo_lower"] if r["elo_lower"] is not None else r["elo"],
              "high": r["elo_upper"] if r["elo_upper"] is not None else r["elo"],
-             "series": f"{r['arch']} vs {r['against']}"}
+             "series": f"{r['arch']} vs {r['against']} at {r['limits']}"}
             for r in with_times(data["dashboard_elo_by_data"], "recorded_at")
             if r["train_rows"]]
     if not rows:
@@ -259,7 +260,8 @@ def elo_by_data(data: Mapping[str, Rows], options: Params) -> Built:
                                    color=series)
     line = base.mark_line(point=alt.OverlayMarkDef(filled=True, size=70)).encode(
         x=x, y=alt.Y("elo:Q", scale=scale, title="Elo"), color=series,
-        tooltip=[*elo_tips(), tip("train_rows", "training positions", ","),
+        tooltip=[*elo_tips(), tip("limits", "search limit"),
+                 tip("train_rows", "training positions", ","),
                  tip("games", "games", ",d")])
     level = alt.Chart(values([{"elo": 0.0}])).mark_rule(strokeDash=[4, 4], color="#555").encode(
         y=alt.Y("elo:Q", scale=scale, title="Elo"))
@@ -277,11 +279,11 @@ def elo_scale(rows: Rows) -> alt.Scale:
 
 def net_strength(data: Mapping[str, Rows], options: Params) -> Built:
     """A net's strength over its versions: each evaluated version's match Elo against each
-    baseline with its 95% interval (a line per kind and baseline), the SPRT's verdict as the
+    baseline with its 95% interval (a line per kind, baseline and search limit), the SPRT's verdict as the
     point's shape, promoted versions ringed."""
     rows = [{**r, "low": r["elo_lower"] if r["elo_lower"] is not None else r["elo"],
              "high": r["elo_upper"] if r["elo_upper"] is not None else r["elo"],
-             "series": f"{r['kind']} vs {r['against']}",
+             "series": f"{r['kind']} vs {r['against']} at {r['limits']}",
              "verdict": r["sprt"] or "no SPRT"}
             for r in with_times(data["dashboard_net_strength"], "recorded_at")
             if r["elo"] is not None]
@@ -299,7 +301,8 @@ def net_strength(data: Mapping[str, Rows], options: Params) -> Built:
     dots = base.mark_point(filled=True, size=90).encode(
         x=x, y=alt.Y("elo:Q", scale=scale, title="Elo"), color=series,
         shape=alt.Shape("verdict:N", title="SPRT verdict"),
-        tooltip=[*elo_tips(), tip("name", "name"), tip("verdict", "SPRT"),
+        tooltip=[*elo_tips(), tip("name", "name"), tip("limits", "search limit"),
+                 tip("verdict", "SPRT"),
                  tip("games", "games", ",d"), tip("ladder_elo", "ladder Elo", ".1f"),
                  tip("promoted", "promoted")])
     level = alt.Chart(values([{"elo": 0.0}])).mark_rule(strokeDash=[4, 4], color="#555").encode(

@@ -1,6 +1,7 @@
 """Each named view of warehouse/sql/views on a small hand-made warehouse."""
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -104,3 +105,40 @@ def test_volatility_examples_apply_beta_18_exactly_at_the_boundary(lake: Lake) -
     assert got == [(7, KINGS_FEN, 0, False, 10000, False),
                    (8, KINGS_FEN, -20, False, 18, False),
                    (START_KEY, START_FEN, 15, True, 17, True)]
+
+
+def evaluated(event_id: str, model_id: str, tournament: str, elo: float,
+              at: datetime) -> dict[str, object]:
+    payload = {"against": "alphabeta:eval=hce", "match_tournament": tournament, "elo": elo,
+               "elo_lower": elo - 30, "elo_upper": elo + 30, "games": 400,
+               "sprt_decision": "H1"}
+    return {"event_id": event_id, "model_id": model_id, "event": "evaluated",
+            "payload": json.dumps(payload), "recorded_at": at}
+
+
+def test_model_evaluations_keep_each_search_limit_apart(lake: Lake) -> None:
+    """A net evaluated at 2+0.02, then at 5,000 nodes, then at 10+0.1, then at 2+0.02 again
+    keeps three rows, one per limit, the newest of each; the limits read as a person writes
+    them. (A view that kept only the newest evaluation per baseline put a 10+0.1 match on a
+    curve measured at 5,000 nodes.)"""
+    lake.write("tournaments", [
+        {"tournament_id": "fast", "time_control": "2+0.02"},
+        {"tournament_id": "nodes", "time_control": "-", "nodes": 5000},
+        {"tournament_id": "long", "time_control": "10+0.1"},
+        {"tournament_id": "fast2", "time_control": "2+0.02"},
+        {"tournament_id": "deep", "depth": 8}])
+    lake.write("model_events", [
+        evaluated("e1", "nnue@1", "fast", 118.1, T0),
+        evaluated("e2", "nnue@1", "nodes", 121.1, T0 + timedelta(hours=1)),
+        evaluated("e3", "nnue@1", "long", 95.0, T0 + timedelta(hours=2)),
+        evaluated("e4", "nnue@1", "fast2", 110.0, T0 + timedelta(hours=3)),
+        evaluated("e5", "nnue@2", "deep", -20.0, T0),
+        {"event_id": "e6", "model_id": "nnue@2", "event": "promoted", "payload": "{}",
+         "recorded_at": T0}])
+    rows = connect(lake).execute(
+        "select model_id, kind, version, limits, elo, elo_lower, sprt, match_tournament "
+        "from model_evaluations order by model_id, limits").fetchall()
+    assert rows == [("nnue@1", "nnue", 1, "10+0.1", 95.0, 65.0, "H1", "long"),
+                    ("nnue@1", "nnue", 1, "2+0.02", 110.0, 80.0, "H1", "fast2"),
+                    ("nnue@1", "nnue", 1, "5000 nodes", 121.1, 91.1, "H1", "nodes"),
+                    ("nnue@2", "nnue", 2, "depth 8", -20.0, -50.0, "H1", "deep")]
