@@ -49,8 +49,8 @@ class TrainConfig:
         "help": "auto (a GPU when present, else the CPU), cpu or gpu"})
     progress: bool = field(default=True, metadata={"help": "show a progress bar"})
     mlflow: str | None = field(default=None, metadata={
-        "help": "also log the run to MLflow at this tracking URI, e.g. sqlite:///mlflow.db "
-                "(offline; needs pip install mlflow)"})
+        "help": "also log the run to MLflow at this tracking URI, a local store: "
+                "file:./mlruns or sqlite:///mlflow.db (offline; needs pip install mlflow-skinny)"})
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "read_batch", "max_positions"):

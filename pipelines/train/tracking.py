@@ -6,16 +6,21 @@ the tracking tools people already run.
   lists runs as ``nnue@1 (nnue-tiny)``; the config's hyper-parameters go to its HParams tab
   with the epoch metrics (``epoch/val_loss``, ``epoch/train_loss``) as the columns to compare.
   A resumed run adds an event file to the same folder.
-- MLflow, when asked (``--mlflow URI``, e.g. ``sqlite:///mlflow.db``): Lightning's
-  ``MLFlowLogger``, offline, with the same hyper-parameters and metrics. MLflow is not a
-  dependency of chesslab: ``pip install mlflow`` first.
+- MLflow, when asked (``--mlflow URI``: a local store, ``sqlite:///mlflow.db`` or a file store
+  ``file:./mlruns``): Lightning's ``MLFlowLogger``, offline, with the same hyper-parameters
+  and metrics (the warehouse's epoch rows as ``per_epoch/...`` at step = epoch + 1: in
+  MLflow's file store a metric is a file, and Lightning's own ``epoch`` metric leaves no
+  ``epoch/`` folder for them). MLflow is not a dependency of chesslab: ``pip install
+  mlflow-skinny`` (the client, all Lightning needs) first; the test extra installs it.
 """
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import lightning as L
 
@@ -26,6 +31,8 @@ TENSORBOARD_ROOT = "tensorboard"
 #: The metrics the HParams tab compares runs by (written each epoch by the trainer).
 HPARAM_METRICS = ("epoch/val_loss", "epoch/train_loss")
 HParam = str | int | float | bool
+#: MLflow 3.7+ refuses its file store (``file:`` URIs, plain folders) unless this is true.
+ALLOW_FILE_STORE = "MLFLOW_ALLOW_FILE_STORE"
 
 
 def run_name(model_id: str, name: str) -> str:
@@ -48,6 +55,19 @@ def hyper_parameters(config: TrainConfig) -> dict[str, HParam]:
     """
     return {k: v if isinstance(v, HParam) else "none" if v is None else str(v)
             for k, v in json.loads(config.run_identity()).items()}
+
+
+def epoch_metrics(logger: Any, numbers: dict[str, float]) -> dict[str, float]:
+    """An epoch's warehouse metrics as ``logger`` names them: ``epoch/<metric>`` in
+    TensorBoard (the HParams tab's columns), ``per_epoch/<metric>`` in MLflow, whose file
+    store keeps a metric as a file named after it (``epoch/val_loss`` would need a folder
+    ``epoch``, the file of Lightning's own ``epoch`` metric).
+
+    >>> epoch_metrics(object(), {"val_loss": 0.5})
+    {'epoch/val_loss': 0.5}
+    """
+    prefix = "per_epoch" if isinstance(logger, L.pytorch.loggers.MLFlowLogger) else "epoch"
+    return {f"{prefix}/{k}": v for k, v in numbers.items()}
 
 
 def loggers(lake: Lake, model_id: str, config: TrainConfig) -> list[Any]:
@@ -90,13 +110,32 @@ def check_loggers(config: TrainConfig) -> None:
     trainer checks before it opens a run, so no empty version is left behind)."""
     if config.mlflow and importlib.util.find_spec("mlflow") is None:
         raise TrainConfigError(f"mlflow: logging to {config.mlflow!r} needs MLflow, which "
-                               f"chesslab does not install: pip install mlflow")
+                               f"chesslab does not install: pip install mlflow-skinny")
+
+
+def is_file_store(uri: str) -> bool:
+    """Whether MLflow keeps a tracking URI's runs in its file store (a ``file:`` URI or a
+    plain folder) rather than a database or a server.
+
+    >>> [is_file_store(u) for u in ("file:./mlruns", "file:///tmp/m", "mlruns", "sqlite:///m.db")]
+    [True, True, True, False]
+    """
+    return urlparse(uri).scheme in ("", "file")
+
+
+def allow_file_store(uri: str) -> None:
+    """A file store asked for by name is used: MLflow 3.7+ put it in maintenance mode and
+    refuses it unless ``MLFLOW_ALLOW_FILE_STORE`` is true, so chesslab sets it for its own
+    process when unset (a value the user set stays)."""
+    if is_file_store(uri):
+        os.environ.setdefault(ALLOW_FILE_STORE, "true")
 
 
 def mlflow_logger(uri: str, kind: str, name: str, config: TrainConfig) -> Any:
     """Lightning's MLFlowLogger at ``uri`` (experiment ``chesslab <kind>``, run ``name``)
     with the hyper-parameters logged; TrainConfigError when MLflow is not installed."""
     check_loggers(config)
+    allow_file_store(uri)
     from lightning.pytorch.loggers import MLFlowLogger
 
     logger = MLFlowLogger(experiment_name=f"chesslab {kind}", run_name=name, tracking_uri=uri)

@@ -7,8 +7,8 @@ The metrics also go to TensorBoard event files in a run named after the model
 (``<home>/tensorboard/nnue@1 (nnue-tiny)/``, :mod:`pipelines.train.tracking`, which also
 passes MLflow through when asked), so ``tensorboard --logdir <home>/tensorboard`` shows every
 run: Lightning's own ``train_loss`` (every ``LOG_EVERY_STEPS`` steps) and ``val_loss``, the
-warehouse's epoch rows as ``epoch/...`` at step = epoch number (1 first) and the config in
-the HParams tab. The warehouse stays the source of truth.
+warehouse's epoch rows as ``epoch/...`` at step = epoch number (1 first; ``per_epoch/...``
+in MLflow) and the config in the HParams tab. The warehouse stays the source of truth.
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from pipelines.models.registry import (
     resolve_model,
 )
 from pipelines.train.config import TrainConfig
-from pipelines.train.tracking import check_loggers, loggers
+from pipelines.train.tracking import check_loggers, epoch_metrics, loggers
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
@@ -186,18 +186,20 @@ class EpochMetrics(L.Callback):
                "learning_rate": self.learning_rate,
                "extra": json.dumps(extra, sort_keys=True), "recorded_at": registry.now()}
         self.lake.write("model_metrics", [row])
-        tensorboard_epoch(trainer, row, extra)
+        log_epoch(trainer, row, extra)
 
 
-def tensorboard_epoch(trainer: L.Trainer, row: Mapping[str, Any],
+def log_epoch(trainer: L.Trainer, row: Mapping[str, Any],
                       extra: Mapping[str, Any]) -> None:
-    """The epoch's warehouse row as ``epoch/<metric>`` scalars at step = epoch + 1, flushed
-    (a killed run keeps the epochs it finished)."""
-    numbers = {f"epoch/{k}": float(v) for k, v in {**row, **extra}.items()
+    """The epoch's warehouse row as scalars at step = epoch + 1 for every logger
+    (``epoch/<metric>`` in TensorBoard, ``per_epoch/<metric>`` in MLflow:
+    :func:`pipelines.train.tracking.epoch_metrics`), flushed (a killed run keeps the epochs
+    it finished)."""
+    numbers = {k: float(v) for k, v in {**row, **extra}.items()
                if k not in ("epoch", "step") and isinstance(v, int | float)
                and not isinstance(v, bool)}
     for logger in trainer.loggers:
-        logger.log_metrics(numbers, step=row["epoch"] + 1)
+        logger.log_metrics(epoch_metrics(logger, numbers), step=row["epoch"] + 1)
         logger.save()
 
 

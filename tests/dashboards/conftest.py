@@ -1,8 +1,8 @@
 """Two warehouses for the dashboard's tests.
 
 ``served_home``: made by the real commands, as a user would (``chesslab ingest``, ``label``,
-two tiny ``train nnue`` runs, ``evaluate nnue@1`` with a 4-game SPRT match and a one-rung
-Stockfish ladder): the browser tests open its pages.
+two tiny ``train nnue`` runs, the second also ``--mlflow file://...``, ``evaluate nnue@1``
+with a 4-game SPRT match and a one-rung Stockfish ladder): the browser tests open its pages.
 
 ``dashboard_home``: Morphy's Opera game ingested and labelled by Stockfish at depth 2 (real),
 and registry, rating, volatility, LMR, policy-value, tournament and SPRT rows written through
@@ -15,6 +15,7 @@ leaves, without playing it), and no ladder rating."""
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from flows.label import LABEL
 from flows.step import run_step
 from pipelines.ingest import IngestConfig
 from pipelines.label import LabelConfig
+from pipelines.train.tracking import ALLOW_FILE_STORE
 from warehouse import Lake
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "label_engines"
@@ -34,6 +36,8 @@ OPENINGS = Path(__file__).resolve().parents[1] / "fixtures" / "openings" / "two_
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 LOSSES = {"nnue@1": (0.3125, 0.25, 0.1875), "nnue@2": (0.28125, 0.1234)}
 RATINGS = {"alphabeta": 41.0, "sunfish": -41.0}
+#: MLflow (``mlflow-skinny``, in the test extra) is installed: ``served_home`` logs to it.
+MLFLOW = importlib.util.find_spec("mlflow") is not None
 
 
 @pytest.fixture(scope="session")
@@ -151,6 +155,17 @@ def matches_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return lake.home
 
 
+def mlflow_store(home: Path) -> Path:
+    """The MLflow file store ``served_home``'s nnue@2 run is logged to (``--mlflow file://``)."""
+    return home.parent / "mlruns"
+
+
+@pytest.fixture(scope="session")
+def served_mlflow(served_home: Path) -> str:
+    """The tracking URI of the MLflow file store ``served_home``'s nnue@2 run is logged to."""
+    return mlflow_store(served_home).as_uri()
+
+
 def cli(home: Path, *args: str) -> None:
     assert main(["--home", str(home), *args]) == 0, args
 
@@ -159,15 +174,20 @@ def cli(home: Path, *args: str) -> None:
 def served_home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Path:
     """A warehouse made by chesslab's own commands (about a minute): selfplay.pgn ingested and
     labelled at depths 3 and 4 (one search: the same counts), nnue@1 (3 epochs) and nnue@2 (2 epochs, another seed and rate)
-    trained by the tiny preset, and nnue@1 evaluated: a 4-game SPRT match against the HCE at
-    300 nodes and a 2-game ladder against Stockfish at UCI_Elo 1350 (one rung: one point)."""
+    trained by the tiny preset (nnue@2 also logged to an MLflow file store beside the home,
+    :func:`mlflow_store`, when MLflow is installed), and nnue@1 evaluated: a 4-game SPRT match
+    against the HCE at 300 nodes and a 2-game ladder against Stockfish at UCI_Elo 1350 (one
+    rung: one point)."""
     home = tmp_path_factory.mktemp("served") / "home"
     cli(home, "ingest", str(FIXTURES / "selfplay.pgn"), "--no-prefect")
     cli(home, "label", "--depths", "3,4", "--workers", "2", "--no-prefect")
     cli(home, "train", "nnue", "--preset", "tiny", "--epochs", "3", "--no-prefect",
         "--no-progress")
-    cli(home, "train", "nnue", "--preset", "tiny", "--epochs", "2", "--seed", "7",
-        "--learning-rate", "0.003", "--name", "nnue-fast", "--no-prefect", "--no-progress")
+    with pytest.MonkeyPatch.context() as env:    # chesslab itself opts in to the file store
+        env.delenv(ALLOW_FILE_STORE, raising=False)
+        cli(home, "train", "nnue", "--preset", "tiny", "--epochs", "2", "--seed", "7",
+            "--learning-rate", "0.003", "--name", "nnue-fast", "--no-prefect", "--no-progress",
+            *(["--mlflow", mlflow_store(home).as_uri()] if MLFLOW else []))
     cli(home, "evaluate", "nnue@1", "--against", "alphabeta:eval=hce,hash=4", "--nodes", "300",
         "--max-games", "4", "--ladder", "1350", "--ladder-rounds", "1", "--openings",
         str(OPENINGS), "--no-prefect")

@@ -4,7 +4,8 @@ own commands) served on a free local port and opened in headless Chromium (Debia
 rendered by the bundled vega-embed, the figures of that warehouse are read back from the
 rendered SVG and tables, one interaction is exercised (click a model version: the loss curves
 follow) and every page is saved as a screenshot (``$CHESSLAB_SCREENSHOTS``, else a temporary
-folder). Also: TensorBoard event files in a run named after each trained version.
+folder). Also: TensorBoard event files in a run named after each trained version, and the
+MLflow file store one version was logged to.
 
 Issue 50 (the dashboard opened as a user of TensorBoard, W&B and fishtest would): every line
 chart zooms and pans, smooths and takes step or wall time as x; axes, tooltips, times and
@@ -15,6 +16,8 @@ empty ladder said once (``matches_home``); strength over versions on the overvie
 twice."""
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import re
 import shutil
@@ -27,6 +30,7 @@ from typing import Any
 import pytest
 
 from dashboards.server import DashboardServer, make_server
+from pipelines.train.tracking import ALLOW_FILE_STORE
 from warehouse import connect
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -244,6 +248,41 @@ def test_tensorboard_hparams_tab_holds_the_config(served_home: Path) -> None:
     assert "progress" not in hparams and "mlflow" not in hparams
     assert [m.name.tag for m in found["experiment"].metric_infos] == ["epoch/val_loss",
                                                                       "epoch/train_loss"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mlflow") is None,
+                    reason="MLflow is not installed: pip install mlflow-skinny (the test extra "
+                           "installs it)")
+def test_mlflow_file_store_holds_the_run_and_the_warehouse_epochs(
+        served_home: Path, served_mlflow: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 50: ``train nnue ... --mlflow file:///...`` logs nnue@2 offline to an MLflow file
+    store through Lightning's ``MLFlowLogger`` (chesslab opts in to the store MLflow 3.7+
+    refuses by default). Read back through MLflow's own client: one finished run named after
+    the model, its hyper-parameters as params (not the progress bar nor the store), and
+    per-epoch metrics equal to the warehouse's ``model_metrics`` rows at step = epoch + 1."""
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.setenv(ALLOW_FILE_STORE, "true")   # as a reader of a file store must
+    client = MlflowClient(served_mlflow)
+    experiment = client.get_experiment_by_name("chesslab nnue")
+    assert experiment is not None
+    [run] = client.search_runs([experiment.experiment_id])   # nnue@1 was not logged
+    assert (run.info.run_name, run.info.status) == ("nnue@2 (nnue-fast)", "FINISHED")
+    [(config,)] = facts(served_home, "select config from models where model_id = 'nnue@2'")
+    stored_config = json.loads(config)
+    params = run.data.params
+    assert (params["learning_rate"], params["seed"], params["epochs"]) == ("0.003", "7", "2")
+    assert params["optimizer"] == stored_config["optimizer"] == "adam"
+    assert "progress" not in params and "mlflow" not in params
+    for metric in ("val_loss", "train_loss", "learning_rate"):
+        logged = [(m.step, m.value) for m in client.get_metric_history(run.info.run_id,
+                                                                       f"per_epoch/{metric}")]
+        stored = facts(served_home, f"select epoch + 1, {metric} from model_metrics "
+                                    f"where model_id = 'nnue@2' order by epoch")
+        assert len(stored) == 2 and logged == [(e, pytest.approx(v, rel=1e-12))
+                                               for e, v in stored], metric
+    # Lightning's own per-step validation loss passes through as well
+    assert len(client.get_metric_history(run.info.run_id, "val_loss")) == 2
 
 
 def tf_records(data: bytes) -> Iterator[bytes]:
