@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import flows.commands
-from flows.console import PanicFilter
+from flows.console import CONSOLE, PanicFilter, exit_now
 from flows.parser import ChesslabParser, subparsers_of
 from flows.prefect_settings import configure_prefect
 
@@ -196,16 +196,10 @@ def configure_logging(verbose: int) -> None:
         logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
 
 
-CONSOLE: list[PanicFilter] = []    # the stderr filter of the running command, if any
-
-
 def interrupted(signum: int, frame: object) -> None:
     """SIGINT: one line, then exit 130 without unwinding (Prefect's engine would spend a
     minute reporting the crash to its server, with a hundred lines of tracebacks)."""
-    for console in CONSOLE:
-        console.stop(wait_s=0.2)
-    os.write(2, b"chesslab: interrupted\n")
-    os._exit(130)
+    exit_now("chesslab: interrupted", 130)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -143,3 +143,15 @@ def undecided(data: bytes) -> bool:
     begins like one and its first line is not complete yet."""
     return (PANIC_PREFIX.startswith(data[:len(PANIC_PREFIX)]) and b"\n" not in data
             and len(data) < MAX_HEADER)
+
+
+CONSOLE: list[PanicFilter] = []    # the stderr filter of the running command, if any
+
+
+def exit_now(line: str, code: int) -> None:
+    """Write ``line`` to stderr (past the running command's filter, once it has relayed what
+    it holds) and exit with ``code`` without unwinding: for a signal handler."""
+    for console in CONSOLE:
+        console.stop(wait_s=0.2)
+    os.write(2, f"{line}\n".encode())
+    os._exit(code)

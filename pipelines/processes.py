@@ -22,6 +22,7 @@ import errno
 import os
 import shutil
 import signal
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,6 +79,58 @@ def set_death_signal() -> None:
     parent ends it with its group, as ``chesslab serve``'s runs)."""
     if _prctl is not None:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def children(pid: int | None = None) -> list[int]:
+    """The living (not zombie) direct children of ``pid`` (default: this process), from /proc.
+
+    >>> import subprocess, sys
+    >>> child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    >>> child.pid in children()
+    True
+    >>> child.kill(); child.wait()
+    -9
+    >>> child.pid in children()
+    False
+    """
+    parent = os.getpid() if pid is None else pid
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(") ", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == parent and fields[0] != "Z":
+            found.append(int(entry))
+    return sorted(found)
+
+
+def end_children(grace_s: float = 2.0) -> list[int]:
+    """End this process's children, each with its process group when it leads one (the
+    temporary Prefect server, a served flow run): SIGTERM, then SIGKILL to those still
+    alive after ``grace_s``. The pids that were running. Safe in a signal handler (no lock
+    is taken)."""
+    running = children()
+
+    def signal_all(sig: int, pids: list[int]) -> None:
+        for pid in pids:
+            try:
+                if os.getpgid(pid) == pid:
+                    os.killpg(pid, sig)
+                else:
+                    os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                continue
+
+    signal_all(signal.SIGTERM, running)
+    deadline = time.monotonic() + grace_s
+    while (left := [p for p in children() if p in running]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    signal_all(signal.SIGKILL, left)
+    return running
 
 
 def forkserver_pool(workers: int, preload: Sequence[str]) -> Any:

@@ -8,6 +8,13 @@ database, for as long as ``serve`` runs, and records its address in
 home's tag (``refresh-HOME``), so two homes never run each other's jobs; one ``serve`` per
 home. Runs log at INFO (their failures and chesslab's lines show here and in the Prefect UI)
 and die with ``serve``; runs a killed ``serve`` left Running are marked Crashed at start.
+
+SIGTERM (``systemctl stop``, ``docker stop``) stops ``serve`` at any point, its temporary
+server still starting included: its flow runs and its temporary server are ended, its records
+removed, one line ``chesslab serve: stopped (SIGTERM) ...`` is written to stderr and it exits
+with status 0 (a stop that was asked for, not a failure: systemd and docker count 0 as a clean
+stop, while status 143 would read as failed under systemd's default ``SuccessExitStatus``).
+Ctrl-C stays an interruption: status 130.
 """
 from __future__ import annotations
 
@@ -15,7 +22,8 @@ import argparse
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +51,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if previous and previous["alive"]:
         raise RuntimeError(f"chesslab serve already runs on {home} (pid {previous['pid']}): "
                            f"one serve per home")
+    on_sigterm = stop_on_sigterm(home)
     log_runs_at_info()
     from flows.schedules import crash_stale_runs, deployments, serve_environment
 
@@ -52,8 +61,6 @@ def run_serve(args: argparse.Namespace) -> int:
     if not found:
         raise ValueError("serve: every job is disabled in the schedules file")
     with served_api(home) as url:
-        from prefect import serve
-
         print(f"chesslab serve: {len(found)} deployments on {url} for {home}", flush=True)
         for deployment in found:
             print(f"  {deployment.flow_name}/{deployment.name}: {describe(deployment)}",
@@ -64,8 +71,51 @@ def run_serve(args: argparse.Namespace) -> int:
                                     f"marked crashed by the serve of pid {os.getpid()}"):
             print(f"chesslab serve: flow run {run.name} ({run.id}) was left "
                   f"{run.state_name} by a stopped serve: marked Crashed", flush=True)
-        serve(*found, limit=args.limit, print_starting_message=False)
+        serve_deployments(found, args.limit, on_sigterm)
     return 0
+
+
+SigtermHandler = Callable[[int, object], None]
+
+
+def stop_on_sigterm(home: Path) -> SigtermHandler:
+    """Make SIGTERM end this ``serve`` (see the module's docstring); the handler, which the
+    Prefect runner must keep (it installs its own when it starts)."""
+    from flows.console import exit_now
+    from flows.server import records_folder
+    from pipelines.processes import end_children
+
+    def stopped(signum: int, frame: object) -> None:
+        ended = end_children()
+        own = serve_record(home)
+        records = list(records_folder(home).glob(f"server-{os.getpid()}[.-]*"))
+        if own is not None and own["pid"] == os.getpid():
+            records.append(records_folder(home) / SERVE_RECORD)
+        for path in records:
+            path.unlink(missing_ok=True)
+        exit_now(f"chesslab serve: stopped (SIGTERM); {len(ended)} child "
+                 f"process{'' if len(ended) == 1 else 'es'} ended", 0)
+
+    signal.signal(signal.SIGTERM, stopped)
+    return stopped
+
+
+def serve_deployments(found: list[Any], limit: int | None, on_sigterm: SigtermHandler) -> None:
+    """``prefect.serve(*found, limit=limit)`` with ``serve``'s own SIGTERM handling: Prefect's
+    runner replaces the handler when it starts with one that logs four lines and a
+    RuntimeWarning and exits while its shutdown coroutine was never run."""
+    import asyncio
+
+    from prefect.runner import Runner
+
+    class ServeRunner(Runner):
+        def handle_sigterm(self, *args: Any, **kwargs: Any) -> None:
+            on_sigterm(signal.SIGTERM, None)
+
+    runner = ServeRunner(limit=limit)
+    for deployment in found:
+        runner.add_deployment(deployment)
+    asyncio.run(runner.start())
 
 
 def log_runs_at_info() -> None:

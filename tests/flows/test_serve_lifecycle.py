@@ -330,3 +330,55 @@ def test_a_killed_serve_takes_its_run_along_and_the_next_serve_frees_its_slot(
         assert ": Completed" in done.stdout
     finally:
         end(serve)
+
+
+def registered_deployments(url: str) -> int:
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    try:
+        with temporary_settings(updates={PREFECT_API_URL: url}), \
+                get_client(sync_client=True) as client:
+            return len(client.read_deployments())
+    except Exception:   # the server is still starting: none yet
+        return 0
+
+
+@pytest.mark.parametrize("when", ["starting", "serving"])
+def test_sigterm_stops_serve_with_its_children_and_records_in_one_line(
+        tmp_path: Path, when: str) -> None:
+    """Issue 49 §4: SIGTERM (systemd's and docker's stop) ends ``chesslab serve`` whether
+    its temporary server is still starting (it used to die of the signal, status -15) or
+    its deployments are served (Prefect's runner logged four lines and a RuntimeWarning): exit
+    status 0, one line, its server and other children gone, its records removed."""
+    env = serve_env(tmp_path)
+    root = tmp_path / "a"
+    home = root / "home"
+    schedules = EVERY_MINUTE.replace('"* * * * *"', '"0 3 1 1 *"')
+    serve = serve_home(root, FIXTURES / "opera.pgn", schedules, env)
+    log = root / "serve.log"
+    try:
+        if when == "starting":
+            wait_until(lambda: children(serve.pid) or serve.poll() is not None, 120,
+                       "no server started")
+        else:
+            wait_until(lambda: (home / "prefect" / "serve.json").exists()
+                       or serve.poll() is not None, 300, lambda: log.read_text())
+            url = json.loads((home / "prefect" / "serve.json").read_text())["url"]
+            wait_until(lambda: registered_deployments(url) == 2 or serve.poll() is not None,
+                       120, lambda: log.read_text())
+            time.sleep(2)     # the runner starts right after registering them
+        assert serve.poll() is None, log.read_text()
+        started = children(serve.pid)
+        assert started, "serve runs no child process"
+        before = log.read_text()
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) == 0, log.read_text()
+        wait_until(lambda: not any(alive(p) for p in started), 30, lambda: survivors(started))
+    finally:
+        end(serve)
+    written = log.read_text()[len(before):].splitlines()
+    assert len(written) == 1 and written[0].startswith("chesslab serve: stopped (SIGTERM); "), \
+        log.read_text()
+    assert sorted(p.name for p in (home / "prefect").iterdir()
+                  if p.name.startswith(("serve", "server"))) == []
