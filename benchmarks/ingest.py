@@ -17,6 +17,12 @@ by ``chesslab ingest`` in a child process whose peak memory (the RSS of its larg
 and the PSS of all its processes together: the workers are sampled too) is printed beside the
 same measurement on a file a tenth the size, then deleted.
 
+``--crossover 0.5,1,2,4,8`` measures where the pool starts to pay: files of about those
+megabytes of PGN text (whole games cut from the corpus, as it is and with its comments
+stripped, which packs more moves into a megabyte), each ingested by a fresh ``chesslab``
+process on one worker and on ``--workers``' first count, interleaved, ``--repeat`` rounds;
+the medians and their ratio per size (what ``IngestConfig.pool_from_mb`` is chosen from).
+
 ``--baseline TREE`` (another built checkout, e.g. a detached worktree of main) measures that
 tree's ingest too, in the same interleaved rounds: each ingest (this tree's and the
 baseline's) then runs in a child process with its tree's code, so the two are measured
@@ -25,6 +31,7 @@ reads a ``.pgn`` only, and is left out for a ``.pgn.zst``).
 
     .venv/bin/python benchmarks/ingest.py [--games 20000] [--workers 2[,4,8]] [--repeat 3]
     .venv/bin/python benchmarks/ingest.py --baseline /tmp/main-tree [--pgn corpus.pgn.zst]
+    .venv/bin/python benchmarks/ingest.py --crossover 0.5,1,2,4,8 [--games 10000] [--repeat 2]
     .venv/bin/python benchmarks/ingest.py --rss [--rss-games 600000] [--tmp /tmp]
 """
 from __future__ import annotations
@@ -33,6 +40,7 @@ import argparse
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -340,6 +348,56 @@ def rss(args: argparse.Namespace) -> None:
     print(f"this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
+def crossover(args: argparse.Namespace) -> None:
+    corpus = make_corpus(args.games).read_text()
+    variants = {"as made": corpus, "moves only": re.sub(r" \{[^}]*\}", "", corpus)}
+    workers = args.workers[0]
+    folder = Path(tempfile.mkdtemp(prefix="chesslab-crossover-", dir=args.tmp))
+    try:
+        files = []
+        for variant, text in variants.items():
+            games = text.split("\n\n[Event ")
+            for megabytes in args.crossover:
+                kept, size = [], 0
+                for game in games:
+                    kept.append(game)
+                    size += len(game) + 9
+                    if size >= megabytes * 1e6:
+                        break
+                else:
+                    raise SystemExit(f"the corpus holds {size / 1e6:.1f} MB {variant}: "
+                                     f"more --games for {megabytes} MB")
+                path = folder / f"{variant.replace(' ', '_')}_{megabytes}.pgn"
+                path.write_text("\n\n[Event ".join(kept) + "\n")
+                files.append((variant, megabytes, len(kept), path))
+        print(f"load {load()} at the start", flush=True)
+        times: dict[tuple[Path, int], list[float]] = {}
+        for round_number in range(args.repeat):
+            for index, (_, _, _, path) in enumerate(files):
+                order = (1, workers) if (round_number + index) % 2 == 0 else (workers, 1)
+                for count in order:
+                    seconds = in_child(ROOT, path, count, CHUNK_GAMES)[2]
+                    times.setdefault((path, count), []).append(seconds)
+            print(f"round {round_number + 1} done; load {load()}", flush=True)
+        print(f"\nmedians of {args.repeat} interleaved rounds, each a fresh process:")
+        print(f"{'text':>10} {'MB':>5} {'games':>6} {'1 worker s':>10} "
+              f"{f'{workers} workers s':>11} {'1w/' + str(workers) + 'w':>7}")
+        for variant, megabytes, games, path in files:
+            one = statistics.median(times[(path, 1)])
+            many = statistics.median(times[(path, workers)])
+            print(f"{variant:>10} {megabytes:5g} {games:6d} {one:10.2f} {many:11.2f} "
+                  f"{one / many:6.2f}x")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def megabyte_sizes(text: str) -> tuple[float, ...]:
+    sizes = tuple(float(part) for part in text.split(","))
+    if not sizes or min(sizes) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: positive sizes in MB, comma-separated")
+    return sizes
+
+
 def worker_counts(text: str) -> tuple[int, ...]:
     counts = tuple(int(part) for part in text.split(","))
     if not counts or min(counts) < 1:
@@ -362,12 +420,17 @@ def main() -> None:
     parser.add_argument("--rss-games", type=int, default=600000)
     parser.add_argument("--tmp", default=tempfile.gettempdir())
     parser.add_argument("--baseline", type=Path, help="a built checkout to compare with")
+    parser.add_argument("--crossover", type=megabyte_sizes, metavar="MB,...",
+                        help="measure 1 against --workers workers on files of these sizes")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(ours(Path(args.child[0]), int(args.child[1]), int(args.child[2]))))
         return
-    rss(args) if args.rss else speed(args)
+    if args.crossover:
+        crossover(args)
+    else:
+        rss(args) if args.rss else speed(args)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ class IngestStep:
         return 1     # files one at a time, each spread over the pool
 
     def open_pool(self, job: IngestJob) -> AbstractContextManager[Any]:
-        return PoolOnDemand(job.config.workers, job.config.pool_from_mb << 20)
+        return PoolOnDemand(job.config.workers, job.config.pool_from_mb * 1_000_000)
 
     def plan(self, job: IngestJob, lake: Lake) -> IngestPlan:
         """The files, each checked before any work (a missing path or option is an
@@ -62,7 +62,7 @@ class IngestStep:
         return f"ingest: {len(plan.units)} files into {plan.home}"
 
     def run_unit(self, unit: IngestUnit, context: UnitContext) -> IngestSummary:
-        pool = context.pool.for_file(unit.source) \
+        pool = context.pool.for_file(unit.source, context.progress) \
             if context.pool is not None and unit.source.format == "pgn" else None
         return ingest_file(context.lake, unit.source, unit.config, pool, context.progress)
 

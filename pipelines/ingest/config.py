@@ -49,8 +49,12 @@ def capped(message: str, limit: int = MESSAGE_CHARS) -> str:
     return f"{message[:limit]}... ({len(message):,} characters in all)"
 
 
-#: The PGN text size from which the ingest pool pays for its start (see IngestConfig).
-POOL_FROM_MB = 16
+#: The PGN text size from which the ingest pool pays for its start (see IngestConfig): on a
+#: loaded 2-core machine (load 6-8) two workers lost up to 16 MB (0.15-0.85x one worker's
+#: speed from 0.5 to 16 MB) and won 1.43x at 24 MB of moves-only text; text with a comment on
+#: every move still lost at 24 MB (0.67x), so the threshold is where dense text pays
+#: (``benchmarks/ingest.py --crossover``, docs/experiments/ingest.md).
+POOL_FROM_MB = 24
 
 
 def default_workers() -> int:
@@ -66,13 +70,16 @@ class IngestConfig:
     in bounded memory too (:class:`pipelines.ingest.keys.Occurrences`).
     """
 
-    workers: int = field(default_factory=default_workers, metadata={
-        "help": "processes parsing and replaying games; 1 runs in-process (needed inside Dask "
-                "tasks, which cannot fork pools)"})
+    workers: int | None = field(default=None, metadata={
+        "help": "processes parsing and replaying games, for every PGN file; 1 runs in-process "
+                "(needed inside Dask tasks, which cannot fork pools); default: one per CPU "
+                "for a PGN file of at least --pool-from-mb, this process alone below it "
+                "(ingest says which it chose)"})
     pool_from_mb: int = field(default=POOL_FROM_MB, metadata={
-        "help": "megabytes of PGN text (a compressed file's estimated) from which a file is "
-                "parsed by the --workers processes; a smaller one is parsed in this process, "
-                "where starting the workers costs more than they save (0: always the workers)"})
+        "help": "megabytes of PGN text (a compressed file's estimated) from which the default "
+                "--workers parses a file with one process per CPU; a smaller one is parsed in "
+                "this process, where starting the workers costs more than they save (0: "
+                "always the workers)"})
     chunk_games: int = field(default=2000, metadata={
         "help": "games per work unit (a unit also closes at 8 MB of PGN text); each unit "
                 "writes one moves, positions and games part"})
@@ -101,7 +108,11 @@ class IngestConfig:
                 self.pool_from_mb < 0:
             raise IngestError(f"ingest config: pool_from_mb must be a non-negative integer, "
                               f"got {self.pool_from_mb!r}")
-        for name in ("workers", "chunk_games", "flush_games", "epd_chunk", "flush_records",
+        if self.workers is not None and (not isinstance(self.workers, int) or
+                                         isinstance(self.workers, bool) or self.workers < 1):
+            raise IngestError(f"ingest config: workers must be a positive integer, "
+                              f"got {self.workers!r}")
+        for name in ("chunk_games", "flush_games", "epd_chunk", "flush_records",
                      "block_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 
 from engines.stamps import file_sha256
 from pipelines.ingest.chunks import PgnChunks
-from pipelines.ingest.config import IngestConfig, IngestError, capped
+from pipelines.ingest.config import IngestConfig, IngestError, capped, default_workers
 from pipelines.ingest.epd import BadOpcodes, parse_epd_line, parse_fen_line
 from pipelines.ingest.games import (
     POSITION_SCHEMA,
@@ -52,7 +52,7 @@ from pipelines.ingest.training_data import (
     ingest_training_file,
 )
 from pipelines.processes import forkserver_pool
-from pipelines.progress import Meter, Report, no_report
+from pipelines.progress import Meter, Report, no_report, size
 from warehouse import Lake
 
 log = logging.getLogger(__name__)
@@ -377,21 +377,38 @@ class RoutedPool:
 
 
 class PoolOnDemand:
-    """The ``workers`` pool of a step, started for the first PGN file of at least
-    ``pool_from_bytes`` of text and kept for the files after it; a smaller file is ingested
-    in this process (``None``), where the pool's start costs more than its workers save (a
-    context manager)."""
+    """The ingest pool of a step, started for the first PGN file that needs it and kept for
+    the files after it (a context manager); ``None`` for a file parsed in this process.
 
-    def __init__(self, workers: int, pool_from_bytes: int) -> None:
+    ``workers`` given: that many processes for every PGN file (1: this process). ``None``
+    (the default): one per CPU for a file of at least ``pool_from_bytes`` of text, this
+    process for a smaller one, where the pool's start costs more than its workers save; each
+    choice is reported the first time it is made."""
+
+    def __init__(self, workers: int | None, pool_from_bytes: int) -> None:
         self.workers, self.pool_from_bytes = workers, pool_from_bytes
         self.pool: RoutedPool | None = None
+        self.in_process_said = False
 
-    def for_file(self, source: SourceFile) -> RoutedPool | None:
-        if self.workers == 1 or source.text_bytes < self.pool_from_bytes:
+    def for_file(self, source: SourceFile, report: Report = no_report) -> RoutedPool | None:
+        """The pool for ``source`` (None: this process); ``report`` gets the choice."""
+        count = self.workers or default_workers()
+        if count == 1:
+            return None
+        text = f"{size(source.text_bytes)} of PGN text" + \
+            ("" if source.compression == "none" else " (estimated)")
+        limit = f"{size(self.pool_from_bytes)} (--pool-from-mb)"
+        if self.workers is None and source.text_bytes < self.pool_from_bytes:
+            if not self.in_process_said:
+                self.in_process_said = True
+                report(f"ingest: 1 worker (this process) for {source.path.name}: {text}, "
+                       f"under {limit}; --workers N to choose")
             return None
         if self.pool is None:
-            log.debug("starting %d ingest workers for %s", self.workers, source.path)
-            self.pool = RoutedPool(self.workers)
+            if self.workers is None:
+                report(f"ingest: {count} workers from {source.path.name} on: {text}, "
+                       f"at least {limit}")
+            self.pool = RoutedPool(count)
         return self.pool
 
     def __enter__(self) -> PoolOnDemand:

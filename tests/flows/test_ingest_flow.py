@@ -83,36 +83,54 @@ def test_an_empty_file_is_said_in_the_summary(home: Path, tmp_path: Path,
 
 
 def test_workers_start_only_for_a_file_worth_their_start(home: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 49 §2: the default ``--workers 2`` was slower than one worker below some size
     (4,000 games 3.6-3.9 s against 1.1-1.7 s, 10,000 games 8.5 s against 4.4 s): the pool's
-    start cost more than it saved. A small file is parsed in-process; the first file of at
-    least ``pool_from_mb`` (a compressed file's estimated text) starts the pool, once."""
+    start cost more than it saved. By default (one worker per CPU, two here) a small file is
+    parsed in-process and the step says so; the first file of at least ``pool_from_mb`` (a
+    compressed file's estimated text) starts the pool, once, and says so too. A ``--workers``
+    given is used whatever the size."""
     import pipelines.ingest.run as run
-    from pipelines.ingest.run import PoolOnDemand
+    from flows.step import LocalRunner
+    from pipelines.ingest.run import InProcess, PoolOnDemand
     from pipelines.ingest.sources import SourceFile
 
     started: list[int] = []
 
-    class Pool:
+    class Pool(InProcess):
         def __init__(self, workers: int) -> None:
             started.append(workers)
 
-        def __exit__(self, *exc: object) -> None:
-            return None
-
     monkeypatch.setattr(run, "RoutedPool", Pool)
-    [summary] = run_step(INGEST, IngestJob((PGN / "quirks.pgn",), IngestConfig(workers=2)),
-                         Lake(home))
+    monkeypatch.setattr(run, "default_workers", lambda: 2)
+    quirks = PGN / "quirks.pgn"
+    [summary] = LocalRunner().run(INGEST, IngestJob((quirks,), IngestConfig()), Lake(home))
     assert summary.games == 5 and started == []
+    said = progress_lines(capsys.readouterr().err, "ingest: ")
+    assert said[1] == ("ingest: 1 worker (this process) for quirks.pgn: 2.1 kB of PGN "
+                       "text, under 24.0 MB (--pool-from-mb); --workers N to choose"), said
+    assert said[2].startswith("ingest: [1/1] ")
+
     text = tmp_path / "games.pgn"
     text.write_bytes(b"x" * 3000)
     packed = tmp_path / "games.pgn.zst"
     packed.write_bytes(b"x" * 1000)          # about 7,000 bytes of text
-    with PoolOnDemand(2, pool_from_bytes=5000) as pools:
-        assert pools.for_file(SourceFile(text, "pgn", "none")) is None and started == []
-        first = pools.for_file(SourceFile(packed, "pgn", "zst"))
+    lines: list[str] = []
+    with PoolOnDemand(None, pool_from_bytes=5000) as pools:
+        assert pools.for_file(SourceFile(text, "pgn", "none"), lines.append) is None
+        assert pools.for_file(SourceFile(text, "pgn", "none"), lines.append) is None
+        first = pools.for_file(SourceFile(packed, "pgn", "zst"), lines.append)
         assert isinstance(first, Pool) and started == [2]
-        assert pools.for_file(SourceFile(packed, "pgn", "zst")) is first and started == [2]
+        assert pools.for_file(SourceFile(packed, "pgn", "zst"), lines.append) is first
+        assert started == [2]
+    assert lines == [
+        "ingest: 1 worker (this process) for games.pgn: 3.0 kB of PGN text, under 5.0 kB "
+        "(--pool-from-mb); --workers N to choose",
+        "ingest: 2 workers from games.pgn.zst on: 7.0 kB of PGN text (estimated), at least "
+        "5.0 kB (--pool-from-mb)"]
     with PoolOnDemand(1, pool_from_bytes=0) as pools:
         assert pools.for_file(SourceFile(packed, "pgn", "zst")) is None and started == [2]
+    with PoolOnDemand(3, pool_from_bytes=10**9) as pools:   # given: whatever the size
+        assert isinstance(pools.for_file(SourceFile(text, "pgn", "none"), lines.append), Pool)
+    assert started == [2, 3] and len(lines) == 2
