@@ -39,6 +39,7 @@ from pipelines.datagen.games import (
 )
 from pipelines.games.batch import WorkerRefused, engine_build, worker_name
 from pipelines.games.config import GamesError, GamesOptions
+from pipelines.progress import progress_line
 from warehouse import Lake
 
 Format = Literal["binpack", "pgn"]
@@ -346,9 +347,11 @@ def generate(config: DatagenConfig, out: Path, progress: Callable[[str], None],
             result.games
         done = summary.already_done + len(written)
         elapsed = time.perf_counter() - started
-        progress(f"datagen: [{done}/{len(batches)} batches] {summary.played_games} games, "
-                 f"{summary.plies / max(elapsed, 1e-9):.0f} plies/s; workers: " + ", ".join(
-                     f"{w} {g}" for w, g in sorted(summary.per_worker.items())))
+        progress(progress_line(
+            "datagen", done, len(batches), "batches", elapsed,
+            f"{summary.played_games} games, {summary.plies / max(elapsed, 1e-9):.0f} plies/s; "
+            f"workers: " + ", ".join(f"{w} {g}" for w, g in sorted(summary.per_worker.items())),
+            earlier=summary.already_done))
         return time.perf_counter() < deadline
 
     runner = config.runner

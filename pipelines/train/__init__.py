@@ -24,12 +24,13 @@ def train(lake: Any, kind: str, config: Any, callbacks: Sequence[Any] = (),
           progress: Callable[[str], None] | None = None) -> ModelVersion:
     """Train (or resume) a model of the declared ``kind``, export and register it: with the
     Lightning trainer (:func:`pipelines.train.trainer.train_model`, ``callbacks`` added to
-    its own) or the kind's own fit (``progress`` gets its report lines)."""
+    its own) or the kind's own fit; ``progress`` gets the report lines of either."""
     declared = load_kind(kind)
     if declared.lightning is not None:
         from pipelines.train.trainer import train_model
 
-        return train_model(lake, declared.name, declared.lightning(), config, callbacks)
+        return train_model(lake, declared.name, declared.lightning(), config, callbacks,
+                           progress or log.info)
     assert declared.fit is not None
     return declared.fit(lake, config, progress or log.info)
 

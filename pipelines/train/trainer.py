@@ -16,6 +16,7 @@ import abc
 import json
 import logging
 import shutil
+import sys
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -39,6 +40,7 @@ from pipelines.models.registry import (
     registered_versions,
     resolve_model,
 )
+from pipelines.progress import EVERY_S, Report, progress_line
 from pipelines.train.config import TrainConfig
 from pipelines.train.tracking import check_loggers, epoch_metrics, loggers
 from warehouse import Lake
@@ -147,6 +149,7 @@ class EpochMetrics(L.Callback):
         self.reset()
 
     def reset(self) -> None:
+        self.last: tuple[int, float, float | None] | None = None   # epoch, its two losses
         self.train_sum = self.train_n = self.val_sum = self.val_n = self.train_s = 0.0
         self.learning_rate = 0.0
         self.started = time.monotonic()
@@ -177,6 +180,8 @@ class EpochMetrics(L.Callback):
     def on_validation_end(self, trainer: L.Trainer, module: L.LightningModule) -> None:
         if trainer.sanity_checking or not self.train_n:
             return
+        self.last = (trainer.current_epoch, self.train_sum / self.train_n,
+                     self.val_sum / self.val_n if self.val_n else None)
         extra: Mapping[str, Any] = getattr(module, "epoch_extra", dict)()
         row = {"model_id": self.model, "epoch": trainer.current_epoch,
                "step": trainer.global_step,
@@ -187,6 +192,71 @@ class EpochMetrics(L.Callback):
                "extra": json.dumps(extra, sort_keys=True), "recorded_at": registry.now()}
         self.lake.write("model_metrics", [row])
         log_epoch(trainer, row, extra)
+
+
+class EpochProgress(L.Callback):
+    """Training's progress in the one style of long work (:mod:`pipelines.progress`): a line
+    at the end of every epoch, after its validation, and one every ``every_s`` seconds within
+    an epoch when Lightning's bar is off (the bar shows the epoch's steps itself)::
+
+        train nnue@1: 2,048/8,192 positions (25%), 1,234 positions/s, ETA 5 s; epoch 1/4, train loss 0.012300, validation loss 0.013400
+
+    Positions count the training split over all epochs; until the first epoch ends their total
+    comes from the loader's batches (none for a loader without a length). A resumed run's
+    earlier epochs count as done, not in its rate. With the bar on, the line goes through the
+    bar (whole, not glued to it); else to ``report``."""
+
+    def __init__(self, model: str, epochs: int, metrics: EpochMetrics, report: Report,
+                 every_s: float | None = None) -> None:
+        self.model, self.epochs, self.metrics, self.report = model, epochs, metrics, report
+        self.every_s = EVERY_S if every_s is None else every_s
+        self.per_epoch: int | None = None      # training positions of one epoch, once known
+        self.first_epoch = 0
+        self.positions = self.epoch_positions = self.batches = 0
+        self.started = self.last_line = time.monotonic()
+
+    def on_train_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        self.first_epoch = trainer.current_epoch          # a resumed run's epochs before it
+        self.started = self.last_line = time.monotonic()
+
+    def on_train_epoch_start(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        self.epoch_positions = self.batches = 0
+
+    def on_train_batch_end(self, trainer: L.Trainer, module: L.LightningModule, outputs: Any,
+                           batch: Any, batch_idx: int) -> None:
+        self.positions += len(batch)
+        self.epoch_positions += len(batch)
+        self.batches += 1
+        now = time.monotonic()
+        if trainer.progress_bar_callback is None and now - self.last_line >= self.every_s:
+            self.last_line = now
+            self.show(trainer, f"epoch {trainer.current_epoch + 1}/{self.epochs}")
+
+    def on_train_epoch_end(self, trainer: L.Trainer, module: L.LightningModule) -> None:
+        if self.per_epoch is None:
+            self.per_epoch = self.epoch_positions
+        details = f"epoch {trainer.current_epoch + 1}/{self.epochs}"
+        if self.metrics.last is not None and self.metrics.last[0] == trainer.current_epoch:
+            _, train_loss, val_loss = self.metrics.last
+            details += f", train loss {train_loss:.6f}, validation loss " + \
+                ("none" if val_loss is None else f"{val_loss:.6f}")
+        self.last_line = time.monotonic()
+        self.show(trainer, details)
+
+    def show(self, trainer: L.Trainer, details: str) -> None:
+        per_epoch = self.per_epoch
+        batches = trainer.num_training_batches
+        if per_epoch is None and self.batches and batches != float("inf"):
+            per_epoch = round(self.epoch_positions / self.batches * batches)
+        earlier = self.first_epoch * (per_epoch or 0)
+        total = None if per_epoch is None else per_epoch * self.epochs
+        line = progress_line(f"train {self.model}", earlier + self.positions, total,
+                             "positions", time.monotonic() - self.started, details, earlier)
+        bar = trainer.progress_bar_callback
+        if bar is not None:
+            bar.print(line, file=sys.stderr)
+        else:
+            self.report(line)
 
 
 def log_epoch(trainer: L.Trainer, row: Mapping[str, Any],
@@ -250,37 +320,41 @@ def open_run(lake: Lake, kind: str, config: TrainConfig) -> Run:
 
 
 def lightning_trainer(config: TrainConfig, run: Run, lake: Lake,
-                      callbacks: Sequence[L.Callback]) -> L.Trainer:
+                      callbacks: Sequence[L.Callback], report: Report = log.info) -> L.Trainer:
     # One checkpoint, last.ckpt, replaced (atomically, by Lightning) at the end of every epoch,
     # after its validation: a rerun resumes at the next epoch. (save_last alone saves nothing
     # when save_top_k=0, and save_last with top-k would keep two copies of the optimiser.)
     checkpoint = L.pytorch.callbacks.ModelCheckpoint(
         dirpath=run.folder, filename=LAST_CHECKPOINT.removesuffix(".ckpt"), save_top_k=1,
         enable_version_counter=False, save_on_train_epoch_end=True)
+    metrics = EpochMetrics(lake, run.model_id)
     return L.Trainer(
         max_epochs=config.epochs, accelerator=config.accelerator, devices=1,
-        callbacks=[EpochMetrics(lake, run.model_id), *callbacks, checkpoint],
+        callbacks=[metrics, EpochProgress(run.model_id, config.epochs, metrics, report),
+                   *callbacks, checkpoint],
         logger=loggers(lake, run.model_id, config), log_every_n_steps=LOG_EVERY_STEPS,
         enable_progress_bar=config.progress, enable_model_summary=False,
         num_sanity_val_steps=0, default_root_dir=run.folder)
 
 
 def train_model(lake: Lake, kind_name: str, kind: LightningKind, config: TrainConfig,
-                callbacks: Sequence[L.Callback] = ()) -> ModelVersion:
+                callbacks: Sequence[L.Callback] = (), report: Report = log.info
+                ) -> ModelVersion:
     """Train (or resume) a model of the kind named ``kind_name`` (its declaration's name: a
     copied kind folder trains under its own name) with ``kind``'s data, module and export,
-    export it and register it; returns the version."""
+    export it and register it; returns the version. ``report`` gets the progress lines
+    (:class:`EpochProgress`)."""
     check_loggers(config)
     L.seed_everything(config.seed, workers=True, verbose=False)
     run = open_run(lake, kind_name, config)
     try:
-        return run_training(lake, kind, config, run, callbacks)
+        return run_training(lake, kind, config, run, callbacks, report)
     finally:
         run.release()
 
 
 def run_training(lake: Lake, kind: LightningKind, config: TrainConfig, run: Run,
-                 callbacks: Sequence[L.Callback]) -> ModelVersion:
+                 callbacks: Sequence[L.Callback], report: Report = log.info) -> ModelVersion:
     try:
         data = kind.data(lake, config, run.folder)
     except Exception:
@@ -293,7 +367,7 @@ def run_training(lake: Lake, kind: LightningKind, config: TrainConfig, run: Run,
         record_event(lake, run.model_id, "started", {"folder": str(run.folder)})
     log.info("%s %s in %s", "resuming" if run.resumed else "training", run.model_id, run.folder)
     module = kind.module(config)
-    trainer = lightning_trainer(config, run, lake, callbacks)
+    trainer = lightning_trainer(config, run, lake, callbacks, report)
     trainer.fit(module, data.train, data.validation, ckpt_path=run.last_checkpoint)
     if trainer.interrupted or trainer.current_epoch < config.epochs:
         raise TrainingError(f"{run.model_id}: training stopped at epoch {trainer.current_epoch}"

@@ -71,19 +71,41 @@ def copy_of(lake: Lake, home: Path) -> Lake:
 
 
 def test_train_step_on_both_runners(labelled: Lake, home: Path, runner: Any,
-                                    capfd: pytest.CaptureFixture[str]) -> None:
+                                    capfd: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """One unit trains, exports and registers nnue@1; both runners print the same lines."""
+    import pipelines.train.trainer as trainer
+
+    monkeypatch.setattr(trainer, "EVERY_S", 0)    # a line within the epoch after every step
     lake = copy_of(labelled, home)
     config = preset(NnueConfig, "tiny", name="nnue-tiny", epochs=2)
     model = runner.run(TRAIN, TrainJob("nnue", config), Lake(home))
     assert (model.model_id, model.name, model.config["epochs"]) == ("nnue@1", "nnue-tiny", 2)
     assert model.artifact_path.is_file() and model.artifact_path.is_relative_to(home)
     assert resolve_model(lake, "nnue@latest") == model
-    lines = progress_lines(capfd.readouterr().err, "train:")
+    err = capfd.readouterr().err
+    lines = progress_lines(err, "train:")
     assert lines[0] == "train: nnue nnue-tiny"
     assert lines[1].startswith(f"train: nnue@1 exported to {model.artifact_path} in ")
     epochs = connect(lake).execute("select count(*) from model_metrics").fetchone()
     assert epochs == (2,)
+    # Issue 49 §3: each epoch's line in the one progress style, positions (the training
+    # split's rows of model_datasets per epoch) with their rate and the time left.
+    rows = connect(lake).execute("select train_rows from model_datasets").fetchone()
+    assert rows is not None
+    per_epoch = rows[0]
+    ends = [line for line in progress_lines(err, "train nnue@1: ") if ", train loss " in line]
+    rate, loss = r"[\d.,]+ positions/(s|min)", r"train loss [\d.]+, validation loss [\d.]+"
+    assert len(ends) == 2, err
+    assert re.fullmatch(rf"train nnue@1: {per_epoch:,}/{2 * per_epoch:,} positions \(50%\), "
+                        rf"{rate}, ETA \d+ (s|min \d\d s); epoch 1/2, {loss}", ends[0]), ends
+    assert re.fullmatch(rf"train nnue@1: {2 * per_epoch:,}/{2 * per_epoch:,} positions "
+                        rf"\(100%\), {rate}; epoch 2/2, {loss}", ends[1]), ends
+    steps = [line for line in progress_lines(err, "train nnue@1: ") if line not in ends]
+    assert steps and all(re.fullmatch(
+        rf"train nnue@1: [\d,]+(/[\d,]+ positions \(\d+%\)| positions), {rate}"
+        rf"(, ETA \d+ (s|min \d\d s))?; epoch [12]/2", line) for line in steps), steps
+    assert steps[-1].endswith("; epoch 2/2") and f"/{2 * per_epoch:,} positions" in steps[-1]
 
 
 def test_selfplay_step_on_both_runners(home: Path, runner: Any,

@@ -5,6 +5,7 @@ replayed here and against python-chess: the position, the move played (legal, th
 best), the search's score and the game's result, all from the side to move's view."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import chess
@@ -21,7 +22,7 @@ from pipelines.datagen.games import (
     to_pgn,
 )
 from pipelines.datagen.inprocess import InProcessSearcher
-from pipelines.datagen.run import DatagenConfig, DatagenError, engine_spec
+from pipelines.datagen.run import DatagenConfig, DatagenError, engine_spec, generate
 from pipelines.games.config import GamesOptions
 from warehouse import Lake, connect
 
@@ -143,3 +144,20 @@ def test_depth_or_nodes_one_of_them() -> None:
     assert DatagenConfig(nodes=5000).settings.limit == "nodes 5000"
     with pytest.raises(ValueError, match="one of them"):
         GameSettings(depth=None)
+
+
+def test_batch_lines_have_the_progress_style_with_rate_and_eta(
+        tmp_path: Path, stockfish_path: str) -> None:
+    """Issue 49 §3: a datagen batch's line is the one progress style, with the batches'
+    rate and the time left while some remain (it had neither)."""
+    config = DatagenConfig(engine=stockfish_path, games=4, batch_games=2, max_plies=40,
+                           concurrency=1, depth=2, runner=GamesOptions())
+    lines: list[str] = []
+    generate(config, tmp_path / "out", lines.append)
+    batches = [line for line in lines if " batches " in line]
+    assert len(batches) == 2, lines
+    rate = r"[\d.,]+ batches/(s|min)"
+    assert re.fullmatch(rf"datagen: 1/2 batches \(50%\), {rate}, ETA \d+ (s|min \d\d s); "
+                        r"2 games, \d+ plies/s; workers: .+", batches[0]), batches
+    assert re.fullmatch(rf"datagen: 2/2 batches \(100%\), {rate}; 4 games, \d+ plies/s; "
+                        r"workers: .+", batches[1]), batches

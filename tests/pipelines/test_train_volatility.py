@@ -120,8 +120,16 @@ def test_train_dense_end_to_end(lake: Lake, capsys: pytest.CaptureFixture[str],
     evaluation tables, each checked against an independent computation."""
     monkeypatch.setenv("CHESSLAB_HOME", str(lake.home))
     assert cli_main(["train", "volatility", "--preset", "tiny", "--no-prefect"]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "volatility@1 (volatility-tiny)" in out
+    # Issue 49 §3: the shared trainer's epoch lines, with rate and (but the last) ETA.
+    ends = [line for line in captured.err.splitlines()
+            if line.startswith("train volatility@1: ") and ", train loss " in line]
+    assert [re.search(r"; epoch (\d)/4, ", line).group(1) for line in ends] == \
+        ["1", "2", "3", "4"], captured.err
+    assert all(re.search(r" positions/(s|min), ETA ", line) for line in ends[:3]), ends
+    assert re.search(r"positions \(100%\), [\d.,]+ positions/(s|min); ", ends[3]), ends
     con = connect(lake)
     metrics = con.sql("select epoch, train_loss, val_loss, extra from model_metrics "
                       "where model_id = 'volatility@1' order by epoch").fetchall()
