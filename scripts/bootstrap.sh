@@ -15,6 +15,15 @@ phase() {   # phase N "what": the line a phase starts with
 done_in() {   # the end of the phase's line: what it did and its time
   echo "$1 ($((SECONDS - phase_began)) s)"
 }
+# pip's and setuptools' own output (warnings about the machine's index settings, the editable
+# install's banner) goes to a log, so a phase stays one line; a failing step prints the log's
+# end and the log's path.
+LOG=${CHESSLAB_BOOTSTRAP_LOG:-$PWD/.bootstrap.log}
+: > "$LOG"
+quietly() {
+  "$@" >> "$LOG" 2>&1 || { status=$?; echo "failed (exit $status): $*"; tail -n 25 "$LOG"
+                           echo "bootstrap: the whole output is in $LOG"; exit "$status"; }
+}
 
 # Stockfish labels positions and anchors ratings; the others are tournament opponents and
 # gaviotatb ships endgame tablebases for adjudication; chromium (headless) is the browser the
@@ -45,10 +54,10 @@ packages=.venv/.chesslab-packages
 if [ ! -f "$packages" ] || [ constraints.txt -nt "$packages" ]; then
   # setuptools, wheel and Cython also build the core below (no build isolation: the build
   # uses these, already here) and serve in-place rebuilds: python setup.py build_ext --inplace
-  "${PIP[@]}" --upgrade pip "setuptools==80.9.0" "wheel" "Cython==3.3.1"
-  "${PIP[@]}" -c constraints.txt -r constraints.txt
+  quietly "${PIP[@]}" --upgrade pip "setuptools==80.9.0" "wheel" "Cython==3.3.1"
+  quietly "${PIP[@]}" -c constraints.txt -r constraints.txt
   # sunfish pins an old python-chess it does not use; it is a single-file engine.
-  "${PIP[@]}" --no-deps "sunfish==2026.1"
+  quietly "${PIP[@]}" --no-deps "sunfish==2026.1"
   touch "$packages"
   done_in "$(grep -c '^[^#].*==' constraints.txt) packages installed"
 else
@@ -61,7 +70,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stam
    || [ "$packages" -nt "$stamp" ] \
    || [ -n "$(find engines pipelines warehouse \( -name '*.pyx' -o -name '*.pxd' -o -name '*.h' \) -newer "$stamp" | head -1)" ]; then
   # the project alone: its dependencies are the environment's (phase 2)
-  "${PIP[@]}" --no-deps --no-build-isolation -e ".[test]"
+  quietly "${PIP[@]}" --no-deps --no-build-isolation -e ".[test]"
   touch "$stamp"
   done_in "built"
 else
