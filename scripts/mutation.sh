@@ -13,7 +13,8 @@
 # modules can run side by side; it prints the score and the survivors, and leaves
 # survivors.txt there (``cd`` there and ``mutmut show NAME`` shows one). MUTATION_CHILDREN
 # sets the parallel test processes (default 2); it runs under ``nice -n 19``. MUTATION_ONLY
-# narrows a run to some mutants (below).
+# narrows a run to some mutants (below). Not beside another test run: mutmut 3.8.1's timeout
+# thread sends SIGXCPU to stale process ids, and a reused one (another pytest) dies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
