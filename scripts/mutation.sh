@@ -22,7 +22,7 @@ PY=${PYTHON:-$ROOT/.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 
 usage() {
-  sed -n '2,16p' "$0" >&2
+  sed -n '2,17p' "$0" >&2
   echo "modules: ratings sprt nnue tournament games pgn label formats export registry cluster" >&2
   exit 2
 }
