@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import flows.commands
-from flows.console import CONSOLE, PanicFilter, exit_now
+from flows.console import CONSOLE, PanicFilter, exit_now, whole_lines
 from flows.parser import ChesslabParser, subparsers_of
 from flows.prefect_settings import configure_prefect
 
@@ -217,6 +217,7 @@ def run_command(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(requested_command(argv))
     args = parser.parse_args(argv)
     configure_logging(args.verbose)
+    whole_lines()
     quiet = not (args.verbose or args.debug) and \
         threading.current_thread() is threading.main_thread()
     with contextlib.ExitStack() as stack:

@@ -12,6 +12,7 @@ line that ends it.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -25,6 +26,17 @@ PANIC_START = re.compile(rb"^thread '[^']*'(?: \(\d+\))? panicked at ")
 PANIC_END = re.compile(rb"^note: .*`RUST_BACKTRACE=")
 MAX_PANIC_LINES = 200         # a report longer than this was not one: relay the rest
 RELAY_JOIN_S = 2.0            # wait for the relay at exit (a child may still hold the pipe)
+
+
+def whole_lines() -> None:
+    """Standard output written a line at a time, each line in one write: with
+    ``PYTHONUNBUFFERED=1`` (Docker images, CI runners, this machine) ``print`` writes its text
+    and its newline apart, and a progress line relayed onto the same file in between glued
+    two lines together (``... sha256 36b7...train: nnue@1 exported``)."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        with contextlib.suppress(ValueError, OSError):
+            reconfigure(line_buffering=True, write_through=False)
 
 
 class PanicFilter:

@@ -116,3 +116,36 @@ def test_a_full_disk_is_one_line(tmp_path: Path, runner: str) -> None:
             lines[-1].endswith("No space left on device (os error 28)"), err
     assert "panicked" not in err and "RUST_BACKTRACE" not in err and "retrying" not in err
     assert all(line.startswith(("chesslab", "ingest: ")) for line in lines), err
+
+
+LINES = """\
+import sys
+from flows.cli import run_command
+from flows.console import PanicFilter
+from flows.step import print_progress
+run_command(["--home", sys.argv[1], "sql", "select 1"])  # the command line's own setup
+print(f"flags {sys.stdout.line_buffering} {sys.stdout.write_through}")
+with PanicFilter():
+    for i in range(300):
+        print_progress(f"stderr line {i} " + "e" * 60)
+        print(f"stdout line {i} " + "o" * 60)
+"""
+
+
+def test_stdout_and_relayed_stderr_lines_stay_whole_in_one_file(tmp_path: Path) -> None:
+    """Issue 49 §3 ("no glued lines"): with PYTHONUNBUFFERED=1, ``print`` wrote its text and
+    its newline apart, and a progress line relayed through the PanicFilter landed between them
+    in a log of both streams (``... sha256 36b7...train: nnue@1 exported ...``). After the
+    command line's setup every line of both streams is whole."""
+    log = tmp_path / "both.log"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with log.open("wb") as out:
+        subprocess.run([sys.executable, "-c", LINES, str(tmp_path / "home")], cwd=ROOT,
+                       env=env, stdout=out, stderr=subprocess.STDOUT, check=True, timeout=300)
+    lines = log.read_text().splitlines()
+    assert "flags True False" in lines     # a line at a time, each in one write
+    ours = [line for line in lines if " line " in line]
+    assert len(ours) == 600, lines[-5:]
+    glued = [line for line in ours if not re.fullmatch(r"(stderr line \d+ e+|stdout line \d+ o+)",
+                                                          line)]
+    assert not glued, glued[:3]
