@@ -69,6 +69,10 @@ CHECK_PRINT = "chesslab-print-1/32"
 # The runs this process has read, by their json's path (a run is immutable; see KeyIndex.runs).
 _LOADED: OrderedDict[str, Run] = OrderedDict()
 _LOADED_LOCK = threading.Lock()     # the lanes of a step list runs from several threads
+# np.load parses a .npy header with ast.literal_eval, and CPython 3.11's AST constructor is not
+# safe across threads (gh-106905: "SystemError: AST constructor recursion depth mismatch",
+# seen here with lanes listing runs at once): one header at a time.
+_HEADER_LOCK = threading.Lock()
 # A run's arrays are memory-mapped, and each map holds a file descriptor: the runs kept are
 # the most recently listed RUN_CACHE_SIZE (a process that walks many homes or tables, as a
 # test session does, would otherwise run out of descriptors: select() refuses fds >= 1024).
@@ -151,10 +155,11 @@ class KeyIndex:
             if about.get("hash") not in (None, FINGERPRINT):
                 return None     # keys hashed by another fingerprint: refresh rebuilds it
             stem = manifest.with_suffix("")
-            keys = np.load(f"{stem}.keys.npy", mmap_mode="r")
-            ids = np.load(f"{stem}.files.npy", mmap_mode="r")
-            checks = np.load(f"{stem}.checks.npy", mmap_mode="r") \
-                if self.check and about.get("fingerprint") == CHECK_PRINT else None
+            with _HEADER_LOCK:
+                keys = np.load(f"{stem}.keys.npy", mmap_mode="r")
+                ids = np.load(f"{stem}.files.npy", mmap_mode="r")
+                checks = np.load(f"{stem}.checks.npy", mmap_mode="r") \
+                    if self.check and about.get("fingerprint") == CHECK_PRINT else None
         except (FileNotFoundError, ValueError):
             return None
         return Run(manifest.stem, keys, ids, tuple(about["files"]), checks,
