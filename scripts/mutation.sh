@@ -13,8 +13,10 @@
 # modules can run side by side; it prints the score and the survivors, and leaves
 # survivors.txt there (``cd`` there and ``mutmut show NAME`` shows one). MUTATION_CHILDREN
 # sets the parallel test processes (default 2); it runs under ``nice -n 19``. MUTATION_ONLY
-# narrows a run to some mutants (below). Not beside another test run: mutmut 3.8.1's timeout
-# thread sends SIGXCPU to stale process ids, and a reused one (another pytest) dies.
+# narrows a run to some mutants (below). MUTATION_RESUME=1 continues a stopped run in its copy
+# (refused if the module or its tests changed since). Not beside another test run: mutmut
+# 3.8.1's timeout thread sends SIGXCPU to stale process ids, and a reused one (another pytest)
+# dies; a large kernel.pid_max (4194304) makes a reuse within a run unlikely.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -22,7 +24,7 @@ PY=${PYTHON:-$ROOT/.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 
 usage() {
-  sed -n '2,17p' "$0" >&2
+  sed -n '2,19p' "$0" >&2
   echo "modules: ratings sprt nnue tournament games pgn label formats export registry cluster" >&2
   exit 2
 }
@@ -105,12 +107,40 @@ NAME=$(basename "${1%.py}")
 WORK=${MUTATION_DIR:-${TMPDIR:-/tmp}/chesslab-mutation}/$NAME
 CHILDREN=${MUTATION_CHILDREN:-2}
 
-# A fresh copy: the tracked and new files, and the compiled modules (ignored by git).
-rm -rf "$WORK"
-mkdir -p "$WORK"
-{ git ls-files -co --exclude-standard; find flows pipelines engines warehouse dashboards -name '*.so'; } \
-  | sort -u | while read -r path; do [ -f "$path" ] && printf '%s\0' "$path"; done \
-  | tar --null -T - -cf - | tar -xf - -C "$WORK"
+# What the results depend on: the module's files, its tests and the compiled core.
+source_id() {
+  local path
+  for path in "${FILES[@]}" "${TESTS[@]}"; do
+    case "$path" in -*|"not "*) continue ;; esac
+    printf '%s\n' "$path"
+  done | sort | xargs sha256sum
+  printf '%s\n' "${TESTS[@]}" "${FUNCTIONS[@]}"
+  find flows pipelines engines warehouse dashboards -name '*.so' | sort | xargs sha256sum
+}
+SOURCE=$(source_id | sha256sum | cut -c1-16)
+
+if [ "${MUTATION_RESUME:-0}" = 1 ] && [ -d "$WORK/mutants" ]; then
+  # mutmut keeps each mutant's result beside it and runs only those without one
+  if [ "$(cat "$WORK/.source" 2>/dev/null)" != "$SOURCE" ]; then
+    echo "mutation: $WORK was made from other sources (the module, its tests or the core" \
+         "changed); run without MUTATION_RESUME=1 for a fresh copy" >&2
+    exit 2
+  fi
+  echo "mutation: resuming the run in $WORK"
+else
+  # A fresh copy: the tracked and new files, and the compiled modules (ignored by git).
+  rm -rf "$WORK"
+  mkdir -p "$WORK"
+  { git ls-files -co --exclude-standard; find flows pipelines engines warehouse dashboards -name '*.so'; } \
+    | sort -u | while read -r path; do [ -f "$path" ] && printf '%s\0' "$path"; done \
+    | tar --null -T - -cf - | tar -xf - -C "$WORK"
+  echo "$SOURCE" > "$WORK/.source"
+fi
+pid_max=$(cat /proc/sys/kernel/pid_max 2>/dev/null || echo 0)
+if [ "$pid_max" -lt 4194304 ]; then
+  echo "mutation: kernel.pid_max is $pid_max: mutmut's stale SIGXCPU can hit a reused id;" \
+       "run nothing else meanwhile (or: sysctl kernel.pid_max=4194304)" >&2
+fi
 
 # mutmut reads [mutmut] from setup.cfg (pyproject.toml has no [tool.mutmut]): every package
 # is copied into mutants/ (tests import the copy, never the checkout), the module's files are

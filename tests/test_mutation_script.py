@@ -1,0 +1,78 @@
+"""scripts/mutation.sh with a stand-in for mutmut: the copy it works in, the score it prints
+from mutmut's results, and MUTATION_RESUME=1 continuing a stopped run (and refusing one made
+from other sources)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "mutation.sh"
+
+# mutmut's two commands as the script uses them: ``run`` (counted in runs.log, in the copy)
+# and ``results --all true`` (one "name: status" line a mutant)
+FAKE_MUTMUT = """#!/usr/bin/env bash
+case "$1" in
+  run) echo "run $*" >> runs.log ;;
+  results)
+    echo "pipelines.models.registry.x_resolve__mutmut_1: killed"
+    echo "pipelines.models.registry.x_resolve__mutmut_2: timeout"
+    echo "pipelines.models.registry.x_resolve__mutmut_3: survived" ;;
+esac
+"""
+
+
+def run(tmp: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(SCRIPT), "registry"], capture_output=True, text=True,
+                          env={**os.environ, "MUTATION_DIR": str(tmp / "work"),
+                               "PYTHON": str(tmp / "bin" / "python"), **env},
+                          check=False, timeout=120)
+
+
+def fake_tools(tmp: Path) -> None:
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    mutmut = bin_dir / "mutmut"
+    mutmut.write_text(FAKE_MUTMUT)
+    mutmut.chmod(0o755)
+
+
+def test_score_and_survivors_come_from_mutmuts_results(tmp_path: Path) -> None:
+    fake_tools(tmp_path)
+    done = run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    # killed and timed out count as killed (hand count: 2 of 3)
+    assert "score: 2/3 killed (66.7%)" in done.stdout
+    work = tmp_path / "work" / "registry"
+    assert (work / "survivors.txt").read_text() == \
+        "pipelines.models.registry.x_resolve__mutmut_3\n"
+    assert "only_mutate=\n    pipelines/models/registry.py" in (work / "setup.cfg").read_text()
+    assert (work / "pipelines" / "models" / "registry.py").read_bytes() == \
+        (ROOT / "pipelines" / "models" / "registry.py").read_bytes()
+
+
+def test_resume_continues_in_the_same_copy_and_a_fresh_run_starts_over(tmp_path: Path) -> None:
+    fake_tools(tmp_path)
+    work = tmp_path / "work" / "registry"
+    assert run(tmp_path).returncode == 0
+    resumed = run(tmp_path, MUTATION_RESUME="1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming the run in" in resumed.stdout
+    assert len((work / "runs.log").read_text().splitlines()) == 2    # the first run's kept
+    fresh = run(tmp_path)
+    assert fresh.returncode == 0
+    assert len((work / "runs.log").read_text().splitlines()) == 1    # a new copy
+
+
+def test_resume_of_a_copy_made_from_other_sources_is_refused(tmp_path: Path) -> None:
+    fake_tools(tmp_path)
+    work = tmp_path / "work" / "registry"
+    assert run(tmp_path).returncode == 0
+    (work / ".source").write_text("0123456789abcdef\n")     # as if registry.py had changed
+    refused = run(tmp_path, MUTATION_RESUME="1")
+    assert refused.returncode == 2
+    assert "was made from other sources" in refused.stderr
+    assert len((work / "runs.log").read_text().splitlines()) == 1    # nothing run, nothing lost
