@@ -17,7 +17,7 @@ from flows.cli import main as cli_main
 from flows.ingest import INGEST, IngestJob
 from flows.step import run_step
 from pipelines.export import ExportConfig, ExportError, export_dataset
-from pipelines.export.run import BinpackFileWriter, TextWriter
+from pipelines.export.run import BinpackFileWriter, ExportSummary, TextWriter
 from pipelines.ingest import IngestConfig
 from pipelines.kinds.nnue.config import NnueConfig
 from pipelines.train import preset, train
@@ -250,3 +250,67 @@ def test_the_hand_built_binpack_exported_again_is_the_hand_computed_file(tmp_pat
     white = {key(BY_HAND_TEXT[1]): X_CHAIN[:32] + bytes(2), key(BY_HAND_TEXT[3]): X_WHITE_STEM}
     data = b"".join(white[k] for k in sorted(white))
     assert (tmp_path / "w.binpack").read_bytes() == b"BINP" + bytes.fromhex("44000000") + data
+
+
+# --- issue 48: a model version's data set without training a net (mutation testing left
+# model_snapshot unchecked: its one test above trains first, minutes a mutant) ----------------
+
+def registered(lake: Lake, kind: str, version: int) -> Path:
+    """A models row for ``kind@version`` with an artifact file; returns the artifact."""
+    import hashlib
+
+    from pipelines.models.registry import record_model
+
+    artifact = lake.home / "models" / kind / str(version) / "net.npz"
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    artifact.write_bytes(f"{kind} {version}".encode())
+    record_model(lake, kind, version, f"{kind}-test", "{}", artifact,
+                 hashlib.sha256(artifact.read_bytes()).hexdigest())
+    return artifact
+
+
+def dataset_row(lake: Lake, model_id: str, train_rows: int, validation_rows: int) -> None:
+    lake.write("model_datasets", [{
+        "model_id": model_id, "view": "nnue_examples", "query": "nnue_dataset",
+        "parameters": "{}", "label_engine_id": "sf", "label_depths": [9], "table_versions": "{}",
+        "train_rows": train_rows, "validation_rows": validation_rows,
+        "position_keys_hash": "00", "recorded_at": None}])
+
+
+def test_a_model_version_is_exported_from_its_file_checked_against_model_datasets(
+        tmp_path: Path) -> None:
+    """A model version's data set is its run's dataset.parquet, as many rows as
+    model_datasets recorded (train + validation), with that row's engine and first depth; a
+    model of another kind, a missing file or row, and a row count that differs are refused,
+    each naming the model."""
+    lake = Lake(tmp_path / "home")
+    rows = random_examples(5, 11)
+    snapshot = pa.table({"fen": [" ".join(r[0].split()[:4]) for r in rows],
+                         "score_cp": [r[1] for r in rows], "result": [r[2] for r in rows],
+                         "best_move": [r[3] for r in rows]})
+    registered(lake, "volatility", 1)
+    for version in (1, 2, 3, 4):
+        registered(lake, "nnue", version)
+    for version in (2, 3, 4):      # nnue@1 has no file; nnue@2 has no model_datasets row
+        pq.write_table(snapshot, lake.home / "models" / "nnue" / str(version) / "dataset.parquet")
+    dataset_row(lake, "nnue@3", 3, 1)     # 4 rows recorded, 5 in the file
+    dataset_row(lake, "nnue@4", 4, 1)
+    out = tmp_path / "out.parquet"
+
+    def export(name: str) -> ExportSummary:
+        return export_dataset(lake, ExportConfig(dataset=name, format="parquet", out=str(out),
+                                                 batch_rows=2))
+    for name, message in [
+            ("volatility@1", "volatility@1 is a volatility model; only NNUE data sets"),
+            ("nnue@1", "nnue@1 has no training snapshot at .*nnue/1/dataset.parquet"),
+            ("nnue@2", "nnue@2 has no training snapshot .*no model_datasets row"),
+            ("nnue@3", "holds 5 rows, but model_datasets recorded 4 for nnue@3")]:
+        with pytest.raises(ExportError, match=message):
+            export(name)
+        assert not out.exists()
+    summary = export("nnue@4")
+    assert (summary.rows, summary.written) == (5, 5)
+    exported = pq.read_table(out)
+    assert exported.select(snapshot.column_names).equals(snapshot)
+    assert set(exported["engine_id"].to_pylist()) == {"sf"}
+    assert set(exported["depth"].to_pylist()) == {9}
