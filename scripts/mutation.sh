@@ -63,9 +63,11 @@ case "$1" in
   games)
     FILES=(pipelines/ingest/games.py)
     TESTS=(tests/pipelines/test_ingest.py tests/pipelines/test_ingest_recovery.py) ;;
-  pgn)
+  pgn)   # the Python reader is the reference the compiled one is checked against, game by
+         # game (index, lines, tags, movetext): test_ingest_compiled.py holds those checks
     FILES=(pipelines/ingest/pgn.py)
-    TESTS=(tests/pipelines/test_ingest.py tests/pipelines/test_ingest_recovery.py) ;;
+    TESTS=(tests/pipelines/test_ingest.py tests/pipelines/test_ingest_recovery.py
+           tests/pipelines/test_ingest_compiled.py) ;;
   label)   # info parsing and the label rows
     FILES=(pipelines/label/info.py pipelines/label/run.py)
     TESTS=(tests/pipelines/test_label.py) ;;
