@@ -502,3 +502,26 @@ def test_a_file_shows_its_progress_while_it_is_read(home: Path, tmp_path: Path,
     assert lines and all(re.fullmatch(r"ingest lichess_eval\.jsonl: [\d.]+ k?B/[\d.]+ k?B "
                                       r"\(\d+%\).*; [\d,]+ records, [\d,]+ labels", line)
                          for line in lines), lines
+
+
+def test_a_pool_workers_two_steps_write_what_one_step_writes(tmp_path: Path) -> None:
+    """The pool's steps in the worker that runs them (the process pool test above runs them in
+    child processes, where mutation testing's tracing does not follow): parse_stage keeps the
+    parsed chunk and returns one base key a game; write_stage writes it under the keys given,
+    as parse then write in one step does, and only once: a chunk not parsed in this worker is
+    an error naming it."""
+    raws = list(split_games(io.StringIO(pgn_text(PGN / "quirks.pgn"))))
+    job = games_module.ChunkJob(str(tmp_path / "one"), "f" * 64, str(PGN / "quirks.pgn"), raws, 3)
+    bases = games_module.parse_stage(job)
+    assert len(bases) == len(raws) and len(set(bases)) == len(bases)
+    staged = games_module.write_stage("f" * 64, 3, bases)
+    direct_job = games_module.ChunkJob(str(tmp_path / "two"), "f" * 64, str(PGN / "quirks.pgn"),
+                                       raws, 3)
+    direct = games_module.write_chunk(games_module.parse_chunk(direct_job), bases)
+    assert (staged.games, staged.plies, staged.new_positions, staged.duplicates) == \
+        (direct.games, direct.plies, direct.new_positions, direct.duplicates)
+    expected = expected_counts(pgn_text(PGN / "quirks.pgn"))      # python-chess's counts
+    assert (staged.games, staged.plies, staged.new_positions) == \
+        (expected["games"], expected["plies"], expected["positions"])
+    with pytest.raises(RuntimeError, match="chunk 3 of source ffffffffffffffff was not parsed here"):
+        games_module.write_stage("f" * 64, 3, bases)
