@@ -22,6 +22,7 @@ from pipelines.ingest import IngestConfig
 from pipelines.kinds.nnue.config import NnueConfig
 from pipelines.train import preset, train
 from tests.pipelines.binpack_by_hand import BY_HAND
+from tests.pipelines.test_registry import register
 from warehouse import Lake, connect
 
 RESULTS = {1.0: "1.0", 0.5: "0.5", 0.0: "0.0"}
@@ -255,20 +256,6 @@ def test_the_hand_built_binpack_exported_again_is_the_hand_computed_file(tmp_pat
 # --- issue 48: a model version's data set without training a net (mutation testing left
 # model_snapshot unchecked: its one test above trains first, minutes a mutant) ----------------
 
-def registered(lake: Lake, kind: str, version: int) -> Path:
-    """A models row for ``kind@version`` with an artifact file; returns the artifact."""
-    import hashlib
-
-    from pipelines.models.registry import record_model
-
-    artifact = lake.home / "models" / kind / str(version) / "net.npz"
-    artifact.parent.mkdir(parents=True, exist_ok=True)
-    artifact.write_bytes(f"{kind} {version}".encode())
-    record_model(lake, kind, version, f"{kind}-test", "{}", artifact,
-                 hashlib.sha256(artifact.read_bytes()).hexdigest())
-    return artifact
-
-
 def dataset_row(lake: Lake, model_id: str, train_rows: int, validation_rows: int) -> None:
     lake.write("model_datasets", [{
         "model_id": model_id, "view": "nnue_examples", "query": "nnue_dataset",
@@ -288,9 +275,9 @@ def test_a_model_version_is_exported_from_its_file_checked_against_model_dataset
     snapshot = pa.table({"fen": [" ".join(r[0].split()[:4]) for r in rows],
                          "score_cp": [r[1] for r in rows], "result": [r[2] for r in rows],
                          "best_move": [r[3] for r in rows]})
-    registered(lake, "volatility", 1)
+    register(lake, 1, "volatility")
     for version in (1, 2, 3, 4):
-        registered(lake, "nnue", version)
+        register(lake, version)
     for version in (2, 3, 4):      # nnue@1 has no file; nnue@2 has no model_datasets row
         pq.write_table(snapshot, lake.home / "models" / "nnue" / str(version) / "dataset.parquet")
     dataset_row(lake, "nnue@3", 3, 1)     # 4 rows recorded, 5 in the file

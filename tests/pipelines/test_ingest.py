@@ -510,17 +510,19 @@ def test_a_pool_workers_two_steps_write_what_one_step_writes(tmp_path: Path) -> 
     parsed chunk and returns one base key a game; write_stage writes it under the keys given,
     as parse then write in one step does, and only once: a chunk not parsed in this worker is
     an error naming it."""
-    raws = list(split_games(io.StringIO(pgn_text(PGN / "quirks.pgn"))))
-    job = games_module.ChunkJob(str(tmp_path / "one"), "f" * 64, str(PGN / "quirks.pgn"), raws, 3)
-    bases = games_module.parse_stage(job)
+    text = pgn_text(PGN / "quirks.pgn")
+    raws = list(split_games(io.StringIO(text)))
+
+    def job(home: str) -> games_module.ChunkJob:
+        return games_module.ChunkJob(str(tmp_path / home), "f" * 64, str(PGN / "quirks.pgn"),
+                                     raws, 3)
+    bases = games_module.parse_stage(job("one"))
     assert len(bases) == len(raws) and len(set(bases)) == len(bases)
     staged = games_module.write_stage("f" * 64, 3, bases)
-    direct_job = games_module.ChunkJob(str(tmp_path / "two"), "f" * 64, str(PGN / "quirks.pgn"),
-                                       raws, 3)
-    direct = games_module.write_chunk(games_module.parse_chunk(direct_job), bases)
+    direct = games_module.write_chunk(games_module.parse_chunk(job("two")), bases)
     assert (staged.games, staged.plies, staged.new_positions, staged.duplicates) == \
         (direct.games, direct.plies, direct.new_positions, direct.duplicates)
-    expected = expected_counts(pgn_text(PGN / "quirks.pgn"))      # python-chess's counts
+    expected = expected_counts(text)      # python-chess's counts
     assert (staged.games, staged.plies, staged.new_positions) == \
         (expected["games"], expected["plies"], expected["positions"])
     with pytest.raises(RuntimeError, match="chunk 3 of source ffffffffffffffff was not parsed here"):
