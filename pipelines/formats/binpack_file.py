@@ -19,9 +19,10 @@ import numpy as np
 import pyarrow as pa
 
 from pipelines.formats.binpack import MAGIC, MAX_CHUNK_BYTES, decode_chunk
-from pipelines.formats.blocks import read_some, skip_to
+from pipelines.formats.blocks import ReadCut, read_some, skip_to
 from pipelines.formats.records import SIDE_TO_MOVE, RecordBlock, error, label_table
 
+READ_BYTES = 1 << 20         # bytes_left's reads
 PAWN_VALUE = 208            # nnue-pytorch: centipawns = 100 * score / 208
 VALUE_MATE = 32000
 MATE_BOUND = VALUE_MATE - 246   # Stockfish's VALUE_MATE_IN_MAX_PLY
@@ -65,26 +66,50 @@ def chunk_blocks(stream: BinaryIO, start: int = 0) -> Iterator[tuple[RecordBlock
     skip_to(stream, start)
     at = start
     while True:
-        header = read_some(stream, HEADER_BYTES)
+        header, cut = read_or_cut(stream, HEADER_BYTES)
+        if cut is not None and len(header) < HEADER_BYTES:   # a cut archive, in a header
+            yield RecordBlock(records=0, errors=[error(
+                "truncated", f"stream ends at byte {at + len(header)}, inside the header of "
+                f"a block at byte {at}: {cut}", offset=at)]), at + len(header)
+            return
         if not header:
             return
         size = int.from_bytes(header[4:8], "little") if len(header) == HEADER_BYTES else 0
         if header[:4] != MAGIC or len(header) < HEADER_BYTES or size > MAX_CHUNK_BYTES:
-            rest = len(header) + len(stream.read())
+            rest = len(header) + bytes_left(stream)
             yield RecordBlock(records=0, errors=[error(
                 "bad_chunk", f"no binpack block at byte {at} (header {header!r}): the "
                 f"{rest} bytes from there on are not read", offset=at)]), at + rest
             return
-        data = read_some(stream, size)
+        data, cut = read_or_cut(stream, size)
         block = records_of(data, at + HEADER_BYTES)
         if len(data) < size:
             block.errors.append(error("truncated", f"block at byte {at} is cut: "
-                                      f"{len(data)} of its {size} bytes are in the file",
-                                      offset=at))
+                                      f"{len(data)} of its {size} bytes are in the file"
+                                      + (f" ({cut})" if cut else ""), offset=at))
         at += HEADER_BYTES + len(data)
         yield block, at
         if len(data) < size:
             return
+
+
+def read_or_cut(stream: BinaryIO, size: int) -> tuple[bytes, str | None]:
+    """(up to ``size`` bytes, None), or (the bytes before a cut or corrupt archive, its
+    error)."""
+    try:
+        return read_some(stream, size), None
+    except ReadCut as exc:
+        return exc.data, str(exc)
+
+
+def bytes_left(stream: BinaryIO) -> int:
+    """The bytes left in ``stream`` (up to a cut), read a block at a time."""
+    count = 0
+    while True:
+        data, cut = read_or_cut(stream, READ_BYTES)
+        count += len(data)
+        if len(data) < READ_BYTES or cut is not None:
+            return count
 
 
 def records_of(data: bytes, base: int) -> RecordBlock:

@@ -57,6 +57,14 @@ class Cut:
     dropped: int   # bytes of a partial last line that were dropped
 
 
+class ReadCut(Exception):
+    """A read stopped by a cut or corrupt stream (the error's text), after ``data`` came."""
+
+    def __init__(self, data: bytes, cause: BaseException) -> None:
+        super().__init__(str(cause) or type(cause).__name__)
+        self.data = data
+
+
 class CutStream(Exception):
     """Raised by :func:`text_blocks` after the last complete line before a cut."""
 
@@ -90,13 +98,13 @@ def text_blocks(stream: BinaryIO, start: int = 0, first_line: int = 1,
     while True:
         try:
             raw = read_some(stream, block_bytes)
-        except (EOFError, OSError, zstandard.ZstdError) as exc:  # a cut or corrupt archive
+        except ReadCut as exc:  # a cut or corrupt archive: the lines before it are kept
+            carry += exc.data
             if carry.rfind(b"\n") >= 0:
                 block, carry = split_complete(carry)
                 yield TextBlock(block, line, offset, offset + len(block))
                 offset, line = offset + len(block), line + block.count(b"\n")
-            raise CutStream(Cut(line - 1, offset, str(exc) or type(exc).__name__,
-                                len(carry))) from None
+            raise CutStream(Cut(line - 1, offset, str(exc), len(carry))) from None
         if not raw:
             break
         data = carry + raw
@@ -112,11 +120,17 @@ def text_blocks(stream: BinaryIO, start: int = 0, first_line: int = 1,
 
 
 def read_some(stream: BinaryIO, size: int) -> bytes:
-    """Up to ``size`` bytes (fewer only at the end, or before a cut)."""
+    """Up to ``size`` bytes (fewer only at the end); :class:`ReadCut` with the bytes that
+    came before it when the stream is cut or corrupt (a decompressor's error: those bytes
+    are good, and the caller keeps what they complete)."""
     read1 = getattr(stream, "read1", None)
-    parts, got = [], 0
+    parts: list[bytes] = []
+    got = 0
     while got < size:
-        part = read1(size - got) if read1 else stream.read(size - got)
+        try:
+            part = read1(size - got) if read1 else stream.read(size - got)
+        except (EOFError, OSError, zstandard.ZstdError) as exc:
+            raise ReadCut(b"".join(parts), exc) from exc
         if not part:
             break
         parts.append(part)

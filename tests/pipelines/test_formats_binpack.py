@@ -4,8 +4,10 @@ documentation (tests/pipelines/binpack_reference.py), and against each other; a 
 bad block is recorded with its byte offset and the rest is imported."""
 from __future__ import annotations
 
+import gzip
 import io
 import random
+import zlib
 from pathlib import Path
 
 import chess
@@ -193,6 +195,31 @@ def test_a_cut_chain_is_recorded_with_its_offset_and_the_rest_imported(tmp_path:
                          "from sources").fetchone()
     assert source == (summary.records, summary.labels, 2, summary.new_positions, True)
     assert con.execute("select count(*) from positions").fetchone()[0] == summary.new_positions
+
+
+def test_a_cut_gz_archive_imports_what_the_file_cut_at_the_same_byte_imports(
+        tmp_path: Path) -> None:
+    """A .binpack.gz cut in its middle imports the records, labels and errors of the plain
+    file cut at the byte the archive's readable part ends at (zlib's one-shot decoder says
+    where): a block cut by the archive is decoded as far as its bytes go, as in a cut file.
+    The decompressor's error once escaped (read_some) and the file's whole import failed."""
+    games = random_games(11, 12)
+    data = b"".join(ref.block([ref.chain(game)]) for game in games)   # a block a game
+    packed = gzip.compress(data)
+    cut_bytes = packed[:len(packed) * 3 // 5]
+    readable = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(cut_bytes)
+    assert 0 < len(readable) < len(data)
+    plain = write(tmp_path / "plain_cut.binpack", data[:len(readable)])
+    archive = write(tmp_path / "cut.binpack.gz", cut_bytes)
+    counts = []
+    for path in (plain, archive):
+        lake = Lake(tmp_path / path.name.replace(".", "_"))
+        [summary] = run_step(INGEST, IngestJob((path,), IngestConfig.tiny()), lake)
+        kinds = connect(lake).execute("select kind, byte_offset from ingest_errors "
+                                      "order by byte_offset").fetchall()
+        counts.append((summary.records, summary.labels, summary.truncated, kinds))
+    assert counts[0] == counts[1]
+    assert counts[0][2] and "truncated" in [kind for kind, _ in counts[0][3]]
 
 
 def test_a_block_that_is_no_binpack_block_ends_the_file_with_an_error(tmp_path: Path) -> None:
