@@ -44,7 +44,7 @@ def open_home(lake: Lake) -> Any:
     for spec in derived_tables():
         kept = current_file(lake.root, spec, tables)
         source = spec.view_sql if kept is None else \
-            kept_view_sql(spec, kept, tables[spec.kept_in]) if spec.kept_in else \
+            kept_view_sql(spec, kept, lake.table_dir(spec.kept_in)) if spec.kept_in else \
             f"select * from read_parquet({sql_strings([kept])})"
         con.execute(f"create or replace view {spec.name} as {source}")
     for name, sql in named_views():

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from warehouse.connection import duckdb_connection
-from warehouse.derived import Derived, current_file, derived_tables, kept_columns
+from warehouse.derived import Derived, current_file, derived_tables, kept_columns, kept_files
 from warehouse.errors import WarehouseError, first_line
 from warehouse.lake import Lake
 from warehouse.tables import REGISTRY, Table
@@ -145,7 +145,9 @@ def connect_with_files(home: str | os.PathLike[str] | Lake,
                 source = (f"select * from ({source}\n) where {spec.sort_by} "
                           f"between {key_range[0]} and {key_range[1]}")
         elif spec.kept_in:
-            source = kept_view_sql(spec, stored, tables[spec.kept_in], key_range)
+            source = kept_view_sql(spec, stored, lake.table_dir(spec.kept_in), key_range)
+            overlay = kept_files(stored, lake.table_dir(spec.kept_in))[1]
+            files += [overlay] if overlay is not None else []
         else:
             source = f"select * from read_parquet({sql_strings([stored])})"
             files.append(stored)
@@ -214,21 +216,38 @@ def table_view_sql(spec: Table, files: Sequence[Path], absent: Set[str] = frozen
     return f"select {columns} from {source}"
 
 
-def kept_view_sql(spec: Derived, manifest: Path, files: Sequence[Path],
-                  key_range: tuple[int, int] | None = None) -> str:
-    """``select`` of a derived table kept in a lake table (``spec.kept_in``) over that
-    table's ``files`` (the ones its ``manifest`` names): its view's columns, unsigned where
-    stored signed; with a ``key_range``, the rows of that range of its sorted column,
-    filtered on the stored column (see :func:`table_view_sql`)."""
-    columns, unsigned = kept_columns(manifest)
-    select = ", ".join(UNSIGNED.format(c=c) if c in unsigned else c for c in columns)
-    source = (f"read_parquet([{sql_strings(files)}], union_by_name = true, "
-              f"hive_partitioning = false)")
-    if key_range is not None and spec.sort_by is not None:
-        return " union all ".join(
-            f"select {select} from {source} where {spec.sort_by} between {lo} and {hi}"
-            for lo, hi in stored_intervals(*key_range))
-    return f"select {select} from {source}"
+def kept_view_sql(spec: Derived, manifest: Path, table_dir: Path,
+                  key_range: tuple[int, int] | None = None, stored: bool = False) -> str:
+    """``select`` of a derived table kept in a lake table (``spec.kept_in``, in
+    ``table_dir``) as its ``manifest`` says: the rows of that table's files it wrote but
+    those its overlay replaces (rows changed since, see :func:`warehouse.refresh.extend_kept`;
+    the overlay's rows marked ``replaces``), and the overlay's rows; its view's columns
+    (``stored``: its stored-only ones too, and ``replaces``), unsigned where stored signed;
+    with a ``key_range``, the rows of that range of its sorted column, filtered on the stored
+    column (see :func:`table_view_sql`). Only the overlay's replacing rows are looked up
+    for each kept row (a new position's row replaces none): few, so that lookup is cheap."""
+    view, unsigned = kept_columns(manifest)
+    select = ", ".join(UNSIGNED.format(c=c) if c in unsigned else c
+                       for c in ([*view, *spec.stored_only] if stored else view))
+    kept, overlay = kept_files(manifest, table_dir)
+    key = spec.sort_by
+    # (source, its columns, condition): the kept files' rows the overlay does not replace,
+    # the overlay's rows
+    parts = [(f"read_parquet([{sql_strings(kept)}], union_by_name = true, "
+              f"hive_partitioning = false)", select + (", true as replaces" if stored else ""),
+              "true")]
+    if overlay is not None:
+        changed = f"read_parquet({sql_strings([overlay])})"
+        parts = [(parts[0][0], parts[0][1],
+                  f"{key} not in (select {key} from {changed} where replaces)"),
+                 (changed, select + (", replaces" if stored else ""), "true")]
+    ranges = ["true"] if key_range is None or key is None else \
+        [f"{key} between {lo} and {hi}" for lo, hi in stored_intervals(*key_range)]
+    return " union all ".join(
+        f"select {columns} from {source}" + "".join(
+            f" {'where' if i == 0 else 'and'} {c}" for i, c in enumerate(
+                c for c in (condition, where) if c != "true"))
+        for source, columns, condition in parts for where in ranges)
 
 
 def stored_intervals(lo: int, hi: int) -> list[tuple[int, int]]:

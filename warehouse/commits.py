@@ -323,7 +323,9 @@ class Staged:
     def write(self, data: pa.Table) -> None:
         write_deltalake(str(self.folder), data, mode="append", **writer_options(self.table.name))
 
-    def actions(self) -> list[AddAction | RemoveAction]:
+    def actions(self, data_change: bool = True) -> list[AddAction | RemoveAction]:
+        """The staged files' add actions (``data_change`` False: rows rewritten as they were,
+        as a compaction's)."""
         adds: list[AddAction | RemoveAction] = []
         for log in sorted((self.folder / DELTA_LOG).glob("*.json")):
             for line in log.read_text().splitlines():
@@ -331,7 +333,7 @@ class Staged:
                 if action:
                     adds.append(AddAction(action["path"], action["size"],
                                           action.get("partitionValues") or {},
-                                          action["modificationTime"], True,
+                                          action["modificationTime"], data_change,
                                           action.get("stats") or ""))
         return adds
 

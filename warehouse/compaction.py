@@ -1,10 +1,15 @@
 """Compaction: a table's small files merged (sorted, where the table says), old files vacuumed.
 
-A table with ``sort_by`` has each partition rewritten as files sorted by that column, in row
-groups of SORTED_ROW_GROUP rows (a key range then reads only the row groups that overlap
-it), but only a partition that needs it (:func:`unsorted_partitions`: more files than its
-bytes make, or row groups whose ranges overlap); a table without is compacted by Delta's
-optimize. The vacuum keeps the files of versions newer than the retention (time travel).
+A table with ``sort_by`` has its partitions kept sorted by that column, in row groups of
+SORTED_ROW_GROUP rows (a key range then reads only the row groups that overlap it). A
+partition is one sorted *run* (files whose row groups hold disjoint ranges) after Delta's
+z-order of it; the files written into it since each add a row group or more at every key. So
+that ``compact`` costs what changed, not the whole partition (:func:`plan`): while a key is
+in at most MAX_DEPTH row groups the partition is left as it is; past that, the files outside
+its largest run are sorted into one run of their own (:func:`sort_run`) while they hold at
+most 1/SORT_FOLD of its bytes, and the whole partition is sorted again only past that (or
+when it is small). A table without ``sort_by`` is compacted by Delta's optimize. The vacuum
+keeps the files of versions newer than the retention (time travel).
 
 >>> disjoint([(0, 9), (10, 19)]), disjoint([(0, 10), (10, 19)]), disjoint([(0, 9), None])
 (True, False, False)
@@ -14,13 +19,18 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from deltalake import DeltaTable, WriterProperties
+import pyarrow as pa
+import pyarrow.parquet as pq
+from deltalake import DeltaTable, WriterProperties, write_deltalake
+from deltalake.transaction import RemoveAction
 
-from warehouse.commits import STAGING, with_retries
-from warehouse.datafiles import file_index
+from warehouse.commits import STAGING, Staged, with_retries, write_lock
+from warehouse.datafiles import basename, file_index
 from warehouse.encoding import compact_options
+from warehouse.schema import storage_type
 from warehouse.tables import Table
 
 # compact's sort of a table with ``sort_by`` (a one-column z-order is a sort): rows per row
@@ -32,6 +42,14 @@ SORTED_PROPERTIES = WriterProperties(compression="ZSTD", max_row_group_size=SORT
 SORT_SPILL_BYTES = 512 << 20
 # Delta's own default: files of versions older than this survive a vacuum (time travel).
 DEFAULT_RETAIN_HOURS = 168
+# A sorted partition is left as it is while a key is in at most MAX_DEPTH row groups (its run
+# and one more: the files added since, sorted into one run); past that, those files are sorted
+# into one run while they hold at most 1/SORT_FOLD of the run's bytes, else the whole
+# partition is sorted again (see plan).
+MAX_DEPTH = 2
+SORT_FOLD = 8
+# sort_run: rows per file it writes (each one write of the staged table, in key order)
+RUN_FILE_ROWS = 1 << 22
 
 
 
@@ -49,13 +67,17 @@ def compact(spec: Table, folder: Path, retain_hours: float = DEFAULT_RETAIN_HOUR
     if merge and spec.sort_by is None:
         with_retries(name, lambda: DeltaTable(str(folder)).optimize.compact(
             **compact_options(name)))
-    elif merge and spec.sort_by is not None:  # the sort makes a file of each partition
+    elif merge and spec.sort_by is not None:
         key = spec.sort_by
-        for filters in unsorted_partitions(spec, DeltaTable(str(folder))):
-            with_retries(name, lambda f=filters: DeltaTable(  # type: ignore[misc]
-                str(folder)).optimize.z_order(
-                    [key], partition_filters=f or None, target_size=SORTED_FILE_BYTES,
-                    max_spill_size=SORT_SPILL_BYTES, writer_properties=SORTED_PROPERTIES))
+        for filters, files in sorted_partitions(spec, DeltaTable(str(folder))):
+            kind, outside = plan(files)
+            if kind == "run":
+                sort_run(spec, folder, outside, dict((c, v) for c, _, v in filters))
+            elif kind == "whole":
+                with_retries(name, lambda f=filters: DeltaTable(  # type: ignore[misc]
+                    str(folder)).optimize.z_order(
+                        [key], partition_filters=f or None, target_size=SORTED_FILE_BYTES,
+                        max_spill_size=SORT_SPILL_BYTES, writer_properties=SORTED_PROPERTIES))
     delta = DeltaTable(str(folder))
     delta.vacuum(retention_hours=int(retain_hours), enforce_retention_duration=False,
                  dry_run=False)
@@ -69,19 +91,116 @@ def compact(spec: Table, folder: Path, retain_hours: float = DEFAULT_RETAIN_HOUR
     return len(delta.file_uris())
 
 
-def unsorted_partitions(spec: Table, delta: DeltaTable) -> list[list[tuple[str, str, str]]]:
-    """The partitions (as Delta partition filters) of a table with ``sort_by`` to sort: those
-    of more files than their bytes make at SORTED_FILE_BYTES a file (small files to merge),
-    and those whose row groups do not hold disjoint ranges of that column (SORTED_ROW_GROUP
-    rows at most each, so that an unsorted file of one large row group is sorted too)."""
+@dataclass(frozen=True)
+class DataFile:
+    """A file of a sorted table: its URI, bytes and each row group's range of the sort
+    column (None: a row group without statistics or of more than SORTED_ROW_GROUP rows)."""
+
+    uri: str
+    size: int
+    ranges: tuple[tuple[int, int] | None, ...]
+
+
+def sorted_partitions(spec: Table, delta: DeltaTable
+                      ) -> list[tuple[list[tuple[str, str, str]], list[DataFile]]]:
+    """Each partition (as Delta partition filters) of a table with ``sort_by``, with its files."""
     assert spec.sort_by is not None
-    by_partition: dict[tuple[tuple[str, str], ...], list[tuple[str, int]]] = {}
+    by_partition: dict[tuple[tuple[str, str], ...], list[DataFile]] = {}
     for row in file_index(delta).to_pylist():
         values = tuple((c, str(row[f"partition.{c}"])) for c in spec.partition_by)
-        by_partition.setdefault(values, []).append((row["uri"], int(row["size_bytes"])))
-    return [[(c, "=", v) for c, v in values] for values, files in sorted(by_partition.items())
-            if len(files) > 1 + sum(size for _, size in files) // SORTED_FILE_BYTES
-            or not disjoint([g for uri, _ in files for g in row_group_ranges(uri, spec.sort_by)])]
+        by_partition.setdefault(values, []).append(DataFile(
+            row["uri"], int(row["size_bytes"]), tuple(row_group_ranges(row["uri"], spec.sort_by))))
+    return [([(c, "=", v) for c, v in values], files)
+            for values, files in sorted(by_partition.items())]
+
+
+def plan(files: Sequence[DataFile]) -> tuple[str, list[str]]:
+    """What ``compact`` does with a sorted table's partition: ("keep", []) while a key is in
+    at most MAX_DEPTH row groups; ("run", the files outside its largest run) when those hold
+    at most 1/SORT_FOLD of the run's bytes; ("whole", []) otherwise, and for a partition of
+    several files under SORTED_FILE_BYTES in all (merging them costs little).
+
+    >>> mb = 1 << 20
+    >>> run = [DataFile("a", 800 * mb, ((0, 9), (10, 19))), DataFile("b", 800 * mb, ((20, 29),))]
+    >>> plan(run), plan([*run, DataFile("c", 100 * mb, ((0, 29),))])
+    (('keep', []), ('keep', []))
+    >>> plan([*run, DataFile("c", 100 * mb, ((0, 29),)), DataFile("d", 100 * mb, ((5, 6),))])
+    ('run', ['c', 'd'])
+    >>> plan([*run, DataFile("c", 100 * mb, ((0, 29),)), DataFile("d", 300 * mb, ((5, 6),))])
+    ('whole', [])
+    >>> plan([DataFile("a", mb, ((0, 9),)), DataFile("b", mb, ((20, 29),))])   # small
+    ('whole', [])
+    """
+    groups = [r for f in files for r in f.ranges]
+    total = sum(f.size for f in files)
+    if len(files) > 1 and total < SORTED_FILE_BYTES:
+        return "whole", []
+    if None not in groups and depth(groups) <= MAX_DEPTH:
+        return "keep", []
+    chosen: list[tuple[int, int]] = []
+    run: set[str] = set()
+    for f in sorted(files, key=lambda f: (-f.size, f.uri)):    # largest first
+        if None not in f.ranges and disjoint([*chosen, *f.ranges]):
+            chosen += [r for r in f.ranges if r is not None]
+            run.add(f.uri)
+    outside = [f for f in files if f.uri not in run]
+    if run and sum(f.size for f in outside) * SORT_FOLD <= total - sum(f.size for f in outside):
+        return "run", sorted(f.uri for f in outside)
+    return "whole", []
+
+
+def depth(ranges: Sequence[tuple[int, int] | None]) -> int:
+    """The most ranges (inclusive) that hold one value: the row groups a key's lookup reads.
+
+    >>> depth([(0, 9), (10, 19)]), depth([(0, 9), (9, 19), (5, 12)])
+    (1, 3)
+    """
+    events = sorted([(r[0], 0) for r in ranges if r is not None] +
+                    [(r[1], 1) for r in ranges if r is not None])   # a start before an end
+    most = held = 0
+    for _, end in events:
+        held += -1 if end else 1
+        most = max(most, held)
+    return most
+
+
+def sort_run(spec: Table, folder: Path, uris: Sequence[str], values: dict[str, str]) -> None:
+    """Rewrite the files ``uris`` of one partition (``values``) as one run sorted by
+    ``spec.sort_by``, committed in their place as a rewrite (``dataChange`` false: the same
+    rows), in row groups of SORTED_ROW_GROUP rows; nothing when one of them is gone (another
+    compaction meanwhile). Their rows are read into memory: at most 1/SORT_FOLD of the
+    partition's (see :func:`plan`)."""
+    assert spec.sort_by is not None
+    schema = pa.schema([f.with_type(storage_type(f.type)) for f in spec.schema])
+    parts = []
+    for uri in uris:
+        data = pq.read_table(uri.removeprefix("file://"))
+        for column, value in values.items():
+            data = data.append_column(column, pa.array([value] * data.num_rows).cast(
+                schema.field(column).type))
+        parts.append(data)
+    rows = pa.concat_tables(parts, promote_options="default")
+    rows = rows.select([n for n in schema.names if n in rows.column_names])
+    rows = rows.cast(pa.schema([schema.field(n) for n in rows.column_names])).sort_by(spec.sort_by)
+    staged = Staged(folder)
+    try:
+        for start in range(0, rows.num_rows, RUN_FILE_ROWS):    # each write one file, in order
+            write_deltalake(str(staged.folder), rows.slice(start, RUN_FILE_ROWS).combine_chunks(),
+                            mode="append", partition_by=list(spec.partition_by) or None,
+                            target_file_size=1 << 40, writer_properties=SORTED_PROPERTIES)
+        with write_lock(folder):
+            delta = DeltaTable(str(folder))
+            live = {basename(u): u for u in delta.file_uris()}
+            if not {basename(u) for u in uris} <= live.keys():
+                return
+            paths = {basename(a["path"]): a["path"] for a in
+                     pa.table(delta.get_add_actions(flatten=True)).select(["path"]).to_pylist()}
+            stamp = int(time.time() * 1000)
+            actions = [*[RemoveAction(paths[basename(u)], False, stamp) for u in uris],
+                       *staged.actions(data_change=False)]
+            with_retries(spec.name, lambda: staged.commit(delta, actions))
+    finally:
+        staged.discard()
 
 
 def row_group_ranges(uri: str, column: str) -> list[tuple[int, int] | None]:

@@ -23,6 +23,15 @@ schema; the manifest ``<id>.json`` alone stays in ``lake/_derived/<name>/``, nam
 table's files it wrote among its inputs, so a write to the table (new files) or a
 compaction of it makes the result stale like any other input's change.
 
+Kept in a table, a derived table is also brought up to date without being computed whole:
+when rows were only added to its inputs since (Delta's log says so, :func:`warehouse.refresh.
+changes_since`), ``warehouse/sql/derived/increments/<name>.sql`` gives the rows that change,
+and they go to an *overlay* ``<id>.parquet`` beside the manifest, which then names the table's
+files holding the rest (``kept``) and the overlay; the view reads the kept files' rows the
+overlay does not replace, and the overlay's. The overlay is folded in (the table computed
+whole, its files rewritten) once it passes a fraction of the rows kept. So ``compact`` after
+an ingest of 1% costs about that 1%, not the whole table (issue 51 §2).
+
 This module reads definitions and manifests only; it imports nothing from the catalog or
 the lake, which build on it.
 """
@@ -36,6 +45,7 @@ from pathlib import Path
 
 DERIVED_DIR = "_derived"
 SQL_DIR = Path(__file__).parent / "sql" / "derived"
+INCREMENTS_DIR = SQL_DIR / "increments"
 DEPENDS = re.compile(r"^--\s*depends:(.*)$", re.MULTILINE)
 SORTED = re.compile(r"^--\s*sorted by:\s*(\w+)\s*$", re.MULTILINE)
 KEPT = re.compile(r"^--\s*kept in:\s*(\w+)\s*$", re.MULTILINE)
@@ -52,6 +62,13 @@ class Derived:
     sort_by: str | None = None
     kept_in: str | None = None      # the lake table whose files hold the result
     stored_only: tuple[str, ...] = ()   # columns the result stores, its view leaves out
+
+    @property
+    def increment_sql(self) -> str | None:
+        """The query of the rows that change when rows are added to the inputs
+        (``warehouse/sql/derived/increments/<name>.sql``; None: computed whole again)."""
+        path = INCREMENTS_DIR / f"{self.name}.sql"
+        return path.read_text().strip().rstrip(";") if path.is_file() else None
 
     @property
     def view_sql(self) -> str:
@@ -104,10 +121,26 @@ def current_file(root: Path, spec: Derived, files: Mapping[str, Sequence[Path]],
         except (OSError, ValueError):
             continue
         data = manifest if spec.kept_in else manifest.with_suffix(".parquet")
+        overlay = meta.get("overlay")
+        if overlay is not None and not (manifest.parent / overlay).is_file():
+            continue
         if meta.get("inputs") == wanted and meta.get("kept_in") == spec.kept_in and \
                 data.is_file() and (not sorted_as_defined or meta.get("sorted_by") == spec.sort_by):
             return data
     return None
+
+
+def kept_files(manifest: Path, table_dir: Path) -> tuple[list[Path], Path | None]:
+    """(the files of the lake table a derived table is kept in that hold its rows, its
+    overlay file or None) as its ``manifest`` names them: the files it wrote into the table
+    (all of the table's files it was computed from, when it has no overlay), and the file
+    beside the manifest holding the rows added or changed since (see
+    :func:`warehouse.refresh.extend_kept`)."""
+    meta = json.loads(manifest.read_text())
+    kept = meta.get("kept", meta["inputs"][meta["kept_in"]])
+    overlay = meta.get("overlay")
+    return [table_dir / name for name in kept], \
+        (manifest.parent / overlay if overlay is not None else None)
 
 
 def kept_columns(manifest: Path) -> tuple[list[str], list[str]]:

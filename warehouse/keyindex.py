@@ -407,7 +407,9 @@ def build_run(uris: list[str], names: list[str], column: str,
 
 def is_hashed(values: pa.Array | pa.ChunkedArray) -> bool:
     """Whether a key column is indexed by its values' hashes (strings) or as integers."""
-    return pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+    kind = values.type   # string_view: as deltalake's own rewrites (delete, merge) write them
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind) or \
+        pa.types.is_string_view(kind)
 
 
 def index_keys(values: pa.Array | pa.ChunkedArray, distinct: bool = False) -> np.ndarray:

@@ -23,7 +23,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -32,8 +32,14 @@ from deltalake import DeltaTable, WriterProperties, write_deltalake
 from deltalake.transaction import RemoveAction
 
 from warehouse import compaction
-from warehouse.catalog import connect_with_files
-from warehouse.commits import Staged, with_retries, write_lock
+from warehouse.catalog import (
+    UNSIGNED,
+    connect_with_files,
+    kept_view_sql,
+    sql_strings,
+    table_view_sql,
+)
+from warehouse.commits import DELTA_LOG, Staged, with_retries, write_lock
 from warehouse.datafiles import basename
 from warehouse.derived import Derived, current_file, derived_tables, file_names, folder
 from warehouse.encoding import COMPACT_LEVEL, derived_options, properties
@@ -50,6 +56,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BATCH_ROWS = 1 << 17
+# A derived table kept in a table (position_facts) is brought up to date by an overlay of the
+# rows that changed (extend_kept) while the overlay holds at most 1/FOLD as many rows as the
+# table's files hold and the table has at most MAX_PLAIN files written since without its
+# columns; past either it is computed whole again, which folds the overlay in.
+FOLD: float = 8
+MAX_PLAIN = 64
 # A derived table kept in a lake table: rows per data file it writes (about 100 MB of
 # positions at 25 bytes a row), each file one write of a staged table.
 FILE_ROWS = 1 << 22
@@ -66,14 +78,19 @@ def refresh(lake: Lake, names: Sequence[str] | None = None,
     for spec in derived_tables():
         if names is not None and spec.name not in names:
             continue
+        versions = input_versions(lake, spec)
         con, files = connect_with_files(lake, derived=False)
         try:
             if current_file(lake.root, spec, files, sorted_as_defined=True) is not None or \
                     not any(files.get(t) for t in spec.inputs):   # current, or nothing to keep
                 written[spec.name] = 0
                 continue
-            written[spec.name] = keep_in_table(lake, spec, con, files, retain_hours) \
-                if spec.kept_in else write(lake.root, spec, con, files)
+            if spec.kept_in:
+                rows = extend_kept(lake, spec, files, versions)
+                written[spec.name] = rows if rows is not None else \
+                    keep_in_table(lake, spec, con, files, retain_hours, versions)
+            else:
+                written[spec.name] = write(lake.root, spec, con, files)
         finally:
             con.close()
     return written
@@ -82,8 +99,8 @@ def refresh(lake: Lake, names: Sequence[str] | None = None,
 def compact_lake(lake: Lake, names: Sequence[str] | None = None,
                  retain_hours: float = compaction.DEFAULT_RETAIN_HOURS
                  ) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
-    """``chesslab compact``: compact the tables ``names`` (all by default), then
-    :func:`refresh` the derived tables. A table a derived table is kept in is compacted
+    """``chesslab compact``: :func:`refresh` the derived tables, compact the tables
+    ``names`` (all by default), then refresh again. A table a derived table is kept in is compacted
     after the refresh (which rewrites it when it changed), so its files are rewritten once,
     not merged first and then rewritten, and not merged at all while the derived table they
     hold is current. Returns ((files before, after) per table, in
@@ -91,10 +108,14 @@ def compact_lake(lake: Lake, names: Sequence[str] | None = None,
     names = list(names) if names is not None else sorted(REGISTRY)
     kept = {spec.kept_in for spec in derived_tables() if spec.kept_in}
     files: dict[str, tuple[int, int]] = {}
-    for name in [n for n in names if n not in kept]:
-        files[name] = lake.compact(name, retain_hours=retain_hours)
+    # first over the files written since (extend_kept reads the rows added), then again once
+    # they are merged: the same rows, only the files the manifests name change
     before = {name: len(lake.parts(name)) for name in names if name in kept}
     rows = refresh(lake, retain_hours=retain_hours)
+    for name in [n for n in names if n not in kept]:
+        files[name] = lake.compact(name, retain_hours=retain_hours)
+    rows = {name: count + rows.get(name, 0)
+            for name, count in refresh(lake, retain_hours=retain_hours).items()}
     for name, count in before.items():
         merge = not holds_current(lake, name)
         files[name] = (count, lake.compact(name, retain_hours=retain_hours, merge=merge)[1])
@@ -138,7 +159,8 @@ def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
 
 
 def keep_in_table(lake: Lake, spec: Derived, con: duckdb.DuckDBPyConnection,
-                  files: Mapping[str, Sequence[Path]], retain_hours: float | None) -> int:
+                  files: Mapping[str, Sequence[Path]], retain_hours: float | None,
+                  versions: Mapping[str, int]) -> int:
     """Stream the defining query's result, sorted by the stored (signed) key, into staged
     files of the table ``spec.kept_in``, then commit them in place of the files it was
     computed from, with their key-index run, and write the manifest. Returns the rows
@@ -179,8 +201,142 @@ def keep_in_table(lake: Lake, spec: Derived, con: duckdb.DuckDBPyConnection,
     rows = int(sum(len(k) for k in keys))
     write_manifest(root, spec, {"inputs": inputs, "rows": rows, "sorted_by": key,
                                 "kept_in": name, "columns": view,
-                                "unsigned": [c for c in unsigned if c in view]})
+                                "unsigned": [c for c in unsigned if c in view],
+                                "versions": dict(versions)})
     return rows
+
+
+def input_versions(lake: Lake, spec: Derived) -> dict[str, int]:
+    """The Delta version of each input table but the one the derived table is kept in (-1:
+    not created yet), read before their files: what :func:`changes_since` checks from."""
+    versions = {}
+    for name in spec.inputs:
+        if name != spec.kept_in:
+            delta = lake.delta(name)
+            versions[name] = delta.version() if delta is not None else -1
+    return versions
+
+
+def changes_since(lake: Lake, name: str, since: int) -> str | None:
+    """What the commits to table ``name`` after version ``since`` did, from the actions in
+    its Delta log: "none"; "appends" (files added with ``dataChange``: rows added only);
+    "rewrites" (files added and removed without ``dataChange``, as Delta optimize does: the
+    same rows in other files); or None: both, a file removed with ``dataChange`` (rows
+    removed or changed), or a commit whose log is gone."""
+    delta = lake.delta(name)
+    now = delta.version() if delta is not None else -1
+    if now == since:
+        return "none"
+    if now < since:
+        return None
+    kinds = set()
+    for version in range(since + 1, now + 1):
+        log = lake.table_dir(name) / DELTA_LOG / f"{version:020d}.json"
+        try:
+            lines = log.read_text().splitlines()
+        except OSError:
+            return None
+        for line in lines:
+            action = json.loads(line) if line.strip() else {}
+            if "remove" in action and action["remove"].get("dataChange", True):
+                return None
+            if "add" in action:
+                kinds.add("appends" if action["add"].get("dataChange", True) else "rewrites")
+    return None if len(kinds) > 1 else kinds.pop() if kinds else "none"
+
+
+def extend_kept(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]],
+                versions: Mapping[str, int]) -> int | None:
+    """Bring a derived table kept in a lake table up to date for the rows added to its
+    inputs since its manifest, without computing it whole: its increment query
+    (``warehouse/sql/derived/increments/<name>.sql``) gives the rows that change, which
+    replace the earlier overlay's rows of the same keys in a new overlay file beside the
+    manifest (the table's files are not rewritten); an input whose files were only
+    rewritten since (a compaction: the same rows) adds nothing, and the manifest then names
+    its new files. Returns the rows the increment gave, or None where it does not apply: no
+    increment query or earlier manifest, the kept table's files rewritten, another input's
+    rows removed or changed, or both added and rewritten, since (:func:`changes_since`), or
+    the overlay past 1/FOLD of the rows kept in the table or its files without the derived
+    columns past MAX_PLAIN (then it is computed whole again, which folds the overlay in)."""
+    increment = spec.increment_sql
+    assert spec.kept_in is not None and spec.sort_by is not None
+    found = previous_manifest(lake.root, spec) if increment is not None else None
+    if increment is None or found is None:
+        return None
+    root, name, key = lake.root, spec.kept_in, spec.sort_by
+    manifest, before = found
+    inputs = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
+    kept = before.get("kept", before["inputs"][name])
+    changes = {t: changes_since(lake, t, before["versions"].get(t, -1)) for t in versions}
+    if not set(before["inputs"][name]) <= set(inputs[name]) or None in changes.values():
+        return None
+    added = {t: [p for p in files.get(t, ()) if file_names([p], root / t)[0]
+                 not in set(before["inputs"].get(t, ()))]
+             if changes.get(t, "appends") == "appends" else [] for t in spec.inputs}
+    new_rows = sum(pq.ParquetFile(p).metadata.num_rows for p in added[name])
+    if (int(before.get("overlay_rows", 0)) + new_rows) * FOLD > int(before["rows"]) or \
+            len(set(inputs[name]) - set(kept)) > MAX_PLAIN:
+        return None
+    meta = {**before, "inputs": inputs, "kept": kept, "versions": dict(versions)}
+    earlier = manifest.parent / before["overlay"] if before.get("overlay") else None
+    if not any(added.values()):     # rewritten only: the same rows, in the files named now
+        write_manifest(root, spec, meta, earlier.stem if earlier is not None else None)
+        return 0
+    con, _ = connect_with_files(lake, readable=[earlier] if earlier else [], derived=False)
+    try:
+        stored = [*before["columns"], *spec.stored_only, "replaces"]
+        con.execute("create view facts_before as "
+                    f"{kept_view_sql(spec, manifest, lake.table_dir(name), stored=True)}")
+        for t in spec.inputs:
+            con.execute(f"create view {t}_new as " + (
+                table_view_sql(table(t), added[t]) if added[t] else
+                f"select * from {t} where false"))
+        con.execute(f"create temp table changed as {increment}")
+        [(changed,)] = con.sql("select count(*) from changed").fetchall()
+        sql = "select * from changed"
+        if earlier is not None:     # the earlier overlay's rows not changed again
+            select = ", ".join(UNSIGNED.format(c=c) if c in before["unsigned"] else c
+                               for c in stored)
+            sql += (f" union all select * from (select {select} from "
+                    f"read_parquet({sql_strings([earlier])})) "
+                    f"where {key} not in (select {key} from changed)")
+        reader = con.sql(f"select * from ({sql}) order by {key} < {1 << 63}, {key}"
+                         ).to_arrow_reader(BATCH_ROWS)
+        storage = kept_schema(reader.schema, table(name))
+        out = folder(root, spec.name)
+        ident = uuid.uuid4().hex
+        rows = 0
+        with pq.ParquetWriter(out / f"{ident}.parquet", storage,
+                              **derived_options(storage.names, key)) as writer:
+            for chunk in file_chunks(reader, storage):
+                writer.write_table(chunk)
+                rows += chunk.num_rows
+    finally:
+        con.close()
+    write_manifest(root, spec, {**meta, "overlay": f"{ident}.parquet", "overlay_rows": rows},
+                   ident)
+    return int(changed)
+
+
+def previous_manifest(root: Path, spec: Derived) -> tuple[Path, dict[str, Any]] | None:
+    """The newest manifest of a derived table kept in a lake table that :func:`extend_kept`
+    can extend (one that records its inputs' versions), with what it holds; None if none."""
+    found = []
+    for manifest in folder(root, spec.name).glob("*.json"):
+        try:
+            meta = json.loads(manifest.read_text())
+            stamp = manifest.stat().st_mtime
+        except (OSError, ValueError):
+            continue
+        overlay = meta.get("overlay")
+        if meta.get("kept_in") == spec.kept_in and "versions" in meta and \
+                meta.get("sorted_by") == spec.sort_by and \
+                (overlay is None or (manifest.parent / overlay).is_file()):
+            found.append((stamp, manifest, meta))
+    if not found:
+        return None
+    _, manifest, meta = max(found, key=lambda f: f[0])
+    return manifest, meta
 
 
 def kept_schema(result: pa.Schema, spec: Table) -> pa.Schema:
@@ -266,11 +422,13 @@ def run_of(files: tuple[str, ...], keys: list[np.ndarray], checks: list[np.ndarr
                prints if len(prints) == len(ordered) else None)
 
 
-def write_manifest(root: Path, spec: Derived, meta: dict[str, object]) -> None:
-    """Write a derived table's manifest (atomically), then drop its older results."""
+def write_manifest(root: Path, spec: Derived, meta: dict[str, object],
+                   ident: str | None = None) -> None:
+    """Write a derived table's manifest (atomically), then drop its older results (all but
+    ``ident``'s, the data file the manifest names when given)."""
     out = folder(root, spec.name)
     out.mkdir(parents=True, exist_ok=True)
-    ident = uuid.uuid4().hex
+    ident = ident if ident is not None else uuid.uuid4().hex
     manifest = out / f"{ident}.json"
     staged = manifest.with_suffix(".json.tmp")
     staged.write_text(json.dumps(meta))

@@ -5,11 +5,15 @@ files rewritten sorted by key with its columns beside positions' own, which posi
 still read as they were."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import chess
+import chess.polyglot
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 
 from flows.ingest import INGEST, IngestJob
 from flows.step import run_step
@@ -132,22 +136,118 @@ def test_compact_keeps_facts_written_in_several_files(tmp_path: Path,
     assert lake.read("positions").num_rows == 10
 
 
+@pytest.mark.parametrize("overlay", [False, True])
 def test_a_key_range_connection_holds_the_range_of_facts_kept_or_computed(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlay: bool) -> None:
     """On a connection for a key range, position_facts holds the rows of that range, as
     Python filters them, both computed by its query and read from positions' files (below
-    2^63, above it: stored negative, and across it)."""
+    2^63, above it: stored negative, and across it), with and without an overlay."""
+    monkeypatch.setattr(refresh_module, "FOLD", 0.5)
     lake = Lake(tmp_path / "home")
     ingest(lake, tmp_path, "first.pgn", FIRST)
+    if overlay:     # kept from FIRST's positions, SECOND's in the overlay
+        refresh(lake)
     ingest(lake, tmp_path, "second.pgn", SECOND)
     every = facts(lake, derived=False)[0]
     ranges = ((0, (1 << 63) - 1), (1 << 63, (1 << 64) - 1), (1 << 62, 3 << 62))
     for kept in (False, True):
         if kept:
             refresh(lake)
+            assert ("overlay" in manifest_of(lake)) == overlay
         assert (facts(lake)[1] is not None) == kept
         for lo, hi in ranges:
             want = [row for row in every if lo <= row[0] <= hi]
             assert 0 < len(want) < len(every)
             con = connect_with_files(lake, key_range=(lo, hi))[0]
             assert con.sql(ROWS).fetchall() == want, (lo, hi, kept)
+
+
+def ordered_by_game_id(tmp_path: Path) -> tuple[str, str]:
+    """FIRST and SECOND, the one whose game_id is higher first (ingested into a scratch home
+    to learn their ids): a position both play then has its lowest game changed by the second."""
+    scratch = Lake(tmp_path / "scratch")
+    ingest(scratch, tmp_path, "first.pgn", FIRST)
+    [(first_id,)] = connect_with_files(scratch)[0].sql("select game_id from games").fetchall()
+    ingest(scratch, tmp_path, "second.pgn", SECOND)
+    ids = [g for g, in connect_with_files(scratch)[0].sql("select game_id from games").fetchall()]
+    [second_id] = [g for g in ids if g != first_id]
+    return (FIRST, SECOND) if first_id > second_id else (SECOND, FIRST)
+
+
+def manifest_of(lake: Lake) -> dict[str, object]:
+    [manifest] = (lake.root / DERIVED_DIR / "position_facts").glob("*.json")
+    return json.loads(manifest.read_text())
+
+
+def test_facts_are_brought_up_to_date_from_the_rows_added_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After rows are only added, refresh computes the rows that change (new positions,
+    positions played in a lower game, games whose row came after their moves) into an
+    overlay instead of rewriting positions: the view then gives the defining query's rows."""
+    monkeypatch.setattr(refresh_module, "FOLD", 0.5)   # an overlay up to twice the rows kept
+    high, low = ordered_by_game_id(tmp_path)
+    lake = Lake(tmp_path / "home")
+    ingest(lake, tmp_path, "high.pgn", high)
+    assert refresh(lake) == {"position_facts": 7}
+    kept = lake.parts("positions")
+    assert "overlay" not in manifest_of(lake)
+    ingest(lake, tmp_path, "low.pgn", low)
+    # its 3 new positions, and the 4 both games play (before 1. e4 ... 2. Nf3), whose
+    # lowest game is now the second's
+    assert refresh(lake) == {"position_facts": 3 + 4}
+    rows, current = facts(lake)
+    assert current is not None and rows == facts(lake, derived=False)[0]
+    assert len(rows) == 10 and set(kept) < set(lake.parts("positions"))   # not rewritten
+    event = "one" if low == FIRST else "two"
+    [(low_id,)] = connect_with_files(lake)[0].sql(
+        f"select game_id from games where event = '{event}'").fetchall()
+    # the 6 positions the low game moves from (its last has no move: no game, as the high's)
+    assert sum(row[4] == low_id for row in rows) == 6
+    assert sum(row[4] is None for row in rows) == 2
+    meta = manifest_of(lake)
+    assert meta["overlay_rows"] == 7 and meta["kept"] == [p.name for p in kept]
+    # compact leaves positions' files as they are while the facts they hold are current
+    assert compact_lake(lake, retain_hours=0)[1] == {"position_facts": 0}
+    assert facts(lake)[0] == rows
+
+    # a game's moves stored before its position and game rows (ingest's order, a compact
+    # between them): game "0", lower than any hash, plays the start and a new position
+    start = chess.Board()
+    board = chess.Board()
+    board.push_uci("d2d4")
+    new_key = chess.polyglot.zobrist_hash(board)
+    lake.write("moves", [{"game_id": "0", "ply": 0, "position_key": chess.polyglot.zobrist_hash(
+        start), "uci": "d2d4", "san": "d4"}, {"game_id": "0", "ply": 1, "position_key": new_key,
+                                               "uci": "g8f6", "san": "Nf6"}])
+    assert refresh(lake) == {"position_facts": 1}      # the start, now in game "0"
+    lake.write("positions", [{"position_key": new_key, "fen": board.fen(), "source_id": "s"}])
+    assert refresh(lake) == {"position_facts": 1}      # the new position, in game "0"
+    lake.write("games", [{"game_id": "0", "result": "1/2-1/2"}])
+    assert refresh(lake) == {"position_facts": 2}      # both: game "0"'s result now known
+    rows = facts(lake)[0]
+    assert rows == facts(lake, derived=False)[0] and len(rows) == 11
+    assert sorted((r[0], r[4], r[5]) for r in rows if r[4] == "0") == sorted(
+        [(chess.polyglot.zobrist_hash(start), "0", "1/2-1/2"), (new_key, "0", "1/2-1/2")])
+    assert manifest_of(lake)["overlay_rows"] == 3 + 4 + 1     # keys changed twice once
+
+
+def test_facts_are_computed_whole_after_a_row_removed_or_past_the_overlay_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A removal from moves (not an append or a compaction's rewrite) makes the refresh
+    compute the facts whole, and so does an overlay that would pass 1/FOLD of the rows
+    kept: positions' files are then rewritten with the overlay folded in."""
+    monkeypatch.setattr(refresh_module, "FOLD", 1)
+    lake = Lake(tmp_path / "home")
+    ingest(lake, tmp_path, "first.pgn", FIRST)
+    refresh(lake)
+    ingest(lake, tmp_path, "second.pgn", SECOND)
+    DeltaTable(str(lake.table_dir("moves"))).delete("ply = 5")
+    assert refresh(lake) == {"position_facts": 10}     # whole
+    assert "overlay" not in manifest_of(lake)
+    assert facts(lake)[0] == facts(lake, derived=False)[0]
+    monkeypatch.setattr(refresh_module, "FOLD", 20)    # 10 kept: no overlay of 1 row
+    ingest(lake, tmp_path, "third.pgn", FIRST.replace('"one"', '"three"').replace(
+        "a6 1-0", "Nf6 1-0"))
+    assert refresh(lake) == {"position_facts": 11}     # 1 new position (+ lowered, maybe)
+    assert "overlay" not in manifest_of(lake)
+    assert facts(lake)[0] == facts(lake, derived=False)[0]

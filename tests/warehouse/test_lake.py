@@ -1,14 +1,17 @@
 """The Delta Lake writer: each key once, schema enforcement, versions, compaction, refusals."""
 from __future__ import annotations
 
+import json
+import random
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, WriterProperties
 
-from warehouse import Lake, WarehouseError, connect
+from warehouse import Lake, WarehouseError, compaction, connect
 from warehouse.commits import WRITE_LOCK
 from warehouse.datafiles import file_index
 from warehouse.dedupe import candidate_files
@@ -161,6 +164,63 @@ def test_compact_optimizes_and_vacuums(home: Path) -> None:
     assert lake.read("labels").num_rows == 6
     assert (lake.table_dir("labels") / WRITE_LOCK).is_file()   # vacuum leaves the lock file
     assert lake.write("labels", [label_row(5, 0, key=2), label_row(5, 0, key=4)]) == 1
+
+
+def label_rows(keys: range | list[int], depth: int = 5) -> list[dict[str, object]]:
+    return [label_row(depth, key % 1000, key=key) for key in keys]
+
+
+def test_compact_sorts_only_the_labels_added_since_into_a_run_of_their_own(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 51 §2, compact proportional to what changed: a partition sorted once is not
+    sorted again for a few labels added; while a key is in at most two row groups nothing is
+    rewritten, past that the files added since become one sorted run (the sorted files stay
+    as they are), and only past 1/8 of the partition's bytes is it sorted whole. Every row
+    is kept, each file's row groups hold disjoint key ranges, and the rewrites are marked as
+    Delta marks optimize's (no data change)."""
+    monkeypatch.setattr(compaction, "SORTED_FILE_BYTES", 1)       # no partition "small"
+    monkeypatch.setattr(compaction, "SORTED_ROW_GROUP", 64)
+    monkeypatch.setattr(compaction, "SORTED_PROPERTIES", WriterProperties(
+        compression="ZSTD", max_row_group_size=64))
+    lake = Lake(home)
+    rng = random.Random(5)
+    held = rng.sample(range(1, 1 << 62), 2000)
+    lake.write("labels", label_rows(held[:1000]))
+    lake.write("labels", label_rows(held[1000:1600]))   # two files: sorted whole
+    compact_labels = lambda: lake.compact("labels", retain_hours=0)   # noqa: E731
+    compact_labels()
+    run = set(lake.parts("labels"))
+    assert all(sorted_within(p) for p in run)
+    lake.write("labels", label_rows(held[1600:1650]))
+    assert compact_labels() == (len(run) + 1,) * 2          # a key in two row groups: kept
+    lake.write("labels", label_rows(held[1650:1700]))
+    version = lake.version("labels")
+    files = compact_labels()                                 # three: the two new, one run
+    assert files == (len(run) + 2, len(run) + 1) and run < set(lake.parts("labels"))
+    [added] = set(lake.parts("labels")) - run
+    assert sorted_within(added) and pq.ParquetFile(added).metadata.num_rows == 100
+    logs = lake.table_dir("labels") / "_delta_log"
+    changes = [action[kind].get("dataChange")
+               for number in range(version + 1, lake.version("labels") + 1)
+               for action in map(json.loads, (logs / f"{number:020d}.json").read_text().splitlines())
+               for kind in ("add", "remove") if kind in action]
+    assert len(changes) == 3 and not any(changes)        # two files removed, one added
+    assert stored_keys(lake) == sorted(held[:1700])
+    lake.write("labels", label_rows(held[1700:]))            # 300 more: past 1/8, whole
+    compact_labels()
+    assert not run & set(lake.parts("labels"))
+    assert all(sorted_within(p) for p in lake.parts("labels"))
+    assert stored_keys(lake) == sorted(held)
+
+
+def sorted_within(path: Path) -> bool:
+    """The file's row groups hold disjoint ranges of position_key (from its footer)."""
+    ranges = compaction.row_group_ranges(str(path), "position_key")
+    return compaction.disjoint(ranges)
+
+
+def stored_keys(lake: Lake) -> list[int]:
+    return sorted(k for k, in connect(lake).execute("select position_key from labels").fetchall())
 
 
 def test_old_part_layout_is_refused_naming_the_folder(home: Path) -> None:
