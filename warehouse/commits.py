@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -330,8 +331,9 @@ class Staged:
         for log in sorted((self.folder / DELTA_LOG).glob("*.json")):
             for line in log.read_text().splitlines():
                 action = json.loads(line).get("add") if line.strip() else None
-                if action:
-                    adds.append(AddAction(action["path"], action["size"],
+                if action:    # the log's path is URL-encoded (a partition folder's name is
+                    # escaped on disk too: engine_id=sf%3A1); the transaction encodes it
+                    adds.append(AddAction(unquote(action["path"]), action["size"],
                                           action.get("partitionValues") or {},
                                           action["modificationTime"], data_change,
                                           action.get("stats") or ""))

@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -173,15 +174,13 @@ def sort_run(spec: Table, folder: Path, uris: Sequence[str], values: dict[str, s
     assert spec.sort_by is not None
     schema = pa.schema([f.with_type(storage_type(f.type)) for f in spec.schema])
     parts = []
-    for uri in uris:
-        data = pq.read_table(uri.removeprefix("file://"))
-        for column, value in values.items():
-            data = data.append_column(column, pa.array([value] * data.num_rows).cast(
-                schema.field(column).type))
-        parts.append(data)
-    rows = pa.concat_tables(parts, promote_options="default")
-    rows = rows.select([n for n in schema.names if n in rows.column_names])
-    rows = rows.cast(pa.schema([schema.field(n) for n in rows.column_names])).sort_by(spec.sort_by)
+    for uri in uris:    # each file in the table's storage types (a column added since: null;
+        data = pq.read_table(uri.removeprefix("file://"))     # string_view as other writers
+        parts.append(pa.table([                                # write it: string)
+            pa.array([values[f.name]] * data.num_rows).cast(f.type) if f.name in values else
+            data.column(f.name).cast(f.type) if f.name in data.column_names else
+            pa.nulls(data.num_rows, f.type) for f in schema], schema=schema))
+    rows = pa.concat_tables(parts).sort_by(spec.sort_by)
     staged = Staged(folder)
     try:
         for start in range(0, rows.num_rows, RUN_FILE_ROWS):    # each write one file, in order
@@ -193,7 +192,7 @@ def sort_run(spec: Table, folder: Path, uris: Sequence[str], values: dict[str, s
             live = {basename(u): u for u in delta.file_uris()}
             if not {basename(u) for u in uris} <= live.keys():
                 return
-            paths = {basename(a["path"]): a["path"] for a in
+            paths = {basename(a["path"]): unquote(a["path"]) for a in
                      pa.table(delta.get_add_actions(flatten=True)).select(["path"]).to_pylist()}
             stamp = int(time.time() * 1000)
             actions = [*[RemoveAction(paths[basename(u)], False, stamp) for u in uris],

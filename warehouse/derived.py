@@ -30,13 +30,17 @@ and they go to an *overlay* ``<id>.parquet`` beside the manifest, which then nam
 files holding the rest (``kept``) and the overlay; the view reads the kept files' rows the
 overlay does not replace, and the overlay's. The overlay is folded in (the table computed
 whole, its files rewritten) once it passes a fraction of the rows kept. So ``compact`` after
-an ingest of 1% costs about that 1%, not the whole table (issue 51 §2).
+an ingest of 1% costs about that 1%, not the whole table (issue 51 §2). An overlay replaced
+stays one refresh longer (a connection opened before still reads it), and every manifest
+records a digest of the definition and increment queries (:func:`definition`): a result
+made under other queries is not used.
 
 This module reads definitions and manifests only; it imports nothing from the catalog or
 the lake, which build on it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -97,6 +101,13 @@ def derived_tables() -> list[Derived]:
     return tables
 
 
+def definition(spec: Derived) -> str:
+    """A digest of the derived table's queries (its definition and increment), kept in its
+    manifests: a result made under another definition is not used."""
+    text = f"{spec.sql}\n--\n{spec.increment_sql or ''}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def folder(root: Path, name: str) -> Path:
     return root / DERIVED_DIR / name
 
@@ -124,7 +135,7 @@ def current_file(root: Path, spec: Derived, files: Mapping[str, Sequence[Path]],
         overlay = meta.get("overlay")
         if overlay is not None and not (manifest.parent / overlay).is_file():
             continue
-        if meta.get("inputs") == wanted and meta.get("kept_in") == spec.kept_in and \
+        if meta.get("inputs") == wanted and meta.get("definition") == definition(spec) and meta.get("kept_in") == spec.kept_in and \
                 data.is_file() and (not sorted_as_defined or meta.get("sorted_by") == spec.sort_by):
             return data
     return None

@@ -16,6 +16,7 @@ from the rows as they stream by (they come sorted by the stored key); then its m
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -41,7 +42,14 @@ from warehouse.catalog import (
 )
 from warehouse.commits import DELTA_LOG, Staged, with_retries, write_lock
 from warehouse.datafiles import basename
-from warehouse.derived import Derived, current_file, derived_tables, file_names, folder
+from warehouse.derived import (
+    Derived,
+    current_file,
+    definition,
+    derived_tables,
+    file_names,
+    folder,
+)
 from warehouse.encoding import COMPACT_LEVEL, derived_options, properties
 from warehouse.keyindex import CHECKED, KeyIndex, Run, check_prints, file_numbers, prune
 from warehouse.schema import storage_type
@@ -150,7 +158,8 @@ def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
             rows += batch.num_rows
     inputs = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
     staged = manifest.with_suffix(".json.tmp")
-    staged.write_text(json.dumps({"inputs": inputs, "rows": rows, "sorted_by": spec.sort_by}))
+    staged.write_text(json.dumps({"inputs": inputs, "rows": rows, "sorted_by": spec.sort_by,
+                                  "definition": definition(spec)}))
     os.replace(staged, manifest)
     for old in out.iterdir():
         if old.stem != ident and old.suffix in (".json", ".parquet", ".tmp"):
@@ -330,6 +339,7 @@ def previous_manifest(root: Path, spec: Derived) -> tuple[Path, dict[str, Any]] 
             continue
         overlay = meta.get("overlay")
         if meta.get("kept_in") == spec.kept_in and "versions" in meta and \
+                meta.get("definition") == definition(spec) and \
                 meta.get("sorted_by") == spec.sort_by and \
                 (overlay is None or (manifest.parent / overlay).is_file()):
             found.append((stamp, manifest, meta))
@@ -425,14 +435,21 @@ def run_of(files: tuple[str, ...], keys: list[np.ndarray], checks: list[np.ndarr
 def write_manifest(root: Path, spec: Derived, meta: dict[str, object],
                    ident: str | None = None) -> None:
     """Write a derived table's manifest (atomically), then drop its older results (all but
-    ``ident``'s, the data file the manifest names when given)."""
+    ``ident``'s, the data file the manifest names when given), except the overlays the
+    manifests it replaces name: a connection opened before reads them until the next
+    refresh replaces this one (one generation of grace)."""
     out = folder(root, spec.name)
     out.mkdir(parents=True, exist_ok=True)
     ident = ident if ident is not None else uuid.uuid4().hex
     manifest = out / f"{ident}.json"
+    replaced = set()
+    for old in out.glob("*.json"):
+        with contextlib.suppress(OSError, ValueError):
+            replaced.add(json.loads(old.read_text()).get("overlay"))
     staged = manifest.with_suffix(".json.tmp")
-    staged.write_text(json.dumps(meta))
+    staged.write_text(json.dumps({**meta, "definition": definition(spec)}))
     os.replace(staged, manifest)
     for old in out.iterdir():
-        if old.stem != ident and old.suffix in (".json", ".parquet", ".tmp"):
+        if old.stem != ident and old.suffix in (".json", ".parquet", ".tmp") and \
+                old.name not in replaced:
             old.unlink(missing_ok=True)

@@ -209,6 +209,7 @@ def test_facts_are_brought_up_to_date_from_the_rows_added_only(
     # compact leaves positions' files as they are while the facts they hold are current
     assert compact_lake(lake, retain_hours=0)[1] == {"position_facts": 0}
     assert facts(lake)[0] == rows
+    earlier = connect_with_files(lake)[0]      # a reader of this overlay, opened before
 
     # a game's moves stored before its position and game rows (ingest's order, a compact
     # between them): game "0", lower than any hash, plays the start and a new position
@@ -220,6 +221,7 @@ def test_facts_are_brought_up_to_date_from_the_rows_added_only(
         start), "uci": "d2d4", "san": "d4"}, {"game_id": "0", "ply": 1, "position_key": new_key,
                                                "uci": "g8f6", "san": "Nf6"}])
     assert refresh(lake) == {"position_facts": 1}      # the start, now in game "0"
+    assert earlier.sql(ROWS).fetchall() == rows        # still reads the overlay it named
     lake.write("positions", [{"position_key": new_key, "fen": board.fen(), "source_id": "s"}])
     assert refresh(lake) == {"position_facts": 1}      # the new position, in game "0"
     lake.write("games", [{"game_id": "0", "result": "1/2-1/2"}])
@@ -231,11 +233,12 @@ def test_facts_are_brought_up_to_date_from_the_rows_added_only(
     assert manifest_of(lake)["overlay_rows"] == 3 + 4 + 1     # keys changed twice once
 
 
-def test_facts_are_computed_whole_after_a_row_removed_or_past_the_overlay_bound(
+def test_facts_are_computed_whole_after_a_row_removed_or_past_the_overlay_bounds(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A removal from moves (not an append or a compaction's rewrite) makes the refresh
     compute the facts whole, and so does an overlay that would pass 1/FOLD of the rows
-    kept: positions' files are then rewritten with the overlay folded in."""
+    kept, or more than MAX_PLAIN files of positions written since: positions' files are then
+    rewritten with the overlay folded in."""
     monkeypatch.setattr(refresh_module, "FOLD", 1)
     lake = Lake(tmp_path / "home")
     ingest(lake, tmp_path, "first.pgn", FIRST)
@@ -249,5 +252,12 @@ def test_facts_are_computed_whole_after_a_row_removed_or_past_the_overlay_bound(
     ingest(lake, tmp_path, "third.pgn", FIRST.replace('"one"', '"three"').replace(
         "a6 1-0", "Nf6 1-0"))
     assert refresh(lake) == {"position_facts": 11}     # 1 new position (+ lowered, maybe)
+    assert "overlay" not in manifest_of(lake)
+    assert facts(lake)[0] == facts(lake, derived=False)[0]
+    monkeypatch.setattr(refresh_module, "FOLD", 0.01)  # any overlay, but no file of
+    monkeypatch.setattr(refresh_module, "MAX_PLAIN", 0)    # positions without the facts
+    ingest(lake, tmp_path, "fourth.pgn", FIRST.replace('"one"', '"four"').replace(
+        "a6 1-0", "d6 1-0"))
+    assert refresh(lake) == {"position_facts": 12}
     assert "overlay" not in manifest_of(lake)
     assert facts(lake)[0] == facts(lake, derived=False)[0]

@@ -166,12 +166,9 @@ def test_compact_optimizes_and_vacuums(home: Path) -> None:
     assert lake.write("labels", [label_row(5, 0, key=2), label_row(5, 0, key=4)]) == 1
 
 
-def label_rows(keys: range | list[int], depth: int = 5) -> list[dict[str, object]]:
-    return [label_row(depth, key % 1000, key=key) for key in keys]
-
-
+@pytest.mark.parametrize("engine", ["sf-15.1-abc", "sf:1@x+y"])   # the second escaped on disk
 def test_compact_sorts_only_the_labels_added_since_into_a_run_of_their_own(
-        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        home: Path, monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
     """Issue 51 §2, compact proportional to what changed: a partition sorted once is not
     sorted again for a few labels added; while a key is in at most two row groups nothing is
     rewritten, past that the files added since become one sorted run (the sorted files stay
@@ -185,6 +182,10 @@ def test_compact_sorts_only_the_labels_added_since_into_a_run_of_their_own(
     lake = Lake(home)
     rng = random.Random(5)
     held = rng.sample(range(1, 1 << 62), 2000)
+
+    def label_rows(keys: list[int]) -> list[dict[str, object]]:
+        return [label_row(5, key % 1000, engine=engine, key=key) for key in keys]
+
     lake.write("labels", label_rows(held[:1000]))
     lake.write("labels", label_rows(held[1000:1600]))   # two files: sorted whole
     compact_labels = lambda: lake.compact("labels", retain_hours=0)   # noqa: E731
@@ -205,12 +206,12 @@ def test_compact_sorts_only_the_labels_added_since_into_a_run_of_their_own(
                for action in map(json.loads, (logs / f"{number:020d}.json").read_text().splitlines())
                for kind in ("add", "remove") if kind in action]
     assert len(changes) == 3 and not any(changes)        # two files removed, one added
-    assert stored_keys(lake) == sorted(held[:1700])
+    assert stored_keys(lake, engine) == sorted(held[:1700])
     lake.write("labels", label_rows(held[1700:]))            # 300 more: past 1/8, whole
     compact_labels()
     assert not run & set(lake.parts("labels"))
     assert all(sorted_within(p) for p in lake.parts("labels"))
-    assert stored_keys(lake) == sorted(held)
+    assert stored_keys(lake, engine) == sorted(held)
 
 
 def sorted_within(path: Path) -> bool:
@@ -219,8 +220,13 @@ def sorted_within(path: Path) -> bool:
     return compaction.disjoint(ranges)
 
 
-def stored_keys(lake: Lake) -> list[int]:
-    return sorted(k for k, in connect(lake).execute("select position_key from labels").fetchall())
+def stored_keys(lake: Lake, engine: str) -> list[int]:
+    """The labels' keys, each checked to be stored with its score under its engine and depth."""
+    rows = connect(lake).execute("select position_key, score_cp, engine_id, depth "
+                                 "from labels").fetchall()
+    assert {r[2] for r in rows} == {engine} and all(r[1] == r[0] % 1000 and r[3] == 5
+                                                   for r in rows)
+    return sorted(r[0] for r in rows)
 
 
 def test_old_part_layout_is_refused_naming_the_folder(home: Path) -> None:
