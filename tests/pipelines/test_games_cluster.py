@@ -787,6 +787,58 @@ def test_next_batch_goes_out_before_the_last_one_is_stored(home: Path, stockfish
         assert events.index(("submitted", index + 1)) < events.index(("stored", index)), events
 
 
+def test_the_shutdown_filter_drops_only_dasks_closed_connections() -> None:
+    """ShutdownNoise, record by record (the decisions worked out by hand): a record from
+    outside Dask passes whatever it says; a Dask record passes unless it carries a
+    CommClosedError or names one in its message (Dask logs some without the exception)."""
+    import logging
+
+    from distributed.comm.core import CommClosedError
+
+    from pipelines.games.cluster import ShutdownNoise
+
+    def record(name: str, message: str, error: BaseException | None = None) -> logging.LogRecord:
+        info = (type(error), error, None) if error is not None else None
+        return logging.LogRecord(name, logging.ERROR, __file__, 1, message, None, info)
+
+    noise = ShutdownNoise()
+    cases = [(record("chesslab.games", "CommClosedError"), True),
+             (record("chesslab.games", "x", CommClosedError("closed")), True),
+             (record("distributed.core", "a heartbeat"), True),
+             (record("distributed.worker", "boom", ValueError("bad")), True),
+             (record("distributed.comm", "Connection closed: CommClosedError: in <TCP>"), False),
+             (record("distributed.worker", "heartbeat failed", CommClosedError("in <TCP>")),
+              False)]
+    assert [noise.filter(r) for r, _ in cases] == [want for _, want in cases]
+
+
+def test_a_lost_scheduler_is_one_line_and_other_failures_pass_unchanged() -> None:
+    """lost_or_failed: a client no longer running, or an OSError or a cancelled future while
+    it runs, becomes one GamesError naming the scheduler's address and what to do; any other
+    failure of a running client is given back as it is."""
+    from types import SimpleNamespace
+
+    from distributed.client import FutureCancelledError
+
+    from pipelines.games.cluster import lost_or_failed
+    from pipelines.games.config import GamesError
+
+    def client(status: str) -> SimpleNamespace:
+        return SimpleNamespace(status=status, scheduler=SimpleNamespace(address="tcp://h:8786"))
+
+    bug = ValueError("a bug")
+    assert lost_or_failed(client("running"), bug) is bug
+    for status, error in (("closed", bug), ("running", OSError("reset")),
+                          ("running", FutureCancelledError("k", "cancelled"))):
+        lost = lost_or_failed(client(status), error)
+        assert isinstance(lost, GamesError) and "\n" not in str(lost)
+        assert str(lost).startswith("lost the Dask scheduler tcp://h:8786: ")
+        assert f"{type(error).__name__}: {error}" in str(lost)
+        assert str(lost).endswith("run the same command again to resume")
+    nameless = SimpleNamespace(status="closed", scheduler=None)
+    assert str(lost_or_failed(nameless, bug)).startswith("lost the Dask scheduler the scheduler")
+
+
 def test_shutdown_noise_is_dropped_only_while_closing() -> None:
     """A connection Dask finds closed while the cluster goes (its ``CommClosedError`` with
     the traceback) is dropped during the close only; any other error during the close, and
