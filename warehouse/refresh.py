@@ -279,8 +279,7 @@ def extend_kept(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]],
     changes = {t: changes_since(lake, t, before["versions"].get(t, -1)) for t in versions}
     if not set(before["inputs"][name]) <= set(inputs[name]) or None in changes.values():
         return None
-    added = {t: [p for p in files.get(t, ()) if file_names([p], root / t)[0]
-                 not in set(before["inputs"].get(t, ()))]
+    added = {t: [root / t / n for n in sorted(set(inputs[t]) - set(before["inputs"].get(t, ())))]
              if changes.get(t, "appends") == "appends" else [] for t in spec.inputs}
     new_rows = sum(pq.ParquetFile(p).metadata.num_rows for p in added[name])
     if (int(before.get("overlay_rows", 0)) + new_rows) * FOLD > int(before["rows"]) or \
