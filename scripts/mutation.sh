@@ -155,6 +155,14 @@ entry() { local key=$1; shift; echo "$key="; printf '    %s\n' "$@"; }
   entry also_copy data benchmarks setup.py
   entry pytest_add_cli_args_test_selection "${TESTS[@]}"
   entry pytest_add_cli_args -p no:cacheprovider
+  # No test may run in a process a mutant's process is forked from: the default ("fork")
+  # runs the clean tests in mutmut's own process and forks each mutant from it, and there
+  # deltalake panics ("Forked process detected": its tokio runtime was made by the parent)
+  # and Dask waits forever on its offload thread (a thread the child does not have). A test
+  # that touched the lake then failed in every mutant, killing it whatever the mutation.
+  # The fork server runs the clean tests in a child of its own and forks each mutant from a
+  # process that has imported pytest and the tests but run none.
+  echo "process_isolation = forkserver"
 } > "$WORK/setup.cfg"
 
 cd "$WORK"
@@ -163,9 +171,8 @@ cd "$WORK"
 # through to the installed (editable) chesslab, unmutated.
 mkdir -p mutants
 export PYTHONPATH=$WORK/mutants
-# Each mutant's tests run in a child forked from mutmut's process, which has run the tests
-# once: a child forked after torch (OpenMP) or MKL started worker threads hangs, so they get
-# none. (mutmut's forkserver mode would avoid the fork but imports the unmutated copy.)
+# Each mutant's tests run in a child forked from the fork server: a child forked after torch
+# (OpenMP) or MKL started worker threads hangs, so they get none.
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 MUTMUT=$(dirname "$PY")/mutmut
 echo "mutation: ${FILES[*]} against ${TESTS[*]} in $WORK"

@@ -1,12 +1,14 @@
 """scripts/mutation.sh with a stand-in for mutmut: the copy it works in, the score it prints
 from mutmut's results, and MUTATION_RESUME=1 continuing a stopped run (and refusing one made
-from other sources)."""
+from other sources); and once with mutmut itself, over tests that write the lake."""
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "mutation.sh"
@@ -76,3 +78,31 @@ def test_resume_of_a_copy_made_from_other_sources_is_refused(tmp_path: Path) -> 
     assert refused.returncode == 2
     assert "was made from other sources" in refused.stderr
     assert len((work / "runs.log").read_text().splitlines()) == 1    # nothing run, nothing lost
+
+
+@pytest.mark.slow
+def test_a_mutant_the_lake_tests_cannot_tell_apart_survives(tmp_path: Path) -> None:
+    """Real mutmut over the registry's ``list_models``, whose test writes the lake. Run in
+    mutmut's default isolation (each mutant forked from the process that ran the clean tests),
+    deltalake panicked in every mutant ("Forked process detected") and every mutant counted
+    as killed, so modules tested through the lake scored 100%. With the fork server a mutant
+    the tests cannot tell apart survives: DuckDB's named parameters are case-insensitive
+    (checked here), so ``{"KIND": kind}`` for ``{"kind": kind}`` changes nothing."""
+    import duckdb
+
+    assert duckdb.connect().execute("select $kind", {"KIND": 7}).fetchone() == (7,)
+    done = subprocess.run(
+        ["bash", str(SCRIPT), "registry"], capture_output=True, text=True, check=False,
+        env={**os.environ, "MUTATION_DIR": str(tmp_path),
+             "MUTATION_ONLY": "pipelines.models.registry.x_list_models__mutmut_*"},
+        timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    survivors = (tmp_path / "registry" / "survivors.txt").read_text().split()
+    assert survivors, done.stdout
+    mutated = (tmp_path / "registry" / "mutants" / "pipelines" / "models" / "registry.py"
+               ).read_text()
+    for name in survivors:
+        body = mutated.split(f"def {name.rsplit('.', 1)[1]}(", 1)[1].split("\ndef ", 1)[0]
+        assert '{"KIND": kind}' in body, (name, body)
+    killed = [line for line in done.stdout.splitlines() if line.startswith("score:")]
+    assert killed and not killed[0].startswith("score: 0/"), done.stdout
