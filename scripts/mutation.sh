@@ -89,7 +89,7 @@ case "$1" in
     TESTS=(tests/pipelines/test_registry.py) ;;
   cluster)   # the games runner: local processes or a Dask cluster
     FILES=(pipelines/games/cluster.py)
-    TESTS=(tests/pipelines/test_games_cluster.py) ;;
+    TESTS=(tests/pipelines/test_games_cluster.py tests/pipelines/test_games_stop.py) ;;
   *.py)
     [ $# -ge 2 ] || usage
     FILES=("$1"); shift

@@ -930,3 +930,141 @@ def test_local_workers_run_prints_no_traceback(home: Path, stockfish_path: str) 
     assert "Traceback" not in output and "Error" not in output, output
     assert "4/4 games (4 played now)" in run.stdout
     assert len(Lake(home).read("tournament_games", columns=["game_key"])) == 4
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 48: what mutation testing of the runner found unchecked
+# --------------------------------------------------------------------------------------------
+
+def test_a_lost_worker_is_described_in_one_line() -> None:
+    """Wording by hand: the name and the address when they differ, the address alone when the
+    worker never said its name, each batch to be played again, or that it played none."""
+    from pipelines.games.cluster import LostWorker
+
+    assert LostWorker("tcp://10.0.0.7:1", "box:42", (3, 5)).describe() == \
+        "worker box:42 (tcp://10.0.0.7:1) lost; batch 3, batch 5 to be played again"
+    assert LostWorker("tcp://10.0.0.7:1", "tcp://10.0.0.7:1", ()).describe() == \
+        "worker tcp://10.0.0.7:1 lost; it was playing no batch"
+    assert LostWorker("a", "b", (2,)).describe("games {}".format) == \
+        "worker b (a) lost; games 2 to be played again"
+
+
+def stop_seen(batch: object, stop: object) -> bool:
+    """A batch that plays until the run's stop event is seen (10 s at most)."""
+    deadline = time.monotonic() + 10
+    while not stop() and time.monotonic() < deadline:     # type: ignore[operator]
+        time.sleep(0.02)
+    return bool(stop())                                   # type: ignore[operator]
+
+
+def stop_now(batch: object, stop: object) -> bool:
+    return bool(stop())                                   # type: ignore[operator]
+
+
+def refuse(batch: object, stop: object) -> None:
+    raise WorkerRefused(f"no engine for {batch}")
+
+
+def test_a_batch_on_a_worker_sees_the_runs_stop_event_and_a_refusal_names_the_worker(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``on_worker`` on an in-process Dask worker: the stop event of the name given is what
+    the batch's ``stop`` reads (set: seen; another name, unset: not seen), and a refusal
+    carries the address of the worker that refused; ``remote_play`` passes its stop name."""
+    from distributed import Client, Event, LocalCluster
+
+    from pipelines.games import cluster as runner
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as local, Client(local) as client:
+        Event("stop-set", client=client).set()
+        assert client.submit(runner.on_worker, stop_seen, 1, "stop-set", pure=False
+                             ).result(timeout=30) is True
+        assert client.submit(runner.on_worker, stop_now, 1, "stop-unset", pure=False
+                             ).result(timeout=30) is False
+        with pytest.raises(WorkerRefused, match="no engine for 7") as refused:
+            client.submit(runner.on_worker, refuse, 7, "stop-unset", pure=False
+                          ).result(timeout=30)
+        assert refused.value.address == next(iter(client.scheduler_info()["workers"]))
+    calls: list[tuple[object, ...]] = []
+    monkeypatch.setattr(runner, "on_worker", lambda *args: calls.append(args))
+    runner.remote_play("the batch", "stop-7")                     # type: ignore[arg-type]
+    assert calls == [(runner.play_batch, "the batch", "stop-7")]
+
+
+def test_a_local_cluster_has_the_workers_and_threads_asked_and_a_private_dashboard() -> None:
+    """``--workers 0``: one worker in this process with a thread a game (at least one);
+    ``--workers 2``: two processes with ``--games-per-worker`` threads each. The dashboard
+    listens on the loopback interface at a free port (not Dask's 0.0.0.0:8787, taken by the
+    first run on a machine and open to the network), and Dask's handler shows errors only."""
+    import logging
+
+    from pipelines.games.cluster import local_cluster
+
+    handler = logging.StreamHandler()        # Dask's own, as its logging config makes it
+    dask_logger = logging.getLogger("distributed")
+
+    def threads(options: GamesOptions, concurrency: int) -> list[int]:
+        with local_cluster(options, concurrency) as local:
+            hosts = {socket_.getsockname()[0] for socket_ in
+                     local.scheduler.services["dashboard"]._sockets.values()}
+            assert hosts == {"127.0.0.1"}
+            assert handler.level == logging.ERROR
+            return sorted(w["nthreads"] for w in local.scheduler_info["workers"].values())
+
+    dask_logger.addHandler(handler)
+    try:
+        assert threads(GamesOptions(workers=0), 3) == [3]
+        assert threads(GamesOptions(workers=0), 0) == [1]
+        assert threads(GamesOptions(workers=2, games_per_worker=1), 5) == [1, 1]
+    finally:
+        dask_logger.removeHandler(handler)
+
+
+def test_the_worker_watch_names_a_worker_that_joined_when_it_is_lost() -> None:
+    """A worker that joins during the run is named (``host:pid``) from its ``add-worker``
+    event, so its loss says which machine went; a worker that does not answer the name
+    question keeps its address (no error). (A worker gone before it is asked holds the
+    client's loop for Dask's 30 s connect timeout: not tested here.)"""
+    from distributed import Client, LocalCluster
+
+    from pipelines.games.cluster import LostWorker, WorkerWatch
+
+    name = f"{socket.gethostname()}:{os.getpid()}"        # an in-process worker's name
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as local, Client(local) as client:
+        first = set(client.scheduler_info()["workers"])
+        watch = WorkerWatch(client)
+        try:
+            watch.names.clear()                  # only the add-worker event can name it now
+            deadline = time.monotonic() + 30
+            (existing,) = first
+            while watch.events.empty():          # until the subscription reaches the scheduler
+                assert time.monotonic() < deadline
+                client.log_event("all", {"action": "add-worker", "worker": existing})
+                time.sleep(0.05)
+            assert watch.lost(lambda key: None) == []
+            assert watch.names == {existing: name}
+            local.scale(2)
+            client.wait_for_workers(2, timeout=30)
+            (joined,) = set(client.scheduler_info()["workers"]) - first
+            while joined not in watch.names and time.monotonic() < deadline:
+                watch.wait()
+                assert watch.lost(lambda key: None) == []
+            assert watch.names == {existing: name, joined: name}
+            client.retire_workers([joined])
+            found: list[LostWorker] = []
+            while not found and time.monotonic() < deadline:
+                watch.wait()
+                found = watch.lost(lambda key: None)
+            assert found == [LostWorker(joined, name, ())]
+        finally:
+            watch.close()
+
+    class Gone:
+        def run(self, *args: object, **kwargs: object) -> dict[str, str]:
+            raise OSError("the worker went")
+
+    unanswered = WorkerWatch.__new__(WorkerWatch)
+    unanswered.client, unanswered.names = Gone(), {}
+    unanswered.learn_names(["tcp://127.0.0.1:9"])
+    assert unanswered.names == {}

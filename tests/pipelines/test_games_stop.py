@@ -87,3 +87,39 @@ def test_a_watch_without_a_scheduler_counts_as_stopped() -> None:
         assert watch()
     finally:
         watch.close()
+
+
+def watched_twice(name: str) -> tuple[bool, bool, bool]:
+    """On a worker: a watch whose event is set after several timed-out waits, and one whose
+    event is never set, closed; (the first's thread a daemon, the set event seen, the
+    second's thread still alive a few waits after its close)."""
+    import threading
+
+    def thread_of(watch_name: str) -> threading.Thread:
+        return next(t for t in threading.enumerate() if t.name == f"chesslab-stop-{watch_name}")
+
+    first = StopWatch(name)
+    thread = thread_of(name)
+    time.sleep(0.7)                                   # three waits of 0.2 s timed out
+    Event(name).set()
+    end = time.monotonic() + 5
+    while not first() and time.monotonic() < end:
+        time.sleep(0.01)
+    first.close()
+    second = StopWatch(f"{name}-never")
+    second_thread = thread_of(f"{name}-never")
+    second.close()
+    second_thread.join(timeout=5)
+    return thread.daemon, first(), second_thread.is_alive()
+
+
+def test_the_watch_waits_again_after_each_timeout_and_ends_after_its_close(
+        client: tuple[Client, Counter[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The waits at the scheduler time out and are made again while the batch plays (a
+    stop set after some is still seen); a closed watch's thread ends after its current wait
+    (not a thread left waiting for ever on each batch's event), and it never keeps a worker
+    process from exiting (a daemon)."""
+    c, _ = client
+    monkeypatch.setattr(games_cluster, "STOP_WAIT_S", 0.2)
+    assert c.submit(watched_twice, "run-4", pure=False).result(timeout=30) == \
+        (True, True, False)

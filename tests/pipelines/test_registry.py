@@ -19,11 +19,16 @@ import pipelines.models.registry
 from flows.cli import main as cli_main
 from pipelines.models.registry import (
     ModelArtifactError,
+    ModelError,
     ModelNotFoundError,
+    allocate_version,
+    artifact_location,
+    claim_version,
     list_models,
     now,
     record_event,
     record_model,
+    registered_versions,
     resolve_model,
     resolve_verified,
 )
@@ -86,6 +91,8 @@ def promote(lake: Lake, model: str) -> None:
 def test_names_resolve_to_versions(lake: Lake) -> None:
     """nnue@2 is version 2, nnue@latest the highest version, per kind."""
     assert resolve_model(lake, "nnue@2").version == 2
+    second = resolve_model(lake, "nnue@2")
+    assert (second.kind, second.config) == ("nnue", {"epochs": 1})     # as register() wrote
     latest = resolve_model(lake, "nnue@latest")
     assert (latest.model_id, latest.status, latest.name) == ("nnue@3", "exported", "nnue-tiny")
     assert latest.artifact_path.read_bytes() == b"nnue 3"
@@ -110,6 +117,19 @@ def test_unknown_names_are_one_line_errors(lake: Lake) -> None:
         with pytest.raises(ModelNotFoundError, match=message) as error:
             resolve_model(lake, name)
         assert "\n" not in str(error.value)
+
+
+def test_a_kind_not_held_names_the_kinds_the_registry_holds(lake: Lake, tmp_path: Path) -> None:
+    """The error for a kind with no model lists the kinds there are (by hand: nnue and
+    volatility registered above), or says none in an empty registry."""
+    with pytest.raises(ModelNotFoundError) as error:
+        resolve_model(lake, "lmr@latest")
+    assert str(error.value) == ("no model 'lmr@latest': the registry has no lmr models "
+                                "(kinds: nnue, volatility)")
+    with pytest.raises(ModelNotFoundError) as error:
+        resolve_model(Lake(tmp_path / "empty"), "nnue@1")
+    assert str(error.value) == ("no model 'nnue@1': the registry has no nnue models "
+                                "(kinds: none)")
 
 
 def test_status_is_the_latest_event_and_runs_in_progress_show(lake: Lake) -> None:
@@ -204,8 +224,10 @@ def test_a_replaced_or_missing_artifact_is_refused_naming_the_model_and_both_has
                                 f"registry recorded {recorded} (the file was replaced or "
                                 "damaged)")
     path.unlink()
-    with pytest.raises(ModelArtifactError, match=r"model nnue@2: cannot read its artifact"):
+    with pytest.raises(ModelArtifactError) as error:
         resolve_verified(lake, "nnue@2")
+    assert str(error.value) == (f"model nnue@2: cannot read its artifact '{path}' "
+                                "(No such file or directory)")
     assert resolve_model(lake, "nnue@2").model_id == "nnue@2"    # listing still works
 
 
@@ -229,3 +251,68 @@ def test_two_identical_training_runs_take_two_versions(lake: Lake) -> None:
     assert open_run(lake, "nnue", config).version == 6   # 4 and 5 held: a new number
     second.release()
     again.release()
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 48: what mutation testing found unchecked (events, version numbers, legacy paths)
+# --------------------------------------------------------------------------------------------
+
+def test_events_are_checked_and_their_payload_stored_with_sorted_keys(lake: Lake) -> None:
+    with pytest.raises(ModelError) as error:
+        record_event(lake, "nnue@1", "blessed", {})
+    assert str(error.value) == ("model nnue@1: unknown event 'blessed' (one of started, "
+                                "trained, exported, deployed, evaluated, promoted, retired)")
+    record_event(lake, "nnue@1", "evaluated", {"score": 0.5, "games": 10})
+    payload = connect(lake).execute(
+        "select payload from model_events where model_id = 'nnue@1' and event = 'evaluated'"
+    ).fetchone()[0]
+    assert payload == '{"games": 10, "score": 0.5}'
+
+
+def test_registered_versions_are_those_of_the_lake_asked(lake: Lake, tmp_path: Path) -> None:
+    """Of the lake passed, not of the CHESSLAB_HOME the process was started with."""
+    assert registered_versions(lake, "nnue") == {1, 2, 3}
+    other = Lake(tmp_path / "other")
+    register(other, 7)
+    assert registered_versions(other, "nnue") == {7}
+    assert registered_versions(other, "volatility") == set()
+
+
+def test_a_legacy_absolute_path_is_kept_when_the_home_lacks_the_file(tmp_path: Path) -> None:
+    """An absolute ``.../models/...`` path from another home: this home's own copy when it
+    has one, else the path as recorded."""
+    home = tmp_path / "home"
+    recorded = "/old/home/models/nnue/4/net.npz"
+    assert artifact_location(home, recorded) == Path(recorded)
+    own = home / "models" / "nnue" / "4" / "net.npz"
+    own.parent.mkdir(parents=True)
+    own.write_bytes(b"net")
+    assert artifact_location(home, recorded) == own
+
+
+def test_version_numbers_count_from_one_past_every_registered_or_claimed_one(
+        tmp_path: Path) -> None:
+    """Numbers by hand: a fresh kind starts at 1 (its folder made with its parents); the
+    next number passes registered versions whose folders are gone; the newest unfinished
+    folder is resumed even below a finished one; a finished folder is never resumed."""
+    def allocated(folder: Path, finished: set[int]) -> tuple[int, bool]:
+        version, resumed, held = allocate_version(folder, finished, lambda path: True)
+        held.release()
+        return version, resumed
+
+    kind = tmp_path / "home" / "models" / "nnue"            # no parent exists yet
+    assert allocated(kind, set()) == (1, False)
+    assert allocated(kind, {1}) == (2, False)               # 1 finished
+    assert allocated(tmp_path / "gone", {5}) == (6, False)  # 5 registered, its folder gone
+    older = tmp_path / "older"
+    (older / "1").mkdir(parents=True)                       # unfinished, nobody holds it
+    (older / "2").mkdir()                                   # finished
+    assert allocated(older, {2}) == (1, True)
+    assert allocated(older, {1, 2}) == (3, False)
+
+
+def test_a_claimed_number_is_passed_by_the_next_claim(tmp_path: Path) -> None:
+    for taken in ("1", "2"):
+        (tmp_path / taken).mkdir()
+    assert claim_version(tmp_path, 1) == 3
+    assert (tmp_path / "3").is_dir()
