@@ -5,6 +5,7 @@ deterministic at fixed nodes, so a game played on any worker is the same game.""
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import socket
 import subprocess
@@ -1068,3 +1069,36 @@ def test_the_worker_watch_names_a_worker_that_joined_when_it_is_lost() -> None:
     unanswered.client, unanswered.names = Gone(), {}
     unanswered.learn_names(["tcp://127.0.0.1:9"])
     assert unanswered.names == {}
+
+
+def test_the_worker_watch_reads_every_event_queued_in_one_call() -> None:
+    """The scheduler's events as its ``all`` topic words them, queued before one ``lost``
+    call: a join (the worker's name asked of it alone), then its loss with the batches it was
+    playing and had computed, and the loss of a worker that was playing nothing (its event
+    has neither list) and never gave its name."""
+    from pipelines.games.cluster import LostWorker, WorkerWatch
+
+    asked: list[object] = []
+
+    class Client:
+        def run(self, function: object, workers: list[str] | None = None) -> dict[str, str]:
+            asked.append(workers)
+            return {"tcp://b:1": "box:1"}
+
+    watch = WorkerWatch.__new__(WorkerWatch)
+    watch.client, watch.names = Client(), {}
+    watch.events = queue.SimpleQueue()
+    for message in ({"action": "add-worker", "worker": "tcp://b:1"},
+                    {"action": "remove-worker", "worker": "tcp://b:1",
+                     "processing-tasks": ["games-5-x", "preflight-y"],
+                     "lost-computed-tasks": ["games-3-z"]},
+                    {"action": "remove-worker", "worker": "tcp://c:2"}):
+        watch.events.put(message)
+
+    def batch_of(key: str) -> int | None:
+        return int(key.split("-")[1]) if key.startswith("games-") else None
+
+    assert watch.lost(batch_of) == [LostWorker("tcp://b:1", "box:1", (3, 5)),
+                                    LostWorker("tcp://c:2", "tcp://c:2", ())]
+    assert asked == [["tcp://b:1"]]
+    assert watch.lost(batch_of) == []
