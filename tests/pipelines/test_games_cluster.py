@@ -1102,3 +1102,17 @@ def test_the_worker_watch_reads_every_event_queued_in_one_call() -> None:
                                     LostWorker("tcp://c:2", "tcp://c:2", ())]
     assert asked == [["tcp://b:1"]]
     assert watch.lost(batch_of) == []
+
+
+def test_closing_the_worker_watch_of_a_lost_scheduler_is_quiet() -> None:
+    """The run's ``finally`` closes the watch; with the scheduler gone, unsubscribing fails,
+    and that must not replace the error that ended the run."""
+    from pipelines.games.cluster import WorkerWatch
+
+    class Gone:
+        def unsubscribe_topic(self, topic: str) -> None:
+            raise OSError("the scheduler went")
+
+    watch = WorkerWatch.__new__(WorkerWatch)
+    watch.client = Gone()
+    watch.close()
