@@ -67,7 +67,7 @@ case "$1" in
          # game (index, lines, tags, movetext): test_ingest_compiled.py holds those checks
     FILES=(pipelines/ingest/pgn.py)
     TESTS=(tests/pipelines/test_ingest.py tests/pipelines/test_ingest_recovery.py
-           tests/pipelines/test_ingest_compiled.py) ;;
+           tests/pipelines/test_ingest_compiled.py tests/pipelines/test_pgn_reader.py) ;;
   label)   # info parsing and the label rows
     FILES=(pipelines/label/info.py pipelines/label/run.py)
     TESTS=(tests/pipelines/test_label.py) ;;

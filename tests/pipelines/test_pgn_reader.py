@@ -1,0 +1,63 @@
+"""The Python PGN reader (``pipelines/ingest/pgn.py``) line by line, on small texts whose
+games, line numbers and problems are worked out by hand (issue 48: what mutation testing
+found that the comparisons with python-chess's main lines do not check)."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from pipelines.ingest.pgn import CutStream, Problem, parse_game, split_games
+
+
+def lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def test_a_stream_failing_before_its_first_line_is_cut_after_line_0() -> None:
+    def failing() -> Iterator[str]:
+        raise OSError("corrupt archive")
+        yield ""                                    # a generator
+
+    with pytest.raises(CutStream) as cut:
+        list(split_games(failing()))
+    assert (cut.value.line, cut.value.game_index) == (0, 0)
+    assert str(cut.value) == "stream failed after line 0: corrupt archive"
+
+
+def test_a_bom_is_dropped_and_nothing_else_of_the_line() -> None:
+    """Only the byte-order mark goes; a game whose movetext starts with other text (here an
+    ``X``, no tag pairs) keeps it, to be reported as it stands."""
+    text = '\ufeff[Event "a"]\n\n1. e4 *\n\nXx junk\n'
+    first, second = split_games(lines(text))
+    assert first.tag_lines == [(1, '[Event "a"]\n')]
+    assert (second.line, second.movetext, second.movetext_line) == (5, "Xx junk\n", 5)
+
+
+def test_raw_problems_bad_tag_lines_and_unclosed_variations_reach_the_parsed_game() -> None:
+    """Line numbers by hand: the game starts on line 1, its bad tag is line 2 (kept as it
+    stands but its newline: a trailing space and an X included), the movetext starts on line
+    4, the ``(`` that is never closed is on line 5 after two plies; the second game's comment
+    opened on line 10 runs to the end of the file."""
+    text = ('[Event "a"]\n'            # 1
+            '[Broken tag X \n'         # 2
+            '\n'                       # 3
+            '1. e4 e5\n'               # 4
+            '2. Nf3 (2. f4 exf4\n'     # 5
+            '3. Nf3 *\n'               # 6
+            '\n'                       # 7
+            '[Event "b"]\n'            # 8
+            '\n'                       # 9
+            '1. d4 { a comment\n'      # 10
+            'that never ends\n')       # 11
+    first, second = split_games(lines(text))
+    game = parse_game(first)
+    assert game.bad_tags == [(2, "[Broken tag X ")]
+    assert game.tags == {"Event": "a"}
+    assert game.problems == [Problem(5, "unclosed_variation",
+                                     "unclosed ( variation opened on line 5: the main line "
+                                     "stops at ply 3")]
+    assert second.problems == [Problem(10, "unclosed_comment",
+                                       "unclosed { comment opened on line 10: it runs to the "
+                                       "end of the file")]
+    assert parse_game(second).problems == second.problems
