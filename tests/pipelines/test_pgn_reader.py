@@ -3,8 +3,10 @@ games, line numbers and problems are worked out by hand (issue 48: what mutation
 found that the comparisons with python-chess's main lines do not check)."""
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 
+import chess.pgn
 import pytest
 
 from pipelines.ingest.pgn import CutStream, Problem, parse_game, split_games
@@ -61,3 +63,35 @@ def test_raw_problems_bad_tag_lines_and_unclosed_variations_reach_the_parsed_gam
                                        "unclosed { comment opened on line 10: it runs to the "
                                        "end of the file")]
     assert parse_game(second).problems == second.problems
+
+
+def test_a_comment_line_is_read_on_from_its_first_closing_brace() -> None:
+    """Worked by hand. Game 1: the comment opened on line 3 closes on line 4, where ``{``
+    right after the ``}`` opens another (the ``;`` before the ``}`` is inside the first
+    comment, so it comments nothing out); the blank line 5 is inside that comment, so the game
+    runs to line 6. Game 2: after the ``}`` on line 11 a ``;`` comments out the rest of the
+    line, braces included, so the blank line 12 ends the game, cleanly."""
+    text = ('[Event "c"]\n'                   # 1
+            '\n'                              # 2
+            '1. e4 { a comment\n'             # 3
+            'ends;}{ another\n'               # 4
+            '\n'                              # 5
+            'still it } e5 2. Nf3 *\n'        # 6
+            '\n'                              # 7
+            '[Event "d"]\n'                   # 8
+            '\n'                              # 9
+            '1. d4 { note\n'                  # 10
+            'ends } ; rest } {\n'             # 11
+            '\n'                              # 12
+            '[Event "e"]\n'                   # 13
+            '\n'                              # 14
+            '1. c4 *\n')                      # 15
+    games = list(split_games(lines(text)))
+    assert [(g.line, g.movetext_line, g.movetext.count("\n"), g.problems) for g in games] == [
+        (1, 3, 4, []), (8, 10, 2, []), (13, 15, 1, [])]
+    assert [parse_game(g).sans for g in games] == [["e4", "e5", "Nf3"], ["d4"], ["c4"]]
+    stream, by_python_chess = io.StringIO(text), []           # the same games by python-chess
+    while (game := chess.pgn.read_game(stream)) is not None:
+        board = game.board()
+        by_python_chess.append([board.san_and_push(move) for move in game.mainline_moves()])
+    assert by_python_chess == [["e4", "e5", "Nf3"], ["d4"], ["c4"]]
