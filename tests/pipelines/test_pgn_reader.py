@@ -95,3 +95,16 @@ def test_a_comment_line_is_read_on_from_its_first_closing_brace() -> None:
         board = game.board()
         by_python_chess.append([board.san_and_push(move) for move in game.mainline_moves()])
     assert by_python_chess == [["e4", "e5", "Nf3"], ["d4"], ["c4"]]
+
+
+def test_a_line_ending_in_its_second_comment_goes_on_past_a_blank_line() -> None:
+    """``{ x }`` closes on line 3 and ``{ open`` does not: the blank line 4 is inside the
+    comment, and the game (one game, by python-chess too) runs to line 5."""
+    text = '[Event "f"]\n\n1. e4 { x } e5 { open\n\nstill } 2. Nf3 *\n'
+    games = list(split_games(lines(text)))
+    assert [(g.line, g.movetext.count("\n"), g.problems) for g in games] == [(1, 3, [])]
+    assert parse_game(games[0]).sans == ["e4", "e5", "Nf3"]
+    stream = io.StringIO(text)
+    first = chess.pgn.read_game(stream)
+    assert first is not None and len(list(first.mainline_moves())) == 3
+    assert chess.pgn.read_game(stream) is None
