@@ -21,7 +21,8 @@ case "$1" in
   results)
     echo "pipelines.models.registry.x_resolve__mutmut_1: killed"
     echo "pipelines.models.registry.x_resolve__mutmut_2: timeout"
-    echo "pipelines.models.registry.x_resolve__mutmut_3: survived" ;;
+    echo "pipelines.models.registry.x_resolve__mutmut_3: survived"
+    echo "pipelines.models.registry.x_resolve__mutmut_4: segfault" ;;
 esac
 """
 
@@ -46,8 +47,8 @@ def test_score_and_survivors_come_from_mutmuts_results(tmp_path: Path) -> None:
     fake_tools(tmp_path)
     done = run(tmp_path)
     assert done.returncode == 0, done.stderr
-    # killed and timed out count as killed (hand count: 2 of 3)
-    assert "score: 2/3 killed (66.7%)" in done.stdout
+    # killed, timed out and crashed count as killed (hand count: 3 of 4)
+    assert "score: 3/4 killed (75.0%)" in done.stdout
     work = tmp_path / "work" / "registry"
     assert (work / "survivors.txt").read_text() == \
         "pipelines.models.registry.x_resolve__mutmut_3\n"
