@@ -108,3 +108,41 @@ def test_a_line_ending_in_its_second_comment_goes_on_past_a_blank_line() -> None
     first = chess.pgn.read_game(stream)
     assert first is not None and len(list(first.mainline_moves())) == 3
     assert chess.pgn.read_game(stream) is None
+
+
+def test_a_semicolon_comments_out_an_opening_brace_but_not_inside_a_comment() -> None:
+    """Game 1: ``;`` on line 3 makes the rest of the line a comment, its ``{`` included, so
+    the blank line 4 ends the game. Game 2: the ``;`` on line 7 is inside ``{ a ; b }``, and
+    ``{ open`` is a comment the blank line 8 is inside of. Counts by python-chess too."""
+    text = ('[Event "g"]\n'                      # 1
+            '\n'                                 # 2
+            '1. e4 ; note { not a comment\n'     # 3
+            '\n'                                 # 4
+            '[Event "h"]\n'                      # 5
+            '\n'                                 # 6
+            '1. d4 { a ; b } d5 { open\n'        # 7
+            '\n'                                 # 8
+            'still } 2. c4 *\n')                 # 9
+    games = list(split_games(lines(text)))
+    assert [(g.line, g.movetext.count("\n"), g.problems) for g in games] == \
+        [(1, 1, []), (5, 3, [])]
+    assert [parse_game(g).sans for g in games] == [["e4"], ["d4", "d5", "c4"]]
+    stream, counts = io.StringIO(text), []
+    while (game := chess.pgn.read_game(stream)) is not None:
+        counts.append(len(list(game.mainline_moves())))
+    assert counts == [1, 3]
+
+
+def test_annotations_in_another_order_are_read_from_the_comment() -> None:
+    """``[%clk]`` before ``[%eval]`` (Lichess writes eval first): both still reach the move,
+    as python-chess reads them."""
+    text = '[Event "i"]\n\n1. e4 { [%clk 0:01:00] [%eval 0.31] } e5 { [%eval -0.2] } *\n'
+    (raw,) = split_games(lines(text))
+    game = parse_game(raw)
+    assert (game.sans, game.clocks, game.evals) == (
+        ["e4", "e5"], ["0:01:00", None], ["0.31", "-0.2"])
+    node = chess.pgn.read_game(io.StringIO(text))
+    assert node is not None
+    first = node.next()
+    assert first is not None and first.clock() == 60.0
+    assert first.eval() is not None and first.eval().white().score() == 31
