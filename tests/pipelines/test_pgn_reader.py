@@ -37,30 +37,31 @@ def test_a_bom_is_dropped_and_nothing_else_of_the_line() -> None:
 
 
 def test_raw_problems_bad_tag_lines_and_unclosed_variations_reach_the_parsed_game() -> None:
-    """Line numbers by hand: the game starts on line 1, its bad tag is line 2 (kept as it
-    stands but its newline: a trailing space and an X included), the movetext starts on line
-    4, the ``(`` that is never closed is on line 5 after two plies; the second game's comment
-    opened on line 10 runs to the end of the file."""
+    """Line numbers by hand: the game starts on line 1, its bad tag lines are 2 and 3 (kept
+    as they stand but their newline: a final X, a trailing space), the movetext starts on
+    line 5, the ``(`` that is never closed is on line 6 after three plies; the second game's
+    comment opened on line 11 runs to the end of the file."""
     text = ('[Event "a"]\n'            # 1
-            '[Broken tag X \n'         # 2
-            '\n'                       # 3
-            '1. e4 e5\n'               # 4
-            '2. Nf3 (2. f4 exf4\n'     # 5
-            '3. Nf3 *\n'               # 6
-            '\n'                       # 7
-            '[Event "b"]\n'            # 8
-            '\n'                       # 9
-            '1. d4 { a comment\n'      # 10
-            'that never ends\n')       # 11
+            '[Broken tag X\n'          # 2
+            '[Bad \n'                  # 3
+            '\n'                       # 4
+            '1. e4 e5\n'               # 5
+            '2. Nf3 (2. f4 exf4\n'     # 6
+            '3. Nf3 *\n'               # 7
+            '\n'                       # 8
+            '[Event "b"]\n'            # 9
+            '\n'                       # 10
+            '1. d4 { a comment\n'      # 11
+            'that never ends\n')       # 12
     first, second = split_games(lines(text))
     game = parse_game(first)
-    assert game.bad_tags == [(2, "[Broken tag X ")]
+    assert game.bad_tags == [(2, "[Broken tag X"), (3, "[Bad ")]
     assert game.tags == {"Event": "a"}
-    assert game.problems == [Problem(5, "unclosed_variation",
-                                     "unclosed ( variation opened on line 5: the main line "
+    assert game.problems == [Problem(6, "unclosed_variation",
+                                     "unclosed ( variation opened on line 6: the main line "
                                      "stops at ply 3")]
-    assert second.problems == [Problem(10, "unclosed_comment",
-                                       "unclosed { comment opened on line 10: it runs to the "
+    assert second.problems == [Problem(11, "unclosed_comment",
+                                       "unclosed { comment opened on line 11: it runs to the "
                                        "end of the file")]
     assert parse_game(second).problems == second.problems
 
@@ -146,3 +147,33 @@ def test_annotations_in_another_order_are_read_from_the_comment() -> None:
     first = node.next()
     assert first is not None and first.clock() == 60.0
     assert first.eval() is not None and first.eval().white().score() == 31
+
+
+@pytest.mark.parametrize(("line", "in_comment"), [
+    ("1. d4 { a } e5 ; x {\n", False),     # the ; after the closed comment comments out the {
+    ("1. d4 { a ; b ; c } d5 {\n", True),  # both ; inside the first comment, then one opens
+    ("1. e4 ; x { y ; z\n", False),        # the first ; decides, not the last
+])
+def test_whether_a_movetext_line_ends_inside_a_comment(line: str, in_comment: bool) -> None:
+    """By hand, and by python-chess: the line, a blank line, then ``2. c4 *``. Ending inside
+    a comment, the blank line is in it and the game goes on to ``c4``; else the blank line
+    ends the game and ``2. c4 *`` is a second one."""
+    text = f'[Event "j"]\n\n{line}\n2. c4 *\n'
+    games = list(split_games(lines(text)))
+    assert len(games) == (1 if in_comment else 2)
+    stream, count = io.StringIO(text), 0
+    while chess.pgn.read_game(stream) is not None:
+        count += 1
+    assert count == len(games)
+
+
+def test_a_comment_closed_then_a_semicolon_first_on_the_rest() -> None:
+    """Inside a comment, ``end}`` closes it and the rest, ``;x {``, is a ``;`` comment from its
+    first character: the ``{`` opens nothing, so the blank line ends the game (as for
+    python-chess: two games)."""
+    text = '[Event "k"]\n\n1. e4 { a\nend};x {\n\n2. c4 *\n'
+    assert len(list(split_games(lines(text)))) == 2
+    stream, count = io.StringIO(text), 0
+    while chess.pgn.read_game(stream) is not None:
+        count += 1
+    assert count == 2
