@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -1021,6 +1022,15 @@ def test_a_local_cluster_has_the_workers_and_threads_asked_and_a_private_dashboa
         dask_logger.removeHandler(handler)
 
 
+def unsubscribed_watch(client: object) -> Any:
+    """A ``WorkerWatch`` of a stand-in client, made without subscribing to its scheduler."""
+    from pipelines.games.cluster import WorkerWatch
+
+    watch = WorkerWatch.__new__(WorkerWatch)
+    watch.client, watch.names, watch.events = client, {}, queue.SimpleQueue()
+    return watch
+
+
 def test_the_worker_watch_names_a_worker_that_joined_when_it_is_lost() -> None:
     """A worker that joins during the run is named (``host:pid``) from its ``add-worker``
     event, so its loss says which machine went; a worker that does not answer the name
@@ -1065,8 +1075,7 @@ def test_the_worker_watch_names_a_worker_that_joined_when_it_is_lost() -> None:
         def run(self, *args: object, **kwargs: object) -> dict[str, str]:
             raise OSError("the worker went")
 
-    unanswered = WorkerWatch.__new__(WorkerWatch)
-    unanswered.client, unanswered.names = Gone(), {}
+    unanswered = unsubscribed_watch(Gone())
     unanswered.learn_names(["tcp://127.0.0.1:9"])
     assert unanswered.names == {}
 
@@ -1076,7 +1085,7 @@ def test_the_worker_watch_reads_every_event_queued_in_one_call() -> None:
     call: a join (the worker's name asked of it alone), then its loss with the batches it was
     playing and had computed, and the loss of a worker that never gave its name, in an event
     without the task lists (Dask 2026.8 always sends both; without them, no batches)."""
-    from pipelines.games.cluster import LostWorker, WorkerWatch
+    from pipelines.games.cluster import LostWorker
 
     asked: list[object] = []
 
@@ -1085,9 +1094,7 @@ def test_the_worker_watch_reads_every_event_queued_in_one_call() -> None:
             asked.append(workers)
             return {"tcp://b:1": "box:1"}
 
-    watch = WorkerWatch.__new__(WorkerWatch)
-    watch.client, watch.names = Client(), {}
-    watch.events = queue.SimpleQueue()
+    watch = unsubscribed_watch(Client())
     for message in ({"action": "add-worker", "worker": "tcp://b:1"},
                     {"action": "remove-worker", "worker": "tcp://b:1",
                      "processing-tasks": ["games-5-x", "preflight-y"],
@@ -1107,12 +1114,9 @@ def test_the_worker_watch_reads_every_event_queued_in_one_call() -> None:
 def test_closing_the_worker_watch_of_a_lost_scheduler_is_quiet() -> None:
     """The run's ``finally`` closes the watch; with the scheduler gone, unsubscribing fails,
     and that must not replace the error that ended the run."""
-    from pipelines.games.cluster import WorkerWatch
 
     class Gone:
         def unsubscribe_topic(self, topic: str) -> None:
             raise OSError("the scheduler went")
 
-    watch = WorkerWatch.__new__(WorkerWatch)
-    watch.client = Gone()
-    watch.close()
+    unsubscribed_watch(Gone()).close()
