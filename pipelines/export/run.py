@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import chess
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -74,7 +73,7 @@ def export_dataset(lake: Lake, config: ExportConfig,
     tmp = out.with_name(f".{out.name}.tmp")
     try:
         with open(tmp, "wb") as stream:
-            writer = WRITERS[config.format](stream, tmp)
+            writer = WRITERS[config.format](stream)
             for batch in selection.batches:
                 write_batch(writer, with_constants(batch, selection), config, summary)
                 meter.update(summary.rows, f"{summary.written:,} written to {out.name}")
@@ -94,7 +93,7 @@ def select(lake: Lake, config: ExportConfig) -> Selection:
         reader = connect(lake).sql(sql, params={"engine_id": config.engine_id,
                                                 "depth": config.depth}
                                    ).to_arrow_reader(config.batch_rows)
-        return Selection(iter(reader), config.engine_id, config.depth)
+        return Selection(iter(reader))   # the view's rows carry their engine and depth
     return model_snapshot(lake, config.dataset, config.batch_rows)
 
 
@@ -153,12 +152,11 @@ def write_batch(writer: Any, table: pa.Table, config: ExportConfig,
 class TextWriter:
     """``FEN | score | result`` lines: full FEN, White's centipawns and result."""
 
-    def __init__(self, stream: BinaryIO, path: Path) -> None:
+    def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
 
     def write(self, table: pa.Table) -> int:
-        white = pc.equal(pc.utf8_slice_codeunits(
-            pc.list_element(pc.split_pattern(table.column("fen"), " "), 1), 0, 1), "w")
+        white = pc.equal(pc.list_element(pc.split_pattern(table.column("fen"), " "), 1), "w")
         score = pc.cast(table.column("score_cp"), pa.int64())
         result = pc.cast(table.column("result"), pa.float64())
         fens = pc.binary_join_element_wise(table.column("fen"), "0 1", " ")
@@ -174,19 +172,17 @@ class TextWriter:
 class BinpackFileWriter:
     """Binpack entries (the best move as the entry's move; no move: a null move)."""
 
-    def __init__(self, stream: BinaryIO, path: Path) -> None:
+    def __init__(self, stream: BinaryIO) -> None:
         self.writer = BinpackWriter(stream)
-        self.path = path
-        self.shown = 0
+        self.shown = 0     # refusals logged so far (the first REFUSALS_SHOWN are)
 
     def write(self, table: pa.Table) -> int:
         fens = table.column("fen").to_pylist()
-        black = np.array([fen.split()[1] == "b" for fen in fens], np.int64)
+        plies = [int(fen.split()[1] == "b") for fen in fens]   # 0 White to move, 1 Black
         refused = self.writer.add(
             fens, table.column("best_move").to_pylist(),
-            binpack_scores(table.column("score_cp").to_numpy(zero_copy_only=False)),
-            black, binpack_results(pc.cast(table.column("result"), pa.float64())
-                                   .to_numpy(zero_copy_only=False)))
+            binpack_scores(table.column("score_cp").to_numpy()),
+            plies, binpack_results(pc.cast(table.column("result"), pa.float64()).to_numpy()))
         for _, message in refused[:max(0, REFUSALS_SHOWN - self.shown)]:
             log.warning("binpack export: row left out: %s", message)
         self.shown += len(refused)
@@ -200,7 +196,7 @@ class EpdWriter:
     """EPD lines: ``ce`` (side to move's centipawns), ``bm`` (SAN), ``acd`` (depth), ``c9``
     (the game result, White's view, as Texel-tuning sets hold it) and ``c0`` (the engine)."""
 
-    def __init__(self, stream: BinaryIO, path: Path) -> None:
+    def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
 
     def write(self, table: pa.Table) -> int:
@@ -239,7 +235,7 @@ def epd_line(row: dict[str, Any]) -> str:
 class ParquetFileWriter:
     """The rows as they are (with engine_id and depth), zstd-compressed Parquet."""
 
-    def __init__(self, stream: BinaryIO, path: Path) -> None:
+    def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
         self.writer: pq.ParquetWriter | None = None
 

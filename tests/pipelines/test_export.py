@@ -4,7 +4,10 @@ positions, scores, results (and best moves where the format keeps them)."""
 from __future__ import annotations
 
 import io
+import logging
 import random
+import re
+import time
 from pathlib import Path
 
 import chess
@@ -16,8 +19,9 @@ import pytest
 from flows.cli import main as cli_main
 from flows.ingest import INGEST, IngestJob
 from flows.step import run_step
+from pipelines import progress
 from pipelines.export import ExportConfig, ExportError, export_dataset
-from pipelines.export.run import BinpackFileWriter, ExportSummary, TextWriter
+from pipelines.export.run import BinpackFileWriter, ExportSummary, TextWriter, write_batch
 from pipelines.ingest import IngestConfig
 from pipelines.kinds.nnue.config import NnueConfig
 from pipelines.train import preset, train
@@ -79,7 +83,8 @@ def test_export_then_import_gives_the_same_examples(labelled: Lake, tmp_path: Pa
     out = tmp_path / f"export.{fmt}"
     summary = export_dataset(labelled, ExportConfig(format=fmt, out=str(out), engine_id="sf",
                                                     depth=7))
-    assert (summary.rows, summary.written, summary.refused) == (len(before),) * 2 + (0,)
+    assert (summary.rows, summary.written, summary.refused, summary.no_result) == \
+        (len(before), len(before), 0, 0)
     fresh = Lake(tmp_path / "fresh")
     [imported] = run_step(INGEST, IngestJob((out,), IngestConfig(workers=1, engine_id="sf", depth=7,
                                                          format=fmt)), fresh)
@@ -99,7 +104,7 @@ def test_positions_without_a_result_are_skipped_or_drawn_and_counted(tmp_path: P
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "lichess_eval.jsonl"
     run_step(INGEST, IngestJob((fixture,), IngestConfig(workers=1)), lake)
     skipped = export_dataset(lake, ExportConfig(format="text", out=str(tmp_path / "a.txt"),
-                                                engine_id="lichess-eval"))
+                                                engine_id="lichess-eval", batch_rows=1))
     assert (skipped.rows, skipped.written, skipped.no_result) == (5, 0, 5)
     drawn = export_dataset(lake, ExportConfig(format="text", out=str(tmp_path / "b.txt"),
                                               engine_id="lichess-eval", missing_result="draw"))
@@ -215,7 +220,7 @@ def by_hand_table() -> pa.Table:
 def test_text_export_writes_whites_scores_and_results_as_bullet_reads_them() -> None:
     """Issue 48 §3: each line byte for byte, Black's rows turned to White's view."""
     out = io.BytesIO()
-    assert TextWriter(out, Path("x")).write(by_hand_table()) == 0
+    assert TextWriter(out).write(by_hand_table()) == 0
     assert out.getvalue() == "".join(line + "\n" for line in BY_HAND_TEXT).encode()
 
 
@@ -223,7 +228,7 @@ def test_binpack_export_writes_the_hand_computed_bytes() -> None:
     """Issue 48 §3: side-to-move scores and results, ply 0/1 by the side to move, a row that
     follows the previous one's move joined to its chain."""
     out = io.BytesIO()
-    writer = BinpackFileWriter(out, Path("x"))
+    writer = BinpackFileWriter(out)
     assert writer.write(by_hand_table()) == 0
     writer.close()
     data = X_BLACK_STEM + X_CHAIN + X_WHITE_STEM
@@ -264,12 +269,10 @@ def dataset_row(lake: Lake, model_id: str, train_rows: int, validation_rows: int
         "position_keys_hash": "00", "recorded_at": None}])
 
 
-def test_a_model_version_is_exported_from_its_file_checked_against_model_datasets(
-        tmp_path: Path) -> None:
-    """A model version's data set is its run's dataset.parquet, as many rows as
-    model_datasets recorded (train + validation), with that row's engine and first depth; a
-    model of another kind, a missing file or row, and a row count that differs are refused,
-    each naming the model."""
+def snapshot_home(tmp_path: Path) -> tuple[Lake, pa.Table]:
+    """A home with volatility@1 and nnue@1..4: nnue@1 has no dataset.parquet, nnue@2 no
+    model_datasets row, nnue@3 a row that counts 4 of the file's 5 rows, nnue@4 a good one
+    (engine sf, depth 9); and the 5-row snapshot they share."""
     lake = Lake(tmp_path / "home")
     rows = random_examples(5, 11)
     snapshot = pa.table({"fen": [" ".join(r[0].split()[:4]) for r in rows],
@@ -282,6 +285,16 @@ def test_a_model_version_is_exported_from_its_file_checked_against_model_dataset
         pq.write_table(snapshot, lake.home / "models" / "nnue" / str(version) / "dataset.parquet")
     dataset_row(lake, "nnue@3", 3, 1)     # 4 rows recorded, 5 in the file
     dataset_row(lake, "nnue@4", 4, 1)
+    return lake, snapshot
+
+
+def test_a_model_version_is_exported_from_its_file_checked_against_model_datasets(
+        tmp_path: Path) -> None:
+    """A model version's data set is its run's dataset.parquet, as many rows as
+    model_datasets recorded (train + validation), with that row's engine and first depth; a
+    model of another kind, a missing file or row, and a row count that differs are refused,
+    each naming the model."""
+    lake, snapshot = snapshot_home(tmp_path)
     out = tmp_path / "out.parquet"
 
     def export(name: str) -> ExportSummary:
@@ -301,3 +314,98 @@ def test_a_model_version_is_exported_from_its_file_checked_against_model_dataset
     assert exported.select(snapshot.column_names).equals(snapshot)
     assert set(exported["engine_id"].to_pylist()) == {"sf"}
     assert set(exported["depth"].to_pylist()) == {9}
+
+
+# --- issue 48: the export's mutation survivors (docs/mutation.md) ------------------------------
+
+def test_each_bad_export_option_is_refused_in_one_line_naming_it(tmp_path: Path) -> None:
+    """An unknown format, no --out, a batch size under one, a data set that is neither the
+    view nor KIND@VERSION, and any of --engine-id, --depth, --where given with a model version
+    (each alone) are refused with the value named; one row a batch is allowed."""
+    out = str(tmp_path / "x.txt")
+    for options, message in [
+            ({"format": "csv", "out": out},
+             "export: format must be one of text, binpack, epd, parquet, got 'csv'"),
+            ({}, "export: give --out PATH, the file to write"),
+            ({"out": out, "batch_rows": 0}, "export: batch_rows must be positive, got 0"),
+            ({"out": out, "dataset": "games"}, "export: dataset must be nnue_examples or a "
+                                               "model version (KIND@VERSION), got 'games'"),
+            *[({"out": out, "dataset": "nnue@1", name: value}, "export: --engine-id, --depth "
+               "and --where select nnue_examples rows; nnue@1 is exported whole")
+              for name, value in (("engine_id", "sf"), ("depth", 7),
+                                  ("where", "score_cp > 0"))]]:
+        with pytest.raises(ExportError) as refused:
+            ExportConfig(**options)  # type: ignore[arg-type]
+        assert str(refused.value) == message
+    assert ExportConfig(out=out, batch_rows=1).batch_rows == 1
+    assert not (tmp_path / "x.txt").exists()
+
+
+def test_an_export_reports_its_progress_and_what_it_wrote(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model version's snapshot (5 rows, 2 a batch) into a folder that does not exist yet:
+    one progress line a batch (a line at every update here) against the 5 rows the snapshot
+    holds; the summary names the file, its size and a time within the call's; the Parquet is
+    zstd-compressed, with engine_id a string and depth an int32 as in the view."""
+    lake, _ = snapshot_home(tmp_path)
+    monkeypatch.setattr(progress, "EVERY_S", 0.0)
+    out = tmp_path / "new" / "folder" / "out.parquet"
+    lines: list[str] = []
+    began = time.monotonic()
+    summary = export_dataset(lake, ExportConfig(dataset="nnue@4", format="parquet",
+                                                out=str(out), batch_rows=2), lines.append)
+    took = time.monotonic() - began
+    assert len(lines) == 3
+    for line, done, share in zip(lines, (2, 4, 5), (40, 80, 100), strict=True):
+        assert re.fullmatch(rf"export: {done}/5 rows \({share}%\), .*; {done} written to "
+                            r"out\.parquet", line), line
+    assert (summary.out, summary.bytes) == (str(out), out.stat().st_size)
+    assert 0 <= summary.seconds <= took
+    handle = pq.ParquetFile(out)
+    assert handle.schema_arrow.field("engine_id").type == pa.string()
+    assert handle.schema_arrow.field("depth").type == pa.int32()
+    assert {handle.metadata.row_group(0).column(i).compression
+            for i in range(handle.metadata.num_columns)} == {"ZSTD"}
+
+
+def test_refused_rows_are_counted_over_batches_and_the_first_ten_logged(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Four batches of five rows, four of them with a best move that is not legal there
+    (nothing stands on h1): 16 refused, 4 written, and the first ten refusals logged, each
+    naming the move and the position."""
+    legal = BY_HAND_ROWS[1]
+    rows = [legal] + [(fen, cp, result, "h1h8") for fen, cp, result, _ in BY_HAND_ROWS]
+    fen, cp, result, move = zip(*rows, strict=True)
+    table = pa.table({"fen": list(fen), "score_cp": pa.array(cp, pa.int32()),
+                      "result": pa.array(result, pa.float32()), "best_move": list(move)})
+    writer = BinpackFileWriter(io.BytesIO())
+    summary = ExportSummary("nnue_examples", "binpack", "x")
+    config = ExportConfig(format="binpack", out="x")
+    with caplog.at_level(logging.WARNING, logger="pipelines.export.run"):
+        for _ in range(4):
+            write_batch(writer, table, config, summary)
+    assert (summary.rows, summary.refused, summary.written, summary.no_result) == (20, 16, 4, 0)
+    shown = [fen for fen, *_ in BY_HAND_ROWS] * 3
+    assert [record.getMessage() for record in caplog.records] == [
+        f"binpack export: row left out: move 'h1h8' is not legal in {fen!r}"
+        for fen in shown[:10]]
+
+
+def test_a_position_without_a_result_is_written_to_binpack_as_a_draw_when_asked() -> None:
+    """--missing-result draw: the by-hand White stem (b7b8=Q, 250 cp) with no result is the
+    hand-computed entry with result 0 (ply 0 | 0 << 14 = 0x0000) in place of 0x8000; with
+    skip it is left out; counted either way."""
+    fen, cp, _, move = BY_HAND_ROWS[3]
+    table = pa.table({"fen": [fen], "score_cp": pa.array([cp], pa.int32()),
+                      "result": pa.array([None], pa.float32()), "best_move": [move]})
+    for missing, entries in (("draw", X_WHITE_STEM[:28] + bytes(2) + X_WHITE_STEM[30:]),
+                             ("skip", b"")):
+        out = io.BytesIO()
+        writer = BinpackFileWriter(out)
+        summary = ExportSummary("nnue_examples", "binpack", "x")
+        write_batch(writer, table, ExportConfig(format="binpack", out="x",
+                                                missing_result=missing), summary)  # type: ignore[arg-type]
+        writer.close()
+        assert (summary.no_result, summary.written) == (1, len(entries) // 34)
+        expected = b"BINP" + len(entries).to_bytes(4, "little") + entries if entries else b""
+        assert out.getvalue() == expected
