@@ -312,17 +312,25 @@ class WorkerWatch:
 
     def lost(self, batch_of: Callable[[str], int | None]) -> list[LostWorker]:
         """The workers removed since the last call, each with the indexes of this run's
-        batches it was playing or held unfetched (``batch_of``: a task key's batch)."""
-        found = []
+        batches it was playing or held unfetched (``batch_of``: a task key's batch). Workers
+        that joined are asked their names, in one call, except those already removed again:
+        asking a worker that is gone holds the client for Dask's connect timeout (30 s)."""
+        messages = []
         while not self.events.empty():
-            message = self.events.get()
-            address = str(message.get("worker", ""))
-            if message["action"] == "add-worker":
-                self.learn_names([address])
-                continue
-            keys = {*message.get("processing-tasks", ()), *message.get("lost-computed-tasks", ())}
-            batches = sorted(i for i in map(batch_of, keys) if i is not None)
-            found.append(LostWorker(address, self.names.get(address, address), tuple(batches)))
+            messages.append(self.events.get())
+        gone = {str(m.get("worker", "")) for m in messages if m["action"] == "remove-worker"}
+        joined = [str(m.get("worker", "")) for m in messages if m["action"] == "add-worker"]
+        if asked := [address for address in joined if address not in gone]:
+            self.learn_names(asked)
+        found = []
+        for message in messages:
+            if message["action"] == "remove-worker":
+                address = str(message.get("worker", ""))
+                keys = {*message.get("processing-tasks", ()),
+                        *message.get("lost-computed-tasks", ())}
+                batches = sorted(i for i in map(batch_of, keys) if i is not None)
+                found.append(LostWorker(address, self.names.get(address, address),
+                                        tuple(batches)))
         return found
 
     def wait(self) -> None:

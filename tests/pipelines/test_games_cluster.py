@@ -1034,8 +1034,7 @@ def unsubscribed_watch(client: object) -> Any:
 def test_the_worker_watch_names_a_worker_that_joined_when_it_is_lost() -> None:
     """A worker that joins during the run is named (``host:pid``) from its ``add-worker``
     event, so its loss says which machine went; a worker that does not answer the name
-    question keeps its address (no error). (A worker gone before it is asked holds the
-    client's loop for Dask's 30 s connect timeout: not tested here.)"""
+    question keeps its address (no error)."""
     from distributed import Client, LocalCluster
 
     from pipelines.games.cluster import LostWorker, WorkerWatch
@@ -1082,9 +1081,12 @@ def test_the_worker_watch_names_a_worker_that_joined_when_it_is_lost() -> None:
 
 def test_the_worker_watch_reads_every_event_queued_in_one_call() -> None:
     """The scheduler's events as its ``all`` topic words them, queued before one ``lost``
-    call: a join (the worker's name asked of it alone), then its loss with the batches it was
-    playing and had computed, and the loss of a worker that never gave its name, in an event
-    without the task lists (Dask 2026.8 always sends both; without them, no batches)."""
+    call: two joins (their names asked of them alone, in one call), then the loss of one of
+    them with the batches it was playing and had computed, and the loss of a worker that
+    never gave its name, in an event without the task lists (Dask 2026.8 always sends both;
+    without them, no batches). A worker that joins and is lost again before the call is not
+    asked (a worker that is gone holds the client for Dask's 30 s connect timeout): its loss
+    names its address."""
     from pipelines.games.cluster import LostWorker
 
     asked: list[object] = []
@@ -1092,22 +1094,29 @@ def test_the_worker_watch_reads_every_event_queued_in_one_call() -> None:
     class Client:
         def run(self, function: object, workers: list[str] | None = None) -> dict[str, str]:
             asked.append(workers)
-            return {"tcp://b:1": "box:1"}
+            return {"tcp://a:1": "box:1", "tcp://b:1": "box:2"}
 
     watch = unsubscribed_watch(Client())
-    for message in ({"action": "add-worker", "worker": "tcp://b:1"},
-                    {"action": "remove-worker", "worker": "tcp://b:1",
-                     "processing-tasks": ["games-5-x", "preflight-y"],
-                     "lost-computed-tasks": ["games-3-z"]},
-                    {"action": "remove-worker", "worker": "tcp://c:2"}):
-        watch.events.put(message)
 
     def batch_of(key: str) -> int | None:
         return int(key.split("-")[1]) if key.startswith("games-") else None
 
-    assert watch.lost(batch_of) == [LostWorker("tcp://b:1", "box:1", (3, 5)),
+    for message in ({"action": "add-worker", "worker": "tcp://a:1"},
+                    {"action": "add-worker", "worker": "tcp://b:1"}):
+        watch.events.put(message)
+    assert watch.lost(batch_of) == []
+    assert asked == [["tcp://a:1", "tcp://b:1"]]
+    for message in ({"action": "remove-worker", "worker": "tcp://b:1",
+                     "processing-tasks": ["games-5-x", "preflight-y"],
+                     "lost-computed-tasks": ["games-3-z"]},
+                    {"action": "add-worker", "worker": "tcp://d:4"},
+                    {"action": "remove-worker", "worker": "tcp://d:4"},
+                    {"action": "remove-worker", "worker": "tcp://c:2"}):
+        watch.events.put(message)
+    assert watch.lost(batch_of) == [LostWorker("tcp://b:1", "box:2", (3, 5)),
+                                    LostWorker("tcp://d:4", "tcp://d:4", ()),
                                     LostWorker("tcp://c:2", "tcp://c:2", ())]
-    assert asked == [["tcp://b:1"]]
+    assert asked == [["tcp://a:1", "tcp://b:1"]]
     assert watch.lost(batch_of) == []
 
 
