@@ -60,9 +60,10 @@ case "$1" in
                "pipelines.games.game.x_forfeit__mutmut_*"
                "pipelines.games.game.x_score_for_white__mutmut_*")
     TESTS=(tests/pipelines/test_tournament.py) ;;
-  games)
+  games)   # test_ingest_compiled.py checks the Python reader's rows against the compiled ones
     FILES=(pipelines/ingest/games.py)
-    TESTS=(tests/pipelines/test_ingest.py tests/pipelines/test_ingest_recovery.py) ;;
+    TESTS=(tests/pipelines/test_ingest.py tests/pipelines/test_ingest_recovery.py
+           tests/pipelines/test_ingest_compiled.py) ;;
   pgn)   # the Python reader is the reference the compiled one is checked against, game by
          # game (index, lines, tags, movetext): test_ingest_compiled.py holds those checks
     FILES=(pipelines/ingest/pgn.py)
