@@ -394,7 +394,8 @@ def test_refused_rows_are_counted_over_batches_and_the_first_ten_logged(
 def test_a_position_without_a_result_is_written_to_binpack_as_a_draw_when_asked() -> None:
     """--missing-result draw: the by-hand White stem (b7b8=Q, 250 cp) with no result is the
     hand-computed entry with result 0 (ply 0 | 0 << 14 = 0x0000) in place of 0x8000; with
-    skip it is left out; counted either way."""
+    skip it is left out; counted either way. A writer is handed 0.5 for a missing result (the
+    binpack and text encoders would also write 1.5 as a draw)."""
     fen, cp, _, move = BY_HAND_ROWS[3]
     table = pa.table({"fen": [fen], "score_cp": pa.array([cp], pa.int32()),
                       "result": pa.array([None], pa.float32()), "best_move": [move]})
@@ -409,3 +410,14 @@ def test_a_position_without_a_result_is_written_to_binpack_as_a_draw_when_asked(
         assert (summary.no_result, summary.written) == (1, len(entries) // 34)
         expected = b"BINP" + len(entries).to_bytes(4, "little") + entries if entries else b""
         assert out.getvalue() == expected
+
+    class Recording:     # what write_batch hands a writer
+        def write(self, table: pa.Table) -> int:
+            self.results = table["result"].to_pylist()
+            return 0
+
+    writer = Recording()
+    both = pa.table({"result": pa.array([None, 1.0], pa.float32())})
+    write_batch(writer, both, ExportConfig(format="text", out="x", missing_result="draw"),
+                ExportSummary("nnue_examples", "text", "x"))
+    assert writer.results == [0.5, 1.0]
