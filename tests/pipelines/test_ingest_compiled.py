@@ -35,7 +35,7 @@ from pipelines.ingest import chunks as chunks_module
 from pipelines.ingest import games as games_module
 from pipelines.ingest import keys as keys_module
 from pipelines.ingest.chunks import TextBlocks, raw_games
-from pipelines.ingest.games import clock_seconds, elo, eval_columns
+from pipelines.ingest.games import clock_seconds, eval_columns
 from pipelines.ingest.keys import BloomFilter, Occurrences, occurrence_key, split_keys
 from pipelines.ingest.pgn import ParsedGame, parse_game, parse_movetext_general, split_games
 from pipelines.ingest.sources import SourceFile, read_lines
@@ -187,6 +187,11 @@ def comment(rng: random.Random) -> str:
     return "{ " + " ".join(parts) + " }"
 
 
+# WhiteElo tags and what chesslab stores: digits, at most five of them (by hand).
+ELO_TAGS = {"1500": 1500, "?": None, "": None, "12345678": None, "0099": 99, "2850": 2850,
+            "99999": 99999, "100000": None}
+
+
 def generated_game(rng: random.Random, number: int) -> str:
     """A random game, written with the habits of real files."""
     tags = {"Event": f"Generated {number}", "Site": "?", "White": rng.choice(["Åke", "Bo"]),
@@ -194,13 +199,17 @@ def generated_game(rng: random.Random, number: int) -> str:
     if rng.random() < 0.7:
         tags["Result"] = rng.choice(["*", "1-0", "0-1", "1/2-1/2"])
     if rng.random() < 0.7:
-        tags["WhiteElo"] = rng.choice(["1500", "?", "", "12345678", "0099", "2850"])
+        tags["WhiteElo"] = rng.choice(list(ELO_TAGS))
     kind = rng.random()
     chess960 = kind < 0.08
     board = random_position(rng, chess960) if kind < 0.25 else chess.Board()
+    # a Chess960 position whose castling field names rook files needs no Variant tag
+    shredder = chess960 and board.has_chess960_castling_rights() and rng.random() < 0.5
     if kind < 0.25:
-        tags.update({"SetUp": "1", "FEN": board.fen()})
-    if chess960:
+        fen = board.shredder_fen() if shredder else board.fen()
+        # FEN tags cut after 2 or 3 fields: python-chess fills the rest in
+        tags.update({"SetUp": "1", "FEN": " ".join(fen.split()[:rng.choice([6, 6, 3, 2])])})
+    if chess960 and not shredder:
         tags["Variant"] = "Chess960"
     tokens: list[str] = []
     for _ in range(rng.randint(0, 70)):
@@ -243,7 +252,8 @@ def python_chess_rows(text: str) -> list[dict[str, Any]]:
                                "positions": {(chess.polyglot.zobrist_hash(board), board.epd(),
                                               board.is_check())},
                                "tags": (headers["Event"], headers["White"], headers["Black"],
-                                        headers["Result"], elo(headers.get("WhiteElo")))}
+                                        headers["Result"],
+                                        ELO_TAGS.get(headers.get("WhiteElo", "")))}
         for node in game.mainline():
             score = node.eval()
             white = score.white() if score is not None else None
