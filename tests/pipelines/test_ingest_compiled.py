@@ -331,9 +331,14 @@ def test_two_workers_store_what_they_count(home: Path, tmp_path: Path) -> None:
 
 def test_the_python_reader_writes_the_same_rows(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without the compiled module, the Python reader and replay write the same rows."""
-    files = [FIXTURES / "pgn" / name for name in ("quirks.pgn", "malformed.pgn",
-                                                  "chess960.pgn", "lasker_cp1252.pgn")]
+    """Without the compiled module, the Python reader and replay write the same rows: on
+    broken tags, an illegal move, an unknown variant, a bad FEN, unclosed comments and
+    variations, Chess960 by its aliases, a FICS ``wild/`` variant, Elo tags of 5 and 6 digits,
+    and a second file of games already stored (duplicates). The variants' games as written
+    by hand: ``wild/0`` replayed as chess (7 plies), "Fischer Random" as Chess960 (2 plies)."""
+    files = [FIXTURES / "pgn" / name for name in (
+        "quirks.pgn", "malformed.pgn", "chess960.pgn", "lasker_cp1252.pgn", "broken_games.pgn",
+        "variants.pgn", "quirks.pgn.gz")]
     tables = []
     for compiled in (True, False):
         if not compiled:
@@ -342,7 +347,13 @@ def test_the_python_reader_writes_the_same_rows(tmp_path: Path,
         lake = Lake(tmp_path / str(compiled))
         summaries = run_step(INGEST, IngestJob(tuple(files), IngestConfig.tiny()), lake)
         con = connect(lake)
-        tables.append(([(s.games, s.plies, s.new_positions, s.errors, s.encoding)
+        assert summaries[-1].duplicates == summaries[0].games > 0
+        assert con.execute(
+            "select event, variant, plies, white_elo, black_elo, error from games "
+            "where event in ('FICS wild/0', 'Fischer Random') order by event").fetchall() == [
+            ("FICS wild/0", "wild/0", 7, None, 99999, None),
+            ("Fischer Random", "chess960", 2, None, None, None)]
+        tables.append(([(s.games, s.plies, s.new_positions, s.errors, s.encoding, s.duplicates)
                         for s in summaries], *[
             con.execute(f"select * exclude ({skip}) from {name} order by all").fetchall()
             for name, skip in (("games", "source_id"), ("moves", "game_id"),
