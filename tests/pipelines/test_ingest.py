@@ -258,6 +258,9 @@ def test_collisions_are_detected_and_counted(lake: Lake, monkeypatch: pytest.Mon
         "select count(*) from ingest_errors where kind = 'collision'").fetchone()
     assert shown == (len(errors),)  # the view's key keeps every collision of a game
     assert "collides with" in errors[0]["message"]
+    sources = {row["path"]: row["source_id"] for row in lake.read("sources").to_pylist()}
+    assert {(e["path"], e["source_id"]) for e in errors} == {
+        (path, source_id) for path, source_id in sources.items()} and len(sources) == 2
 
 
 def test_epd_suite_keeps_opcodes(lake: Lake) -> None:

@@ -348,6 +348,8 @@ def test_the_python_reader_writes_the_same_rows(tmp_path: Path,
         summaries = run_step(INGEST, IngestJob(tuple(files), IngestConfig.tiny()), lake)
         con = connect(lake)
         assert summaries[-1].duplicates == summaries[0].games > 0
+        assert con.execute("select count(*) from positions anti join sources using (source_id)"
+                           ).fetchone() == (0,)        # each position names its file
         assert con.execute(
             "select event, variant, plies, white_elo, black_elo, error from games "
             "where event in ('FICS wild/0', 'Fischer Random') order by event").fetchall() == [
@@ -480,3 +482,28 @@ def test_a_50_mb_line_stays_far_from_2_gb(tmp_path: Path) -> None:
         peak_mb = int(out.stdout.split()[-1]) / 1024
         assert peak_mb < 1000, (name, peak_mb)
         path.unlink()
+
+
+def test_a_compiled_chunk_reports_a_clash_with_a_stored_fen(tmp_path: Path) -> None:
+    """The compiled reader's keys are real Zobrist keys, so a clash is made by hand: the key
+    of the position after 1. e4 stored before with another FEN. Ingesting a game through it
+    keeps the stored FEN and records one collision naming the file, the game (index 0, line
+    1), both FENs and the file's source id."""
+    lake = Lake(tmp_path / "home")
+    board = chess.Board()
+    board.push_san("e4")
+    key = chess.polyglot.zobrist_hash(board)
+    other = "8/8/8/8/8/8/8/K6k w - -"
+    lake.write("positions", [{"position_key": key, "fen": other, "source_id": "by-hand",
+                               "first_seen": None, "in_check": False}])
+    path = tmp_path / "one.pgn"
+    path.write_text('[Event "x"]\n\n1. e4 e5 *\n')
+    [summary] = run_step(INGEST, IngestJob((path,), IngestConfig.tiny()), lake)
+    assert summary.collisions == 1
+    [source] = lake.read("sources").to_pylist()
+    errors = [e for e in lake.read("ingest_errors").to_pylist() if e["kind"] == "collision"]
+    assert [(e["source_id"], e["path"], e["game_index"], e["line"]) for e in errors] == [
+        (source["source_id"], str(path), 0, 1)]
+    assert f"{board.epd()!r} collides with {other!r}" in errors[0]["message"]
+    assert connect(lake).execute("select fen from positions where position_key = ?",
+                                 [key]).fetchall() == [(other,)]
