@@ -127,7 +127,6 @@ class ChunkRows:
             "game_id", "ply", "position_key", "uci", "san", "clock", "eval")}
         self.seen: dict[int, str] = {}
         self.positions: dict[str, list[Any]] = {name: [] for name in POSITION_SCHEMA.names}
-        self.collisions: set[tuple[int, str]] = set()
         self.errors: list[dict[str, Any]] = []
         self.plies = self.duplicates = 0
 
@@ -138,18 +137,13 @@ class ChunkRows:
 
     def add_positions(self, game: ParsedGame, keys: list[int], fens: list[str]) -> None:
         """Keep the (key, fen) pairs not seen yet in this chunk (a FEN object stored just now
-        is the one passed in, hence the identity test)."""
+        is the one passed in, hence the identity test), and every FEN that clashes with the
+        one first seen under its key (the sink keeps the first and reports each clash once)."""
         store = self.seen.setdefault
-        stored = [store(key, fen) for key, fen in zip(keys, fens, strict=False)]
-        fresh = [kept is fen for kept, fen in zip(stored, fens, strict=False)]
-        new_keys = list(compress(keys, fresh))
-        new_fens = list(compress(fens, fresh))
-        if len(new_keys) < len(keys):
-            for key, fen, kept in zip(keys, fens, stored, strict=False):
-                if kept is not fen and kept != fen and (key, fen) not in self.collisions:
-                    self.collisions.add((key, fen))
-                    new_keys.append(key)
-                    new_fens.append(fen)
+        stored = [store(key, fen) for key, fen in zip(keys, fens, strict=True)]
+        kept = [first is fen or first != fen for first, fen in zip(stored, fens, strict=True)]
+        new_keys = list(compress(keys, kept))
+        new_fens = list(compress(fens, kept))
         out = self.positions
         out["position_key"].extend(new_keys)
         out["fen"].extend(new_fens)

@@ -203,7 +203,7 @@ def test_second_ingest_adds_nothing(lake: Lake) -> None:
     second = run_step(INGEST, IngestJob((PGN, EPD), IngestConfig.tiny()), lake)
     assert row_counts(lake) == before
     assert not any(s.skipped for s in first) and all(s.skipped for s in second)
-    assert before["sources"] == len(first) == 16
+    assert before["sources"] == len(first) == 17
 
 
 def test_positions_are_deduped_against_the_warehouse(lake: Lake, tmp_path: Path) -> None:
@@ -324,6 +324,7 @@ def test_discovery_of_files_folders_and_globs(tmp_path: Path) -> None:
                      "capablanca_latin1.pgn.zst", "chess960.pgn", "lasker_cp1252.pgn",
                      "malformed.pgn", "malformed.pgn.bz2", "quirks.pgn", "quirks.pgn.gz",
                      "quirks_bom_crlf.pgn", "quirks_complete.pgn.zst", "truncated.pgn.zst",
+                     "variants.pgn",
                      "bratko_kopec.epd", "opcodes.epd"]
     assert [(s.format, s.compression) for s in found][6:8] == [("pgn", "none"), ("pgn", "bz2")]
     with pytest.raises(IngestError, match="missing.pgn"):
