@@ -194,7 +194,7 @@ class ChunkWriter:
         self.sink = PositionSink(lake, source_id, path)
         self.clashes: list[dict[str, Any]] = []
 
-    def part(self, moves: pa.Table, positions: pa.Table, distinct: bool = False) -> None:
+    def part(self, moves: pa.Table, positions: pa.Table, distinct: bool) -> None:
         """Moves, and positions (``distinct``: each key once, as the compiled reader gives
         them unless two FENs came under one key)."""
         self.lake.write("moves", moves, unique=True)
@@ -269,12 +269,10 @@ def write_chunk(parsed: ParsedChunk | CompiledChunk, keys: list[str],
     return rows.write(lake)
 
 
-def process_chunk(job: ChunkJob, occurrences: Occurrences | None = None,
-                  replay: ReplayFunction | None = None) -> ChunkResult:
-    """Both steps in this process (``occurrences`` numbers the file's records so far; a new
-    one treats the chunk as a whole file)."""
+def process_chunk(job: ChunkJob, occurrences: Occurrences) -> ChunkResult:
+    """Both steps in this process (``occurrences`` numbers the file's records so far)."""
     parsed = parse_chunk(job)
-    return write_chunk(parsed, (occurrences or Occurrences()).keys(parsed.bases), replay)
+    return write_chunk(parsed, occurrences.keys(parsed.bases))
 
 
 # Chunks parsed by this worker process and waiting for their keys, by (source_id, number).
