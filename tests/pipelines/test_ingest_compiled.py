@@ -335,7 +335,9 @@ def test_the_python_reader_writes_the_same_rows(tmp_path: Path,
     broken tags, an illegal move, an unknown variant, a bad FEN, unclosed comments and
     variations, Chess960 by its aliases, a FICS ``wild/`` variant, Elo tags of 5 and 6 digits,
     and a second file of games already stored (duplicates). The variants' games as written
-    by hand: ``wild/0`` replayed as chess (7 plies), "Fischer Random" as Chess960 (2 plies)."""
+    by hand: ``wild/0`` replayed as chess (7 plies), "Fischer Random" as Chess960 (2 plies),
+    a set-up game stopped by an illegal move as python-chess words it, a Result tag kept
+    over a different marker, and an unknown one filled from the marker."""
     files = [FIXTURES / "pgn" / name for name in (
         "quirks.pgn", "malformed.pgn", "chess960.pgn", "lasker_cp1252.pgn", "broken_games.pgn",
         "variants.pgn", "quirks.pgn.gz")]
@@ -348,13 +350,18 @@ def test_the_python_reader_writes_the_same_rows(tmp_path: Path,
         summaries = run_step(INGEST, IngestJob(tuple(files), IngestConfig.tiny()), lake)
         con = connect(lake)
         assert summaries[-1].duplicates == summaries[0].games > 0
-        assert con.execute("select count(*) from positions anti join sources using (source_id)"
-                           ).fetchone() == (0,)        # each position names its file
+        for name in ("positions", "games"):    # each row names its file
+            assert con.execute(f"select count(*) from {name} anti join sources using "
+                               "(source_id)").fetchone() == (0,)
         assert con.execute(
-            "select event, variant, plies, white_elo, black_elo, error from games "
-            "where event in ('FICS wild/0', 'Fischer Random') order by event").fetchall() == [
-            ("FICS wild/0", "wild/0", 7, None, 99999, None),
-            ("Fischer Random", "chess960", 2, None, None, None)]
+            "select event, variant, plies, white_elo, black_elo, result, error from games "
+            "where source_id = ? order by game_index", [summaries[5].source_id]).fetchall() == [
+            ("FICS wild/0", "wild/0", 7, None, 99999, "1-0", None),
+            ("Fischer Random", "chess960", 2, None, None, "*", None),
+            ("Set-up, illegal", "standard", 4, None, None, "1-0",
+             "ply 4: illegal san 'Qa4' in 4k3/5R2/8/8/8/8/8/6K1 w - - 4 3"),
+            ("Tag and marker differ", "standard", 2, None, None, "1/2-1/2", None),
+            ("Unknown result, marker known", "standard", 4, None, None, "0-1", None)]
         tables.append(([(s.games, s.plies, s.new_positions, s.errors, s.encoding, s.duplicates)
                         for s in summaries], *[
             con.execute(f"select * exclude ({skip}) from {name} order by all").fetchall()
