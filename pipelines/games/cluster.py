@@ -318,14 +318,14 @@ class WorkerWatch:
         messages = []
         while not self.events.empty():
             messages.append(self.events.get())
-        gone = {str(m.get("worker", "")) for m in messages if m["action"] == "remove-worker"}
-        joined = [str(m.get("worker", "")) for m in messages if m["action"] == "add-worker"]
+        gone = {str(m["worker"]) for m in messages if m["action"] == "remove-worker"}
+        joined = [str(m["worker"]) for m in messages if m["action"] == "add-worker"]
         if asked := [address for address in joined if address not in gone]:
             self.learn_names(asked)
         found = []
         for message in messages:
             if message["action"] == "remove-worker":
-                address = str(message.get("worker", ""))
+                address = str(message["worker"])
                 keys = {*message.get("processing-tasks", ()),
                         *message.get("lost-computed-tasks", ())}
                 batches = sorted(i for i in map(batch_of, keys) if i is not None)
