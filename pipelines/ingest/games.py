@@ -340,7 +340,8 @@ def write_compiled(parsed: CompiledChunk, keys: list[str]) -> ChunkResult:
         moves = reader.moves(take=True)
         game_ids = pc.take(key_array, moves.pop("game"))
         distinct = reader.distinct_positions
-        positions = reader.positions(take=True)     # in_check: a byte, cast by the schema
+        positions = reader.positions(take=True)
+        positions["in_check"] = pc.cast(positions["in_check"], pa.bool_())
         return (pa.table({"game_id": game_ids, **moves}),
                 pa.table(positions, schema=READER_POSITION_SCHEMA), distinct)
 
