@@ -27,7 +27,6 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import compress
 from typing import Any
 
 import pyarrow as pa
@@ -125,7 +124,6 @@ class ChunkRows:
         self.games: list[dict[str, Any]] = []
         self.moves: dict[str, list[Any]] = {name: [] for name in (
             "game_id", "ply", "position_key", "uci", "san", "clock", "eval")}
-        self.seen: dict[int, str] = {}
         self.positions: dict[str, list[Any]] = {name: [] for name in POSITION_SCHEMA.names}
         self.errors: list[dict[str, Any]] = []
         self.plies = self.duplicates = 0
@@ -136,19 +134,13 @@ class ChunkRows:
                             "message": capped(message)})
 
     def add_positions(self, game: ParsedGame, keys: list[int], fens: list[str]) -> None:
-        """Keep the (key, fen) pairs not seen yet in this chunk (a FEN object stored just now
-        is the one passed in, hence the identity test), and every FEN that clashes with the
-        one first seen under its key (the sink keeps the first and reports each clash once)."""
-        store = self.seen.setdefault
-        stored = [store(key, fen) for key, fen in zip(keys, fens, strict=True)]
-        kept = [first is fen or first != fen for first, fen in zip(stored, fens, strict=True)]
-        new_keys = list(compress(keys, kept))
-        new_fens = list(compress(fens, kept))
+        """Every position a game passes through: the sink keeps the first row of each key
+        (in file order) and reports a FEN that clashes with it."""
         out = self.positions
-        out["position_key"].extend(new_keys)
-        out["fen"].extend(new_fens)
-        out["game_index"].extend([game.index] * len(new_keys))
-        out["line"].extend([game.line] * len(new_keys))
+        out["position_key"].extend(keys)
+        out["fen"].extend(fens)
+        out["game_index"].extend([game.index] * len(keys))
+        out["line"].extend([game.line] * len(keys))
 
     def add_moves(self, game_id: str, game: ParsedGame, replay: Replay) -> None:
         keys, _, ucis, sans, _ = replay

@@ -338,7 +338,8 @@ def test_the_python_reader_writes_the_same_rows(tmp_path: Path,
     by hand: ``wild/0`` replayed as chess (7 plies), "Fischer Random" as Chess960 (2 plies),
     a set-up game stopped by an illegal move as python-chess words it, a Result tag kept
     over a different marker, an unknown one filled from the marker, a Chess960 game known by
-    its castling field (Shredder-FEN) alone, and a castling field with a stray ``-``."""
+    its castling field (Shredder-FEN) alone, a castling field with a stray ``-``, and a
+    Chess960 game from the standard position (castling written king-takes-rook)."""
     files = [FIXTURES / "pgn" / name for name in (
         "quirks.pgn", "malformed.pgn", "chess960.pgn", "lasker_cp1252.pgn", "broken_games.pgn",
         "variants.pgn", "quirks.pgn.gz")]
@@ -365,11 +366,14 @@ def test_the_python_reader_writes_the_same_rows(tmp_path: Path,
             ("Unknown result, marker known", "standard", 4, None, None, "0-1", None),
             ("Chess960 by its castling field", "standard", 6, None, None, "*", None),
             ("Castling field KQkq-", "standard", 0, None, None, "*",
-             "bad FEN tag 'r3k2r/8/8/8/8/8/8/R3K2R w KQkq- - 0 1': bad castling field")]
+             "bad FEN tag 'r3k2r/8/8/8/8/8/8/R3K2R w KQkq- - 0 1': bad castling field"),
+            ("Chess960 from the standard position", "chess960", 8, None, None, "*", None)]
         assert con.execute(                  # castling as python-chess writes it in Chess960
             "select list(uci order by ply) from moves join games using (game_id) "
-            "where event = 'Chess960 by its castling field'").fetchone() == (
-            ["f2f3", "f7f6", "g1f2", "g8f7", "f1h1", "f8h8"],)
+            "where event like 'Chess960 %' and source_id = ? group by event order by event",
+            [summaries[5].source_id]).fetchall() == [
+            (["f2f3", "f7f6", "g1f2", "g8f7", "f1h1", "f8h8"],),
+            (["e2e4", "e7e5", "g1f3", "g8f6", "f1c4", "f8c5", "e1h1", "e8h8"],)]
         tables.append(([(s.games, s.plies, s.new_positions, s.errors, s.encoding, s.duplicates)
                         for s in summaries], *[
             con.execute(f"select * exclude ({skip}) from {name} order by all").fetchall()
