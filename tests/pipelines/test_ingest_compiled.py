@@ -503,11 +503,15 @@ def test_a_50_mb_line_stays_far_from_2_gb(tmp_path: Path) -> None:
         path.unlink()
 
 
-def test_a_compiled_chunk_reports_a_clash_with_a_stored_fen(tmp_path: Path) -> None:
+@pytest.mark.parametrize("row_limit", [games_module.ROW_LIMIT, 4])
+def test_a_compiled_chunk_reports_a_clash_with_a_stored_fen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, row_limit: int) -> None:
     """The compiled reader's keys are real Zobrist keys, so a clash is made by hand: the key
     of the position after 1. e4 stored before with another FEN. Ingesting a game through it
     keeps the stored FEN and records one collision naming the file, the game (index 0, line
-    1), both FENs and the file's source id."""
+    1), both FENs and the file's source id; also when the game is written in parts (a batch
+    of 4 rows: the clash is met in the first part, not the last)."""
+    monkeypatch.setattr(games_module, "ROW_LIMIT", row_limit)
     lake = Lake(tmp_path / "home")
     board = chess.Board()
     board.push_san("e4")
@@ -516,8 +520,9 @@ def test_a_compiled_chunk_reports_a_clash_with_a_stored_fen(tmp_path: Path) -> N
     lake.write("positions", [{"position_key": key, "fen": other, "source_id": "by-hand",
                                "first_seen": None, "in_check": False}])
     path = tmp_path / "one.pgn"
-    path.write_text('[Event "x"]\n\n1. e4 e5 *\n')
+    path.write_text('[Event "x"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 *\n')
     [summary] = run_step(INGEST, IngestJob((path,), IngestConfig.tiny()), lake)
+    assert (len(lake.parts("moves")) > 1) == (row_limit == 4)
     assert summary.collisions == 1
     [source] = lake.read("sources").to_pylist()
     errors = [e for e in lake.read("ingest_errors").to_pylist() if e["kind"] == "collision"]
