@@ -180,11 +180,8 @@ class Results:
         over its opponents in proportion to the games played against each. bayeselo stores
         each pair twice (once per player's view) and adds the share to both views of the
         same games; this table holds each game once, so the share is added once."""
-        for i in range(len(self.players)):
-            total = sum(self.true_games[i])
-            if not total:
-                continue
-            share = prior * 0.25 / total
+        for i in range(len(self.players)):     # every player has played (fit's players)
+            share = prior * 0.25 / sum(self.true_games[i])
             for j in self.opponents(i):
                 virtual = share * self.true_games[i][j]
                 self.virtual_draws[i][j] += virtual
@@ -404,9 +401,8 @@ def points(results: Results, i: int) -> float:
 
 
 def average_opponent(results: Results, elo: Sequence[float], i: int) -> float:
-    games = results.true_games[i]
-    total = sum(games)
-    return sum(games[j] * elo[j] for j in range(len(elo))) / total if total else 0.0
+    games = results.true_games[i]       # a player in the table has played
+    return sum(games[j] * elo[j] for j in range(len(elo))) / sum(games)
 
 
 def superiority(elo: Sequence[float], cov: Sequence[Sequence[float]], i: int, j: int) -> float:

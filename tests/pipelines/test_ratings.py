@@ -29,8 +29,11 @@ from pipelines.ratings.bayeselo import (
     bound_value,
     exact_intervals,
     grid_value,
+    intervals_line,
     normal_quantile,
     pair_counts,
+    round_half_away,
+    superiority,
 )
 from pipelines.ratings.sources import games_from_pgn
 
@@ -467,3 +470,86 @@ def test_exactdist_of_a_long_match() -> None:
     lopsided = fit(games_from_crosstable({("A", "B"): (400, 300, 300)}),
                    RatingsConfig(intervals="exact")).by_name()["A"]
     assert lopsided.elo > 0 and 0 < lopsided.minus < lopsided.plus < 2 * lopsided.minus
+
+
+# --- issue 48: the ratings' mutation survivors (docs/mutation.md) -----------------------------
+
+def test_each_bad_rating_input_is_refused_in_one_line_naming_it() -> None:
+    """A result that is not 0, 1/2 or 1, a game against oneself, fewer than two players, and
+    each config value at or past its bound; the values just inside are accepted."""
+    cases = [
+        (lambda: Game("a", "b", 0.3), "game a - b: bad result 0.3"),
+        (lambda: Game("a", "a", 1.0), "game of 'a' against itself"),
+        (lambda: fit([]), "need games between at least two players, got []"),
+        (lambda: RatingsConfig(prior=-1.0), "prior must be >= 0, got -1.0"),
+        (lambda: RatingsConfig(drawelo=0.0), "drawelo must be > 0, got 0.0"),
+        (lambda: RatingsConfig(confidence=0.0), "confidence must be in (0, 1), got 0.0"),
+        (lambda: RatingsConfig(confidence=1.0), "confidence must be in (0, 1), got 1.0"),
+        (lambda: RatingsConfig(confidence=1.5), "confidence must be in (0, 1), got 1.5"),
+        (lambda: RatingsConfig(scale=0.0), "scale must be > 0, got 0.0"),
+        (lambda: RatingsConfig(intervals="wide"),
+         "intervals must be one of ('covariance', 'variance', 'exact'), got 'wide'"),
+        (lambda: RatingsConfig(epsilon=0.0), "epsilon must be > 0, got 0.0"),
+        (lambda: fit(games_from_crosstable({("a", "b"): (1, 1, 1), ("c", "d"): (1, 1, 1)})),
+         "the games do not connect every player: ratings are undefined")]
+    for make, message in cases:
+        with pytest.raises(RatingsError) as refused:
+            make()
+        assert str(refused.value) == message
+    config = RatingsConfig(drawelo=0.5, scale=0.5, confidence=0.01)
+    assert (config.drawelo, config.scale, config.confidence) == (0.5, 0.5, 0.01)
+
+
+def test_pair_elo_at_its_edges() -> None:
+    """Counts as given; a negative count (each of the three) or no game refused; one game
+    allowed; a perfect or zero score an infinite Elo; LOS 1/2 with no decisive game and
+    (1 + erf(1/sqrt 2)) / 2 after one win (worked out by hand)."""
+    result = pair_elo(3, 2, 1)
+    assert (result.wins, result.draws, result.losses) == (3, 2, 1)
+    for counts in [(-1, 0, 2), (0, -1, 2), (2, 0, -1), (0, 0, 0)]:
+        with pytest.raises(ValueError) as refused:
+            pair_elo(*counts)
+        assert str(refused.value) == ("need non-negative counts and at least one game, got "
+                                      + "-".join(map(str, counts)))
+    one = pair_elo(1, 0, 0)
+    assert one.elo == math.inf and one.los == pytest.approx((1 + math.erf(2 ** -0.5)) / 2)
+    assert pair_elo(0, 0, 3).elo == -math.inf
+    assert pair_elo(0, 3, 0).los == 0.5
+
+
+def test_superiority_without_variance_orders_by_elo() -> None:
+    """Two anchors have no variance: LOS 1, 0, or 1/2 when level; with a variance of 1/2
+    (Elo 0.5 against 0), the normal tail (1 + erf(0.5)) / 2 = 0.7602 (by hand)."""
+    none = [[0.0, 0.0], [0.0, 0.0]]
+    assert (superiority([10.0, 0.0], none, 0, 1), superiority([10.0, 0.0], none, 1, 0),
+            superiority([5.0, 5.0], none, 0, 1)) == (1.0, 0.0, 0.5)
+    half = [[0.25, 0.0], [0.0, 0.25]]
+    assert superiority([0.5, 0.0], half, 0, 1) == pytest.approx((1 + math.erf(0.5)) / 2)
+
+
+def test_a_ladder_table_says_its_intervals_are_the_covariances() -> None:
+    """A ladder (two anchors) always takes the covariance intervals and says so; another
+    config's intervals and confidence are the table's; the anchors' LOS is 1 and 0."""
+    games = games_from_crosstable({
+        ("sf@1350", "engine"): (2, 4, 14), ("sf@1800", "engine"): (12, 4, 4),
+        ("sf@1350", "sf@1800"): (2, 2, 16)})
+    ladder = fit(games, RatingsConfig(anchors={"sf@1350": 1350, "sf@1800": 1800}))
+    assert ladder.intervals == "covariance"
+    assert (ladder.los_between("sf@1800", "sf@1350"),
+            ladder.los_between("sf@1350", "sf@1800")) == (1.0, 0.0)
+    table = fit(games, RatingsConfig(intervals="exact", confidence=0.9))
+    assert (table.intervals, table.confidence) == ("exact", 0.9)
+    assert intervals_line(table) == (
+        "+ and -: 90% intervals from each player's likelihood with the others fixed, "
+        "bayeselo's exactdist (--intervals exact; or covariance, variance)")
+
+
+def test_short_names_get_the_four_wide_name_column_and_halves_round_away_from_zero() -> None:
+    """bayeselo's ratings header is at least ``Name`` wide; halves and 0.7 round away from
+    zero."""
+    table = fit(games_from_crosstable({("a", "b"): (3, 2, 1)}))
+    header, first, _ = format_ratings(table).splitlines()
+    assert header == "Rank Name   Elo    +    - games score oppo. draws "
+    assert first.startswith("   1 a    ")
+    assert [round_half_away(x) for x in (0.5, 0.7, 2.5, -0.5, -2.5, 0.2)] == [1, 1, 3, -1, -3, 0]
+    assert format_los(table).splitlines()[0] == "    a  b"
