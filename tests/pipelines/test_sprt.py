@@ -512,3 +512,110 @@ def test_evaluate_passes_alpha_and_beta_to_its_match(home: Path) -> None:
                                  sprt_beta=BETA, ladder="")
     plan = plan_evaluation(Lake(home), config)
     assert (plan.match.sprt_alpha, plan.match.sprt_beta) == (ALPHA, BETA)
+
+
+# --- issue 48: the SPRT's mutation survivors (docs/mutation.md) -------------------------------
+
+def test_a_sweep_stops_only_a_whole_one_sided_run_of_enough_pairs() -> None:
+    """``sweep``: H1 when every one of at least ``pairs`` pairs was won twice, H0 when every
+    one was lost twice; None below ``pairs``, with another cell, with trinomial counts, or
+    with the rule off (0)."""
+    from pipelines.sprt import sweep
+
+    assert [sweep([0, 0, 0, 0, 10], 10), sweep([10, 0, 0, 0, 0], 10),
+            sweep([0, 0, 0, 0, 11], 10), sweep([0, 0, 0, 0, 1], 1)] == ["H1", "H0", "H1", "H1"]
+    for counts, pairs in [([0, 0, 0, 0, 9], 10), ([9, 0, 0, 0, 0], 10), ([0, 10, 0, 0, 0], 10),
+                          ([0, 0, 0, 1, 9], 10), ([0, 0, 0, 0, 40], 0), ([0, 0, 12], 10),
+                          ([12, 0, 0], 10)]:
+        assert sweep(counts, pairs) is None, (counts, pairs)
+
+
+def test_a_result_reads_the_same_in_words_and_as_json() -> None:
+    """``describe`` names the test, the LLR and bounds, the decision and a sweep (won or
+    lost, with the pairs played); ``as_dict`` holds the config's fields and the result's, or
+    the result's alone without a config."""
+    import dataclasses
+
+    result = sprt([0, 0, 0, 0, 10], 0, 5)
+    numbers = f"LLR {result.llr:.3f} ({result.lower_bound:.3f}, {result.upper_bound:.3f})"
+    head = "SPRT elo0=0 elo1=5 alpha=0.05 beta=0.05 (normalized Elo): "
+    assert dataclasses.replace(result, swept="H1").describe() == (
+        f"{head}{numbers} -> accept H1 (a sweep: the first 10 game pairs all won)")
+    lost = sprt([10, 0, 0, 0, 0], 0, 5)
+    assert dataclasses.replace(lost, swept="H0").describe() == (
+        f"{head}LLR {lost.llr:.3f} ({lost.lower_bound:.3f}, {lost.upper_bound:.3f}) -> "
+        "reject H1 (accept H0) (a sweep: the first 10 game pairs all lost)")
+    assert result.describe() == f"{head}{numbers} -> continue"
+    assert result.as_dict() == {
+        "elo0": 0, "elo1": 5, "alpha": 0.05, "beta": 0.05, "model": "normalized",
+        "counts": [0, 0, 0, 0, 10], "llr": result.llr, "lower_bound": result.lower_bound,
+        "upper_bound": result.upper_bound, "decision": "continue"}
+    bare = type(result)((1, 2, 3), 0.5, -1.0, 1.0)
+    assert bare.as_dict() == {"counts": [1, 2, 3], "llr": 0.5, "lower_bound": -1.0,
+                              "upper_bound": 1.0, "decision": "continue"}
+    assert sprt([10, 100, 200, 110, 20]).config == SprtConfig()   # fishtest's 0, 2 by default
+
+
+def test_each_bad_sprt_input_is_refused_naming_it() -> None:
+    """Bounds that are equal, alpha or beta at 0 or 1 or past 1, a negative count (counts
+    that sum past 0 all the same), a pair score of 2.5, bounds at the normalized model's
+    limit (for a test and for a forecast), and a likelihood with no maximum; one game is
+    enough to compute an LLR."""
+    from pipelines.sprt import NORMALIZED_LIMITS, forecast, solve_secular
+
+    cases = [
+        (lambda: SprtConfig(elo0=2, elo1=2), "elo1 must exceed elo0, got elo0=2 elo1=2"),
+        (lambda: SprtConfig(alpha=0.0), "alpha must be in (0, 1), got 0.0"),
+        (lambda: SprtConfig(alpha=1.0), "alpha must be in (0, 1), got 1.0"),
+        (lambda: SprtConfig(beta=1.5), "beta must be in (0, 1), got 1.5"),
+        (lambda: sprt([-1, 2, 3, 4, 5]),
+         "need 5 pentanomial or 3 trinomial non-negative counts, got [-1, 2, 3, 4, 5]"),
+        (lambda: pentanomial([2.5]), "a game pair scores 0, 0.5, ..., 2 points, got 2.5"),
+        (lambda: solve_secular([(0.0, 0.5), (1.0, 0.5)]),
+         "the SPRT's likelihood has no maximum at these bounds: narrow them"),
+        (lambda: solve_secular([(-1.0, 0.5), (0.0, 0.5)]),
+         "the SPRT's likelihood has no maximum at these bounds: narrow them")]
+    limit = NORMALIZED_LIMITS[5]
+    at_limit = SprtConfig(elo0=0, elo1=limit)
+    for make, message in cases:
+        with pytest.raises(SprtError) as refused:
+            make()
+        assert str(refused.value) == message
+    for make in (lambda: at_limit.check_cells(5), lambda: forecast(at_limit, 0, 0.5)):
+        with pytest.raises(SprtError, match="the normalized Elo model tests bounds within"):
+            make()
+    assert sprt([0, 0, 1], 0, 10).counts == (0, 0, 1)
+
+
+def test_a_forecast_without_a_config_describes_the_walk_alone() -> None:
+    from pipelines.sprt import SprtForecast
+
+    plain = SprtForecast(elo=5, draw_ratio=0.5, drift=0.01, variance=0.04, p_h1=0.9, pairs=100)
+    assert plain.describe() == ("true Elo +5 with 50% draws: LLR +0.01000 a game pair (sd "
+                                "0.200); accepts H1 with probability 0.90 after about 100 game "
+                                "pairs (200 games) on average")
+
+
+def test_the_first_player_is_white_in_a_pairs_first_game_or_else_the_first_name(
+        home: Path) -> None:
+    """When the player sorting first is White in the first games, the second is the other;
+    with no first game of a pair recorded, the first name is the first player; a third
+    player who only ever had White is still a third player (refused)."""
+    lake = Lake(home)
+    swapped = [{**row, "white": row["black"], "black": row["white"]}
+               for row in game_rows(NEW_PAIRS)]
+    lake.write("tournament_games", [{**row, "tournament_id": "t-base"} for row in swapped])
+    counts, first, second = tournament_counts(lake, "t-base")
+    assert (first, second) == ("base", "new")
+    assert counts == pair_counts_from_rows(swapped, "base")
+    seconds = [{**row, "tournament_id": "t-seconds", "game_in_pair": 1}
+               for row in game_rows(NEW_PAIRS) if row["game_in_pair"] == 1]
+    lake.write("tournament_games", seconds)
+    assert tournament_counts(lake, "t-seconds")[1:] == ("base", "new")
+    third = [*game_rows(NEW_PAIRS)[:2],
+             {**game_rows([(1, 1)])[0], "game_key": "1:0:0", "pairing": 1, "white": "extra"}]
+    lake.write("tournament_games", [{**row, "tournament_id": "t-three"} for row in third])
+    with pytest.raises(SprtError) as refused:
+        tournament_counts(lake, "t-three")
+    assert str(refused.value) == ("tournament 't-three': an SPRT needs games between exactly "
+                                  "two players, found ['base', 'extra', 'new']")
