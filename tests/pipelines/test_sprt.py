@@ -599,8 +599,9 @@ def test_a_forecast_without_a_config_describes_the_walk_alone() -> None:
 def test_the_first_player_is_white_in_a_pairs_first_game_or_else_the_first_name(
         home: Path) -> None:
     """When the player sorting first is White in the first games, the second is the other;
-    with no first game of a pair recorded, the first name is the first player; a third
-    player who only ever had White is still a third player (refused)."""
+    with no first game of a pair recorded, the first name is the first player; a game not
+    finished yet (no score) is passed over, the games after it counted; a third player who
+    only ever had White is still a third player (refused)."""
     lake = Lake(home)
     swapped = [{**row, "white": row["black"], "black": row["white"]}
                for row in game_rows(NEW_PAIRS)]
@@ -612,6 +613,9 @@ def test_the_first_player_is_white_in_a_pairs_first_game_or_else_the_first_name(
                for row in game_rows(NEW_PAIRS) if row["game_in_pair"] == 1]
     lake.write("tournament_games", seconds)
     assert tournament_counts(lake, "t-seconds")[1:] == ("base", "new")
+    unfinished = {**game_rows([(1, 1)])[0], "game_key": "0:99:0", "round": 99,
+                  "white_score": None, "result": None}
+    assert pair_counts_from_rows([unfinished, *game_rows(NEW_PAIRS)], "new") == [1, 2, 4, 3, 2]
     third = [*game_rows(NEW_PAIRS)[:2],
              {**game_rows([(1, 1)])[0], "game_key": "1:0:0", "pairing": 1, "white": "extra"}]
     lake.write("tournament_games", [{**row, "tournament_id": "t-three"} for row in third])
