@@ -633,3 +633,71 @@ def test_a_misspelt_option_of_an_external_engine_is_one_line(home: Path,
     assert lines[0].startswith("chesslab tournament: error: worker ")
     assert lines[0].endswith(f"uci:{stockfish_path}?Hsh=16: the engine has no option 'Hsh' "
                              f"(did you mean 'Hash'?)"), lines
+
+
+# --- issue 48: what a tournament's mutation run found unchecked --------------------------------
+
+def board_after(fen: str | None, sans: str = "") -> chess.Board:
+    board = chess.Board(fen) if fen else chess.Board()
+    for san in sans.split():
+        board.push_san(san)
+    return board
+
+
+@pytest.mark.parametrize("fen,sans,verdict", [
+    (None, "f3 e5 g4 Qh4#", ("0-1", "normal", "Black mates")),
+    (None, "e4 e5 Bc4 Nc6 Qh5 Nf6 Qxf7#", ("1-0", "normal", "White mates")),
+    ("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", "", ("1/2-1/2", "normal", "Draw by stalemate")),
+    ("8/8/8/4k3/8/8/8/4K3 w - - 0 1", "",
+     ("1/2-1/2", "normal", "Draw by insufficient mating material")),
+    ("8/8/8/4k3/8/8/8/R3K3 w - - 100 80", "", ("1/2-1/2", "normal", "Draw by fifty moves rule")),
+    ("8/8/8/4k3/8/8/8/R3K3 w - - 150 100", "", ("1/2-1/2", "normal", "Draw by fifty moves rule")),
+    (None, "Nf3 Nf6 Ng1 Ng8 Nf3 Nf6 Ng1 Ng8",
+     ("1/2-1/2", "normal", "Draw by 3-fold repetition")),
+    (None, "Nf3 Nf6 Ng1 Ng8 " * 4, ("1/2-1/2", "normal", "Draw by 3-fold repetition")),
+    ("8/8/8/4k3/8/8/8/R3K3 w - - 99 80", "", None),
+    (None, "Nf3 Nf6 Ng1 Ng8", None),
+])
+def test_a_game_over_by_the_rules_is_worded_as_cutechess_words_it(
+        fen: str | None, sans: str, verdict: tuple[str, str, str] | None) -> None:
+    """Mates by each side, stalemate, bare kings, the fifty-move rule at 100 plies (no claim
+    needed) and at 75 moves, threefold and fivefold repetition; 99 plies and a second
+    repetition play on. The words are cutechess's (its PGN's Termination comments)."""
+    from pipelines.games.game import rules_verdict
+
+    assert rules_verdict(board_after(fen, sans)) == verdict
+
+
+def test_a_time_forfeit_against_a_side_that_cannot_mate_is_a_draw() -> None:
+    """FIDE 6.9 as cutechess applies it: the side that lost on time draws when its opponent
+    has no mating material; any other failure (a crash), or an opponent who can mate, loses
+    the game; the material that counts is the opponent's, not the side's own."""
+    from pipelines.games.game import EngineFailure, forfeit
+
+    lone_black = chess.Board("8/8/8/4k3/8/8/8/Q3K3 w - - 0 1")
+    lone_white = chess.Board("q7/8/8/4k3/8/8/8/4K3 w - - 0 1")
+    late = EngineFailure("time forfeit", "White loses on time")
+    assert forfeit(lone_black, chess.WHITE, late) == (
+        "1/2-1/2", "time forfeit", "White loses on time; opponent cannot mate: draw")
+    assert forfeit(lone_white, chess.WHITE, late) == (
+        "0-1", "time forfeit", "White loses on time")
+    assert forfeit(lone_white, chess.BLACK, EngineFailure("time forfeit", "Black loses on time")
+                   ) == ("1/2-1/2", "time forfeit",
+                         "Black loses on time; opponent cannot mate: draw")
+    crash = EngineFailure("abandoned", "White's engine crashed")
+    assert forfeit(lone_black, chess.WHITE, crash) == ("0-1", "abandoned", "White's engine crashed")
+    assert forfeit(lone_black, chess.BLACK, crash) == ("1-0", "abandoned", "White's engine crashed")
+
+
+def test_the_adjudicator_of_rules_takes_every_rule() -> None:
+    from pipelines.games.adjudication import Adjudication
+
+    rules = Adjudication(resign_moves=3, resign_score=500, draw_move_number=30, draw_moves=6,
+                         draw_score=8, tablebases=str(SYZYGY), max_plies=200)
+    made = Adjudicator.from_rules(rules)
+    try:
+        assert (made.resign_moves, made.resign_score, made.draw_move_number, made.draw_moves,
+                made.draw_score, made.max_plies) == (3, 500, 30, 6, 8, 200)
+        assert made.syzygy is not None and made.tablebase_pieces == 3
+    finally:
+        made.close()
