@@ -280,7 +280,7 @@ class GamePlayer:
                 return forfeit(board, side, EngineFailure(
                     "time forfeit", f"{seats[side].spec.name} loses on time: "
                     f"{record.clock_used[side]:.3f}s used of {clock.given[side]:.3f}s"))
-            white_score = score_for_white(info, side)
+            white_score = score_for_white(info)
             scores.append(white_score)
             record.moves.append(MoveRecord(move, move_comment(info, side, seconds),
                                            white_score, seconds))
@@ -395,7 +395,9 @@ def forfeit(board: chess.Board, side: bool, failure: EngineFailure) -> Verdict:
     return ("0-1" if side == chess.WHITE else "1-0"), failure.termination, failure.reason
 
 
-def score_for_white(info: dict[str, Any], side: bool) -> int | None:
+def score_for_white(info: dict[str, Any]) -> int | None:
+    """The engine's score of its move from White's point of view, a mate as ``MATE_AS_CP``
+    less the plies to it; None when the engine gave none."""
     score = info.get("score")
     if score is None:
         return None

@@ -409,7 +409,8 @@ def add_compiled_game(rows: CompiledRows, reader: Any, i: int, game_id: str,
         columns[name].append(result if tag == "Result" else tags[tag])
     for name, value in (("game_id", game_id), ("white_elo", elo(tags["WhiteElo"])),
                         ("black_elo", elo(tags["BlackElo"])),
-                        ("variant", variant_name(tags["Variant"])), ("start_fen", tags["FEN"]),
+                        ("variant", variant_name(tags["Variant"], tags["FEN"])),
+                        ("start_fen", tags["FEN"]),
                         ("plies", plies), ("error", error)):
         columns[name].append(value)
 
@@ -519,18 +520,20 @@ def game_row(source_id: str, game_id: str, tags_text: str, game: ParsedGame, pli
     row.update(
         game_id=game_id, source_id=source_id, game_index=game.index, line=game.line,
         white_elo=elo(tags.get("WhiteElo")), black_elo=elo(tags.get("BlackElo")),
-        variant=variant_name(tags.get("Variant")), start_fen=tags.get("FEN"),
+        variant=variant_name(tags.get("Variant"), tags.get("FEN")), start_fen=tags.get("FEN"),
         plies=plies, error=error, tags=tags_text)
     if row["result"] in (None, "*") and game.result:
         row["result"] = game.result  # as python-chess: the marker fills an unknown result
     return row
 
 
-def variant_name(tag: str | None) -> str:
-    """'standard' or 'chess960' for their aliases, else the tag as written."""
+def variant_name(tag: str | None, fen: str | None) -> str:
+    """'standard' or 'chess960' for their aliases, else the tag as written; a game with no
+    Variant tag (or a standard one) whose FEN names rook files for castling is Chess960, as
+    it is replayed."""
     name = (tag or "").strip().lower()
     if name in STANDARD_VARIANTS:
-        return "standard"
+        return "chess960" if has_960_castling(fen) else "standard"
     return "chess960" if name in CHESS960_VARIANTS else str(tag)
 
 

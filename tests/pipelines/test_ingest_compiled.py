@@ -338,7 +338,7 @@ def test_the_python_reader_writes_the_same_rows(tmp_path: Path,
     by hand: ``wild/0`` replayed as chess (7 plies), "Fischer Random" as Chess960 (2 plies),
     a set-up game stopped by an illegal move as python-chess words it, a Result tag kept
     over a different marker, an unknown one filled from the marker, a Chess960 game known by
-    its castling field (Shredder-FEN) alone, a castling field with a stray ``-``, and a
+    its castling field (Shredder-FEN) alone (stored as chess960), a castling field with a stray ``-``, and a
     Chess960 game from the standard position (castling written king-takes-rook)."""
     files = [FIXTURES / "pgn" / name for name in (
         "quirks.pgn", "malformed.pgn", "chess960.pgn", "lasker_cp1252.pgn", "broken_games.pgn",
@@ -365,7 +365,7 @@ def test_the_python_reader_writes_the_same_rows(tmp_path: Path,
              "ply 4: illegal san 'Qa4' in 4k3/5R2/8/8/8/8/8/6K1 w - - 4 3"),
             ("Tag and marker differ", "standard", 2, None, None, "1/2-1/2", None),
             ("Unknown result, marker known", "standard", 4, None, None, "0-1", None),
-            ("Chess960 by its castling field", "standard", 6, None, None, "*", None),
+            ("Chess960 by its castling field", "chess960", 6, None, None, "*", None),
             ("Castling field KQkq-", "standard", 0, None, None, "*",
              "bad FEN tag 'r3k2r/8/8/8/8/8/8/R3K2R w KQkq- - 0 1': bad castling field"),
             ("Chess960 from the standard position", "chess960", 8, None, None, "*", None)]

@@ -105,6 +105,36 @@ def test_adjudication_rules() -> None:
     assert rules.verdict(late, [5, -50, 0, 3]) is None
 
 
+def test_adjudication_thresholds_are_inclusive_as_in_cutechess() -> None:
+    """cutechess's GameAdjudicator counts a score *at* the threshold (``score <= resign``,
+    ``|score| <= draw``), starts the draw rule *at* its move number and ends a game *at* its
+    length; each verdict is the whole tuple: result, Termination tag, reason."""
+    resign = Adjudicator(resign_moves=2, resign_score=500)
+    start = chess.Board()
+    assert resign.verdict(start, [-500, -500, -500, -500]) == (
+        "0-1", "adjudication", "White loses by adjudication: both engines see -500 cp for 2 moves")
+    assert resign.verdict(start, [500, 500, 500, 500]) == (
+        "1-0", "adjudication", "Black loses by adjudication: both engines see +500 cp for 2 moves")
+    assert resign.verdict(start, [-499, -500, -500, -500]) is None
+    assert resign.verdict(start, [-500, -500, -500]) is None           # three plies of four
+
+    draw = Adjudicator(draw_move_number=12, draw_moves=2, draw_score=10)
+    at_12 = chess.Board("r3k3/8/8/8/8/8/8/R3K3 w - - 0 12")
+    assert draw.verdict(at_12, [10, -10, 10, -10]) == (
+        "1/2-1/2", "adjudication", "Draw by adjudication: scores within 10 cp for 2 moves")
+    assert draw.verdict(at_12, [10, -11, 10, -10]) is None
+    assert draw.verdict(at_12, [0, 0, 0]) is None                      # three plies of four
+    at_11 = chess.Board("r3k3/8/8/8/8/8/8/R3K3 w - - 0 11")
+    assert draw.verdict(at_11, [0, 0, 0, 0]) is None
+    no_count = Adjudicator(draw_move_number=12, draw_moves=0, draw_score=10)
+    assert no_count.verdict(at_12, [0, 0, 0, 0]) is None               # movecount 0: off
+
+    length = Adjudicator(max_plies=4)
+    assert length.verdict(board_after(None, "e4 e5 Nf3"), []) is None
+    assert length.verdict(board_after(None, "e4 e5 Nf3 Nc6"), []) == (
+        "1/2-1/2", "adjudication", "Draw by adjudication: 4 plies")
+
+
 @pytest.mark.skipif(not GAVIOTA.is_dir(), reason="Debian package gaviotatb not installed")
 def test_tablebase_adjudication() -> None:
     """Gaviota 3-piece tables (Debian gaviotatb): KQK is a win, KK-like KNK a draw."""
@@ -687,6 +717,20 @@ def test_a_time_forfeit_against_a_side_that_cannot_mate_is_a_draw() -> None:
     crash = EngineFailure("abandoned", "White's engine crashed")
     assert forfeit(lone_black, chess.WHITE, crash) == ("0-1", "abandoned", "White's engine crashed")
     assert forfeit(lone_black, chess.BLACK, crash) == ("1-0", "abandoned", "White's engine crashed")
+
+
+def test_an_engine_s_score_is_recorded_from_white_s_point_of_view() -> None:
+    """What the adjudicator compares: a score reported by the side to move, turned to White's
+    view; a mate as 100,000 cp less the moves to it (python-chess's ``mate_score``)."""
+    from chess.engine import Cp, Mate, PovScore
+
+    from pipelines.games.game import score_for_white
+
+    assert score_for_white({"score": PovScore(Cp(35), chess.BLACK), "depth": 9}) == -35
+    assert score_for_white({"score": PovScore(Cp(35), chess.WHITE)}) == 35
+    assert score_for_white({"score": PovScore(Mate(3), chess.BLACK)}) == -(100_000 - 3)
+    assert score_for_white({"score": PovScore(Mate(-2), chess.WHITE)}) == -(100_000 - 2)
+    assert score_for_white({"depth": 9}) is None
 
 
 def test_the_adjudicator_of_rules_takes_every_rule() -> None:
