@@ -227,6 +227,51 @@ def test_a_position_without_a_syzygy_table_falls_back_to_gaviota(tmp_path: Path)
     rules.close()
 
 
+@pytest.mark.skipif(not GAVIOTA.is_dir(), reason="Debian package gaviotatb not installed")
+def test_tablebases_split_over_folders_and_the_folders_refused(tmp_path: Path) -> None:
+    """Tables of one kind in two folders are one set (KQK from the first, KRK from the
+    second); the most pieces is read from the file names (``KRvKN.rtbw``, ``krkn.gtb.cp4``:
+    4); empty entries in the list are ignored; no folders, no tables; a missing folder and a
+    folder without tables are refused by name."""
+    from pipelines.games.adjudication import open_tablebases
+
+    def folder(name: str, tables: dict[str, Path]) -> str:
+        path = tmp_path / name
+        path.mkdir()
+        for table, source in tables.items():
+            (path / table).write_bytes(source.read_bytes())
+        return str(path)
+
+    kqk, krk = chess.Board("8/8/8/8/8/8/2k5/K6Q b - - 0 1"), chess.Board(
+        "8/8/8/3k4/8/8/8/R3K3 w - - 0 1")
+    for tables in ([folder("s1", {"KQvK.rtbw": SYZYGY / "KQvK.rtbw"}),
+                    folder("s2", {"KRvK.rtbw": SYZYGY / "KRvK.rtbw"})],
+                   [folder("g1", {"kqk.gtb.cp4": GAVIOTA / "kqk.gtb.cp4"}),
+                    folder("g2", {"krk.gtb.cp4": GAVIOTA / "krk.gtb.cp4"})]):
+        rules = Adjudicator(tablebases=os.pathsep.join(["", *tables, ""]))
+        assert rules.tablebase_pieces == 3
+        assert rules.verdict(kqk, []) == tablebase_verdict(2, chess.WHITE)
+        assert rules.verdict(krk, []) == tablebase_verdict(2, chess.WHITE)
+        rules.close()
+    four = folder("four", {"KQvK.rtbw": SYZYGY / "KQvK.rtbw", "KRvKN.rtbw": SYZYGY / "KRvK.rtbw"})
+    four_gtb = folder("four_gtb", {"krkn.gtb.cp4": GAVIOTA / "krk.gtb.cp4"})
+    syzygy, gaviota, pieces = open_tablebases(four)
+    assert (gaviota, pieces) == (None, 4)
+    syzygy.close()
+    syzygy, gaviota, pieces = open_tablebases(four_gtb)
+    assert (syzygy, pieces) == (None, 4)
+    gaviota.close()
+    assert open_tablebases(None) == open_tablebases("") == (None, None, 0)
+    assert Adjudicator().verdict(kqk, []) is None
+    with pytest.raises(GamesError) as missing:
+        open_tablebases(str(tmp_path / "nowhere"))
+    assert str(missing.value) == f"tablebase folder {str(tmp_path / 'nowhere')!r} not found"
+    with pytest.raises(GamesError) as empty:
+        open_tablebases(folder("empty", {"KQvK.txt": SYZYGY / "KQvK.rtbw"}))
+    assert str(empty.value) == (
+        f"no Syzygy (.rtbw) or Gaviota (.gtb.cp4) tables in {str(tmp_path / 'empty')!r}")
+
+
 def test_cursed_wins_and_blessed_losses_are_draws_under_the_fifty_move_rule() -> None:
     """Syzygy's WDL 1 (a win only past the 50-move rule) and -1 (a loss saved by it) are
     draws; 2 and -2 stand. (No 3- or 4-piece table has such positions, so this is the rule
