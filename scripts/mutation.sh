@@ -130,7 +130,9 @@ if [ "${MUTATION_RESUME:-0}" = 1 ] && [ -d "$WORK/mutants" ]; then
     exit 2
   fi
   echo "mutation: resuming the run in $WORK"
+  RESUMING=1
 else
+  RESUMING=0
   # A fresh copy: the tracked and new files, and the compiled modules (ignored by git).
   rm -rf "$WORK"
   mkdir -p "$WORK"
@@ -177,8 +179,28 @@ export PYTHONPATH=$WORK/mutants
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 MUTMUT=$(dirname "$PY")/mutmut
 echo "mutation: ${FILES[*]} against ${TESTS[*]} in $WORK"
+RUN=("${FUNCTIONS[@]}")
+if [ "$RESUMING" = 1 ] && [ ${#FUNCTIONS[@]} -gt 0 ]; then
+  # mutmut runs every mutant named on its command line again, finished or not (it skips
+  # finished ones only when none is named): name those without a result.
+  mapfile -t RUN < <("$PY" - "${FUNCTIONS[@]}" <<'EOF'
+import fnmatch
+import json
+import pathlib
+import sys
+
+for meta in sorted(pathlib.Path("mutants").rglob("*.meta")):
+    for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
+        if code is None and any(fnmatch.fnmatch(name, p) for p in sys.argv[1:]):
+            print(name)
+EOF
+  )
+  echo "mutation: ${#RUN[@]} mutants without a result"
+fi
 status=0
-nice -n 19 "$MUTMUT" run --max-children "$CHILDREN" "${FUNCTIONS[@]}" > run.log 2>&1 || status=$?
+if [ "$RESUMING" = 0 ] || [ ${#FUNCTIONS[@]} -eq 0 ] || [ ${#RUN[@]} -gt 0 ]; then
+  nice -n 19 "$MUTMUT" run --max-children "$CHILDREN" "${RUN[@]}" > run.log 2>&1 || status=$?
+fi
 if [ "$status" -ne 0 ]; then
   tail -30 run.log
   echo "mutation: mutmut run failed (exit $status); the log is $WORK/run.log" >&2
