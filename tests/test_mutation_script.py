@@ -70,6 +70,38 @@ def test_resume_continues_in_the_same_copy_and_a_fresh_run_starts_over(tmp_path:
     assert len((work / "runs.log").read_text().splitlines()) == 1    # a new copy
 
 
+def test_a_resumed_run_of_named_mutants_runs_only_those_without_a_result(
+        tmp_path: Path) -> None:
+    """mutmut runs every mutant named on its command line again, finished or not; resumed,
+    the script names only the mutants that match and have no result yet, and runs nothing
+    when none is left."""
+    import json
+
+    fake_tools(tmp_path)
+    work = tmp_path / "work" / "registry"
+    only = {"MUTATION_ONLY": "pipelines.models.registry.x_resolve__mutmut_*"}
+    assert run(tmp_path, **only).returncode == 0
+    meta = work / "mutants" / "pipelines" / "models" / "registry.py.meta"
+    meta.parent.mkdir(parents=True)
+    codes = {"pipelines.models.registry.x_resolve__mutmut_1": 1,
+             "pipelines.models.registry.x_resolve__mutmut_2": None,
+             "pipelines.models.registry.x_resolve__mutmut_3": 0,
+             "pipelines.models.registry.x_list_models__mutmut_1": None}
+    meta.write_text(json.dumps({"exit_code_by_key": codes}))
+    resumed = run(tmp_path, MUTATION_RESUME="1", **only)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 mutants without a result" in resumed.stdout
+    assert (work / "runs.log").read_text().splitlines()[1] == \
+        "run run --max-children 2 pipelines.models.registry.x_resolve__mutmut_2"
+    codes["pipelines.models.registry.x_resolve__mutmut_2"] = 1
+    meta.write_text(json.dumps({"exit_code_by_key": codes}))
+    finished = run(tmp_path, MUTATION_RESUME="1", **only)
+    assert finished.returncode == 0, finished.stderr
+    assert "0 mutants without a result" in finished.stdout
+    assert "score: 3/4 killed" in finished.stdout                 # the results still read
+    assert len((work / "runs.log").read_text().splitlines()) == 2  # mutmut not run again
+
+
 def test_resume_of_a_copy_made_from_other_sources_is_refused(tmp_path: Path) -> None:
     fake_tools(tmp_path)
     work = tmp_path / "work" / "registry"
