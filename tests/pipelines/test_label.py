@@ -6,7 +6,9 @@ python-chess (independent of the ingest step).
 """
 from __future__ import annotations
 
+import logging
 import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -105,10 +107,14 @@ def test_terminal_positions_are_labelled_at_every_depth(lake: Lake) -> None:
     for depth in (3, 5):
         stalemate = by_key[(positions["stalemate: black Kh8, white Qf7 Kg6"]["position_key"],
                             depth)]
-        assert (stalemate["score_cp"], stalemate["best_move"], stalemate["wdl_draw"]) == (
-            0, None, 1000)
         mated = by_key[(positions["fool's mate: white is mated"]["position_key"], depth)]
-        assert (mated["score_mate"], mated["best_move"], mated["wdl_loss"]) == (0, None, 1000)
+        for row, scores, wdl in ((stalemate, (0, None, 0, None), (0, 1000, 0)),
+                                 (mated, (None, 0, None, 0), (0, 0, 1000))):
+            assert (row["score_cp"], row["score_mate"], row["white_cp"], row["white_mate"]) \
+                == scores
+            assert (row["wdl_win"], row["wdl_draw"], row["wdl_loss"]) == wdl
+            assert (row["best_move"], row["pv"], row["nodes"], row["seldepth"], row["time_ms"],
+                    row["bound"]) == (None, [], 0, 0, 0, None)
         for side in ("white", "black"):
             kqk = by_key[(positions[f"KQK, {side} to move"]["position_key"], depth)]
             assert (kqk["white_cp"] or 0) > 300 or (kqk["white_mate"] or 0) > 0
@@ -207,7 +213,7 @@ def proxy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fen: str, mode: str,
 @pytest.mark.parametrize("mode, errors, restarts", [("crash", 1, 2), ("crash-once", 0, 1)])
 def test_crashing_engine_is_restarted_then_recorded(
         lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stockfish_path: str,
-        mode: str, errors: int, restarts: int,
+        mode: str, errors: int, restarts: int, caplog: pytest.LogCaptureFixture,
         selfplay_positions: list[dict[str, object]]) -> None:
     """Issue 2: a crashed engine is restarted and the position retried (retries=1); if it
     crashes every time it becomes a label_errors row and the run goes on."""
@@ -215,14 +221,28 @@ def test_crashing_engine_is_restarted_then_recorded(
     lake.write("positions", rows)
     bad = sorted(rows, key=lambda r: r["position_key"])[3]
     engine = proxy(monkeypatch, tmp_path, str(bad["fen"]), mode, stockfish_path)
-    summary = run_step(LABEL, LabelConfig.tiny(depths=(2, 3), engine=engine), lake)
+    monkeypatch.setenv("TZ", "Asia/Tokyo")     # a local time 9 hours from UTC
+    time.tzset()
+    caplog.set_level(logging.WARNING, logger="pipelines.label.run")
+    try:
+        summary = run_step(LABEL, LabelConfig.tiny(depths=(2, 3), engine=engine), lake)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
     assert (summary.errors, summary.restarts) == (errors, restarts)
+    # each retry is logged with the position, the attempt and the failure (retries=1: 2 tries)
+    retries = [r.getMessage() for r in caplog.records if "attempt" in r.getMessage()]
+    assert [m.split(": ", 1)[0] for m in retries] == [
+        f"position {bad['position_key']} ({bad['fen']}), attempt {n} of 2"
+        for n in range(1, errors + 2)]
+    assert all("exit code 3" in m for m in retries), retries
     assert summary.positions == 8 - errors and summary.labels == 2 * (8 - errors)
     error_rows = lake.read("label_errors").to_pylist()
     assert len(error_rows) == errors
     if errors:
         assert error_rows[0]["position_key"] == bad["position_key"]
         assert error_rows[0]["attempts"] == 2 and "exit code 3" in error_rows[0]["message"]
+        assert abs(error_rows[0]["recorded_at"] - datetime.now(UTC)).total_seconds() < 600
         assert bad["position_key"] not in lake.read("labels").column("position_key").to_pylist()
 
 
@@ -240,6 +260,95 @@ def test_hanging_engine_times_out_and_the_run_goes_on(
     assert (summary.positions, summary.errors, summary.restarts) == (4, 1, 2)
     error = lake.read("label_errors").to_pylist()[0]
     assert error["fen"] == bad["fen"] and "no answer in time" in error["message"]
+
+
+def test_an_engine_pool_keeps_warm_engines_by_path_and_options(stockfish_path: str) -> None:
+    """An engine given back is taken again for the same path and options, not for others;
+    a dead one is never kept or handed out; closing the pool quits the idle ones."""
+    from pipelines.label.run import EnginePool
+
+    with EnginePool() as pool:
+        first = pool.take(stockfish_path, {"Hash": "16"})
+        pool.give(first)
+        assert pool.take(stockfish_path, {"Hash": "16"}) is first
+        other = pool.take(stockfish_path, {"Hash": "32"})
+        assert other is not first
+        pool.give(first)
+        pool.give(other)
+        assert pool.take(stockfish_path, {"Hash": "32"}) is other
+        other.kill()
+        pool.give(other)                          # dead: not kept
+        pool.give(first)
+        first.kill()                              # died while idle: not handed out
+        fresh = pool.take(stockfish_path, {"Hash": "16"})
+        assert fresh not in (first, other) and fresh.alive
+        pool.give(fresh)
+    assert not fresh.alive
+
+
+def counted_engines(monkeypatch: pytest.MonkeyPatch) -> list[UciClient]:
+    """Every engine process the label module starts, in order."""
+    from pipelines.label import run as run_module
+
+    started: list[UciClient] = []
+
+    class Counted(UciClient):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            started.append(self)
+
+    monkeypatch.setattr(run_module, "UciClient", Counted)
+    return started
+
+
+@pytest.mark.parametrize("mode, restarts, errors", [
+    ("none", 0, 0), ("crash-once", 1, 0), ("hang", 2, 1)])
+def test_batches_borrow_one_warm_engine_from_the_pool(
+        lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stockfish_path: str,
+        caplog: pytest.LogCaptureFixture, mode: str, restarts: int, errors: int,
+        selfplay_positions: list[dict[str, object]]) -> None:
+    """Two batches with a pool search on one engine process, given back after each; after
+    a crash or a hang (the failure seen when writing to the engine, or when reading from it)
+    the engine started in its place is given back. A batch without a pool starts its own and
+    quits it. Each retry is logged, and nothing else is (a healthy engine logs none)."""
+    from pipelines.label.pending import PendingPosition
+    from pipelines.label.run import EnginePool, label_batch
+
+    rows = selfplay_positions[:8]
+    batch = [PendingPosition(int(r["position_key"]), str(r["fen"]), (2, 3))  # type: ignore[call-overload]
+             for r in rows]
+    engine = stockfish_path if mode == "none" else proxy(
+        monkeypatch, tmp_path, str(rows[1]["fen"]), mode, stockfish_path)
+    config = LabelConfig.tiny(depths=(2, 3), engine=engine, timeout=1.0)
+    started = counted_engines(monkeypatch)
+    caplog.set_level(logging.WARNING, logger="pipelines.label.run")
+    with EnginePool() as pool:
+        first = label_batch(lake, config, "e", batch[:3], "r", pool)
+        second = label_batch(lake, config, "e", batch[3:6], "r", pool)
+        assert (first.positions, first.errors, first.restarts) == (3 - errors, errors, restarts)
+        assert (second.positions, second.restarts) == (3, 0)
+        assert len(started) == 1 + restarts and started[-1].alive
+    assert not any(engine.alive for engine in started)
+    own = label_batch(lake, config, "e", batch[6:], "r")
+    assert own.positions == 2 and len(started) == 2 + restarts and not started[-1].alive
+    retries = [r for r in caplog.records if "attempt" in r.getMessage()]
+    assert len(retries) == restarts, [r.getMessage() for r in retries]
+
+
+def test_a_terminal_position_as_stockfish_reports_it() -> None:
+    """Stockfish 15.1 on a mated side to move prints ``info depth 0 score mate 0``, on a
+    stalemate ``info depth 0 score cp 0`` (then ``bestmove (none)``): every field of the
+    label is that line's, with WDL certain, no nodes, no depth searched; no line at all is a
+    draw; a time on the line is kept."""
+    from pipelines.label.info import InfoIteration, terminal_result
+
+    nnue = "info string NNUE evaluation using nn-ad9b42354671.nnue enabled"
+    assert terminal_result([nnue, "info depth 0 score mate 0"]) == InfoIteration(
+        depth=0, score_mate=0, wdl=(0, 0, 1000), nodes=0, seldepth=0, time_ms=0)
+    draw = InfoIteration(depth=0, score_cp=0, wdl=(0, 1000, 0), nodes=0, seldepth=0, time_ms=0)
+    assert terminal_result([nnue, "info depth 0 score cp 0"]) == draw
+    assert terminal_result([]) == draw
+    assert terminal_result(["info depth 0 score cp 0 time 2"]).time_ms == 2
 
 
 def test_missing_engine_is_a_one_line_error(lake: Lake,
