@@ -331,6 +331,8 @@ def test_batches_borrow_one_warm_engine_from_the_pool(
     assert not any(engine.alive for engine in started)
     own = label_batch(lake, config, "e", batch[6:], "r")
     assert own.positions == 2 and len(started) == 2 + restarts and not started[-1].alive
+    assert {(e.path, tuple(e.options.items())) for e in started} == {
+        (engine, tuple(config.uci_options.items()))}
     retries = [r for r in caplog.records if "attempt" in r.getMessage()]
     assert len(retries) == restarts, [r.getMessage() for r in retries]
 
