@@ -337,6 +337,35 @@ def test_batches_borrow_one_warm_engine_from_the_pool(
     assert len(retries) == restarts, [r.getMessage() for r in retries]
 
 
+def test_an_engine_slot_reports_each_failure_once(stockfish_path: str) -> None:
+    """A slot's ``finish`` gives the oldest search's output; asked with no search in flight
+    it says so; an engine that cannot start is reported by the next ``finish``, once, and
+    the slot keeps nothing in flight."""
+    from pipelines.label.run import EngineSlot
+    from pipelines.label.uci import EngineError
+
+    fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -"
+    slot = EngineSlot(LabelConfig.tiny(engine=stockfish_path, timeout=2.0))
+    with pytest.raises(EngineError, match="^no search in flight$"):
+        slot.finish()                                         # no engine yet
+    slot.start(fen, "go depth 2")
+    assert slot.in_flight == 1
+    assert slot.finish().bestmove is not None and slot.in_flight == 0
+    with pytest.raises(EngineError, match="^no search in flight$"):
+        slot.finish()                                         # an engine, nothing queued
+    slot.release()
+
+    broken = EngineSlot(LabelConfig.tiny(engine="/nonexistent/stockfish"))
+    broken.start(fen, "go depth 2")
+    broken.start(fen, "go depth 2")                           # nothing sent after a failure
+    assert broken.in_flight == 0
+    with pytest.raises(EngineError, match="cannot start engine '/nonexistent/stockfish'"):
+        broken.finish()
+    assert broken.in_flight == 0
+    with pytest.raises(EngineError, match="^no search in flight$"):
+        broken.finish()
+
+
 def test_a_terminal_position_as_stockfish_reports_it() -> None:
     """Stockfish 15.1 on a mated side to move prints ``info depth 0 score mate 0``, on a
     stalemate ``info depth 0 score cp 0`` (then ``bestmove (none)``): every field of the
