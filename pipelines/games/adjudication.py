@@ -47,9 +47,13 @@ class Adjudication:
 class Adjudicator:
     """Decides a game early from the engines' scores or a tablebase."""
 
-    def __init__(self, resign_moves: int = 0, resign_score: int = 600,
-                 draw_move_number: int = 0, draw_moves: int = 8, draw_score: int = 10,
-                 tablebases: str | None = None, max_plies: int = 0) -> None:
+    def __init__(self, resign_moves: int = Adjudication.resign_moves,
+                 resign_score: int = Adjudication.resign_score,
+                 draw_move_number: int = Adjudication.draw_move_number,
+                 draw_moves: int = Adjudication.draw_moves,
+                 draw_score: int = Adjudication.draw_score,
+                 tablebases: str | None = None,
+                 max_plies: int = Adjudication.max_plies) -> None:
         self.resign_moves = resign_moves
         self.resign_score = resign_score
         self.draw_move_number = draw_move_number

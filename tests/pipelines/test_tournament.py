@@ -778,6 +778,20 @@ def test_an_engine_s_score_is_recorded_from_white_s_point_of_view() -> None:
     assert score_for_white({"depth": 9}) is None
 
 
+def test_an_adjudicator_s_defaults_are_the_rules_defaults() -> None:
+    """No rule is on by default; a rule turned on alone takes the thresholds of
+    ``Adjudication`` (the tournament config's)."""
+    from pipelines.games.adjudication import Adjudication
+
+    late = chess.Board("r3k3/8/8/8/8/8/8/R3K3 w - - 0 300")
+    assert Adjudicator().verdict(late, [-90_000] * 40) is None
+    assert Adjudicator().verdict(late, [0] * 40) is None
+    defaults = Adjudication()
+    made = Adjudicator(resign_moves=1, draw_move_number=1)
+    assert (made.resign_score, made.draw_moves, made.draw_score, made.max_plies) == (
+        defaults.resign_score, defaults.draw_moves, defaults.draw_score, defaults.max_plies)
+
+
 def test_the_adjudicator_of_rules_takes_every_rule() -> None:
     from pipelines.games.adjudication import Adjudication
 
