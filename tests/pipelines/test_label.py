@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -63,16 +64,31 @@ def lake(home: Path, stockfish_path: str) -> Lake:
     return Lake(home)
 
 
-def test_every_depth_equals_a_fresh_search(lake: Lake, stockfish_path: str,
+@pytest.fixture
+def tokyo_time(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A local time 9 hours from UTC, so that a time taken without a zone shows."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.delenv("TZ")
+    time.tzset()
+
+
+def test_every_depth_equals_a_fresh_search(lake: Lake, stockfish_path: str, tokyo_time: None,
         selfplay_positions: list[dict[str, object]]) -> None:
     """Issue 2: depths 5 and 6 from one depth-7 search equal fresh `go depth 5/6` searches
     after ucinewgame (score, best move, nodes, PV), and White's view flips with the side."""
     rows = selfplay_positions[10:40:3]
     lake.write("positions", rows)
-    summary = run_step(LABEL, LabelConfig(depths=(5, 6, 7), workers=2, batch_size=4), lake)
+    started = datetime.now(UTC)
+    summary = run_step(LABEL, LabelConfig(depths=(5, 6, 7), workers=2, batch_size=4,
+                                          pv_moves=3), lake)
     assert (summary.positions, summary.labels, summary.errors) == (10, 30, 0)
     labels = {(r["position_key"], r["depth"]): r for r in lake.read("labels").to_pylist()}
+    assert {r["run_id"] for r in labels.values()} == {summary.run_id}
+    assert all(started <= r["labelled_at"] <= datetime.now(UTC) for r in labels.values())
     engine = UciClient(stockfish_path, LabelConfig().uci_options)
+    longest = 0
     try:
         for row in rows:
             for depth in (5, 6):
@@ -84,13 +100,15 @@ def test_every_depth_equals_a_fresh_search(lake: Lake, stockfish_path: str,
                 assert (label["score_cp"], label["score_mate"]) == (fresh.score_cp,
                                                                     fresh.score_mate)
                 assert (label["best_move"], label["nodes"]) == (fresh.best_move, fresh.nodes)
-                assert label["pv"] == list(fresh.pv[:8])
+                assert label["pv"] == list(fresh.pv[:3])
+                longest = max(longest, len(fresh.pv))
                 assert label["wdl_win"] + label["wdl_draw"] + label["wdl_loss"] == 1000
                 sign = 1 if " w " in str(row["fen"]) else -1
                 if label["score_cp"] is not None:
                     assert label["white_cp"] == sign * label["score_cp"]
     finally:
         engine.quit()
+    assert longest > 3                                # the PV was cut to pv_moves
     assert {r["depth"] for r in labels.values()} == {5, 6, 7}
 
 
@@ -214,6 +232,7 @@ def proxy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fen: str, mode: str,
 def test_crashing_engine_is_restarted_then_recorded(
         lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stockfish_path: str,
         mode: str, errors: int, restarts: int, caplog: pytest.LogCaptureFixture,
+        tokyo_time: None,
         selfplay_positions: list[dict[str, object]]) -> None:
     """Issue 2: a crashed engine is restarted and the position retried (retries=1); if it
     crashes every time it becomes a label_errors row and the run goes on."""
@@ -221,14 +240,8 @@ def test_crashing_engine_is_restarted_then_recorded(
     lake.write("positions", rows)
     bad = sorted(rows, key=lambda r: r["position_key"])[3]
     engine = proxy(monkeypatch, tmp_path, str(bad["fen"]), mode, stockfish_path)
-    monkeypatch.setenv("TZ", "Asia/Tokyo")     # a local time 9 hours from UTC
-    time.tzset()
     caplog.set_level(logging.WARNING, logger="pipelines.label.run")
-    try:
-        summary = run_step(LABEL, LabelConfig.tiny(depths=(2, 3), engine=engine), lake)
-    finally:
-        monkeypatch.delenv("TZ")
-        time.tzset()
+    summary = run_step(LABEL, LabelConfig.tiny(depths=(2, 3), engine=engine), lake)
     assert (summary.errors, summary.restarts) == (errors, restarts)
     # each retry is logged with the position, the attempt and the failure (retries=1: 2 tries)
     retries = [r.getMessage() for r in caplog.records if "attempt" in r.getMessage()]
@@ -354,6 +367,7 @@ def test_an_engine_slot_reports_each_failure_once(stockfish_path: str) -> None:
     with pytest.raises(EngineError, match="^no search in flight$"):
         slot.finish()                                         # an engine, nothing queued
     slot.release()
+    slot.release()                                            # twice: nothing left to quit
 
     broken = EngineSlot(LabelConfig.tiny(engine="/nonexistent/stockfish"))
     broken.start(fen, "go depth 2")
@@ -364,6 +378,34 @@ def test_an_engine_slot_reports_each_failure_once(stockfish_path: str) -> None:
     assert broken.in_flight == 0
     with pytest.raises(EngineError, match="^no search in flight$"):
         broken.finish()
+
+
+def test_labels_are_written_when_flushed_or_their_time_is_up(lake: Lake,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A writer keeps rows until ``flush`` or until ``seconds`` have passed since the last
+    write; a search that missed a requested depth is logged with the depths it gave."""
+    from pipelines.label.info import InfoIteration
+    from pipelines.label.pending import PendingPosition
+    from pipelines.label.run import LabelWriter, check_depths, label_row
+
+    now = datetime.now(UTC)
+    row = label_row(7, "e", 3, InfoIteration(depth=3, score_cp=12, pv=("e2e4",)), True,
+                    "depth 3", "r", now, 8)
+    patient = LabelWriter(lake, seconds=3600)
+    patient.add([row], [])
+    assert lake.read("labels").num_rows == 0
+    patient.flush()
+    assert lake.read("labels").num_rows == 1
+    eager = LabelWriter(lake, seconds=0)
+    eager.add([{**row, "depth": 4}], [])
+    assert lake.read("labels").num_rows == 2
+
+    caplog.set_level(logging.WARNING, logger="pipelines.label.run")
+    position = PendingPosition(7, "8/8/8/8/8/8/2k5/K6Q b - -", (3, 4, 5))
+    check_depths(position, "go depth 5", [row, {**row, "depth": 5}], LabelConfig.tiny())
+    check_depths(position, "go nodes 500", [row], LabelConfig.tiny(nodes=500))   # expected
+    assert [r.getMessage() for r in caplog.records] == [
+        "position 7 (8/8/8/8/8/8/2k5/K6Q b - -): go depth 5 gave only depths [3, 5]"]
 
 
 def test_a_terminal_position_as_stockfish_reports_it() -> None:
