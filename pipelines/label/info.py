@@ -99,12 +99,8 @@ def completed_depths(info: list[str], wanted: tuple[Depth, ...], *,
 
 def terminal_result(info: list[str]) -> InfoIteration:
     """A mated or stalemated side to move: Stockfish prints ``info depth 0 score ...``."""
-    for line in info:
-        if line.startswith("info depth 0 "):
-            result = parse_info(line)
-            break
-    else:
-        result = InfoIteration(depth=0, score_cp=0)
+    result = parse_info(next((line for line in info if line.startswith("info depth 0 ")),
+                             "info depth 0 score cp 0"))   # no line: a draw
     mated = result.score_mate is not None
     wdl = (0, 0, 1000) if mated else (0, 1000, 0)
     return InfoIteration(depth=0, score_cp=result.score_cp, score_mate=result.score_mate,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -86,6 +87,9 @@ def test_every_depth_equals_a_fresh_search(lake: Lake, stockfish_path: str, toky
     assert (summary.positions, summary.labels, summary.errors) == (10, 30, 0)
     labels = {(r["position_key"], r["depth"]): r for r in lake.read("labels").to_pylist()}
     assert {r["run_id"] for r in labels.values()} == {summary.run_id}
+    stamp = re.fullmatch(r"(\d{8}T\d{6})-[0-9a-f]{6}", summary.run_id)  # UTC time, 6 hex
+    assert stamp, summary.run_id
+    assert f"{started:%Y%m%dT%H%M%S}" <= stamp[1] <= f"{datetime.now(UTC):%Y%m%dT%H%M%S}"
     assert all(started <= r["labelled_at"] <= datetime.now(UTC) for r in labels.values())
     engine = UciClient(stockfish_path, LabelConfig().uci_options)
     longest = 0
@@ -587,6 +591,10 @@ def test_batches_shrink_so_workers_finish_together() -> None:
     assert sizes[-2] == MIN_BATCH and sizes[-1] <= MIN_BATCH
     single = split_batches(pending, LabelConfig(workers=1, batch_size=300))  # type: ignore[arg-type]
     assert [len(b) for b in single] == [300, 300, 300, 100]
+    assert all(batches)                                   # no empty batch at the end
+    assert [len(b) for b in split_batches(pending[:600], LabelConfig(  # type: ignore[arg-type]
+        workers=1, batch_size=300))] == [300, 300]
+    assert split_batches([], LabelConfig(workers=2, batch_size=200)) == []
 
 
 def test_engine_id_hashes_name_version_and_options() -> None:
