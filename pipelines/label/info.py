@@ -87,7 +87,7 @@ def completed_depths(info: list[str], wanted: tuple[Depth, ...], *,
     bound: dict[Depth, str] = {}
     deepest = 0
     for line in info:
-        depth = int(line.split(" ", 3)[2])
+        depth = int(line.split()[2])
         deepest = max(deepest, depth)
         if " score " in line:
             (bound if "bound" in line else exact)[depth] = line

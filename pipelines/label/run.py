@@ -256,7 +256,7 @@ def label_batch(lake: Lake, config: LabelConfig, engine_id: str,
         for position, go, outcome in searches(slot, config, batch):
             if isinstance(outcome, SearchOutput):
                 rows = label_rows(position, outcome, go, engine_id, run_id, config.pv_moves)
-                check_depths(position, go, rows, config)
+                check_depths(position, rows, config)
                 writer.add(rows, [])
                 result.positions += bool(rows)
                 result.labels += len(rows)
@@ -323,11 +323,11 @@ def retry(slot: EngineSlot, position: PendingPosition, go: str, message: str,
     return message
 
 
-def check_depths(position: PendingPosition, go: str, rows: list[Row],
-                 config: LabelConfig) -> None:
+def check_depths(position: PendingPosition, rows: list[Row], config: LabelConfig) -> None:
+    """Warn of a depth search that gave fewer depths than asked (a nodes search may)."""
     if len(rows) < len(position.depths) and not config.nodes:
         log.warning("position %d (%s): %s gave only depths %s", position.position_key,
-                    position.fen, go, [r["depth"] for r in rows])
+                    position.fen, config.go_for(position.depths), [r["depth"] for r in rows])
 
 
 @dataclass(frozen=True)

@@ -406,10 +406,59 @@ def test_labels_are_written_when_flushed_or_their_time_is_up(lake: Lake,
 
     caplog.set_level(logging.WARNING, logger="pipelines.label.run")
     position = PendingPosition(7, "8/8/8/8/8/8/2k5/K6Q b - -", (3, 4, 5))
-    check_depths(position, "go depth 5", [row, {**row, "depth": 5}], LabelConfig.tiny())
-    check_depths(position, "go nodes 500", [row], LabelConfig.tiny(nodes=500))   # expected
+    check_depths(position, [row, {**row, "depth": 5}], LabelConfig.tiny())
+    check_depths(position, [row], LabelConfig.tiny(nodes=500))   # a nodes search may stop
     assert [r.getMessage() for r in caplog.records] == [
         "position 7 (8/8/8/8/8/8/2k5/K6Q b - -): go depth 5 gave only depths [3, 5]"]
+
+
+def test_a_batch_whose_engine_never_starts_records_every_position(
+        lake: Lake, selfplay_positions: list[dict[str, object]]) -> None:
+    """Each position of the batch becomes a label_errors row (after its retries), counted."""
+    from pipelines.label.pending import PendingPosition
+    from pipelines.label.run import label_batch
+
+    batch = [PendingPosition(int(r["position_key"]), str(r["fen"]), (2,))  # type: ignore[call-overload]
+             for r in selfplay_positions[:3]]
+    result = label_batch(lake, LabelConfig.tiny(engine="/nonexistent/stockfish"), "e", batch,
+                         "r")
+    assert (result.positions, result.labels, result.errors) == (0, 0, 3)
+    errors = lake.read("label_errors").to_pylist()
+    assert sorted(e["position_key"] for e in errors) == sorted(p.position_key for p in batch)
+    assert all("cannot start engine" in e["message"] and e["attempts"] == 2 for e in errors)
+
+
+def test_searches_keep_two_in_flight_and_plans_say_what_is_pending(
+        lake: Lake, stockfish_path: str, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture,
+        selfplay_positions: list[dict[str, object]]) -> None:
+    """The engine gets the next search while Python reads the last one: at most two
+    (``LOOKAHEAD``) in flight, and two from the first; a plan logs its pending count."""
+    from pipelines.label.pending import PendingPosition
+    from pipelines.label.run import LOOKAHEAD, EngineSlot, plan_labels, searches
+
+    assert LOOKAHEAD == 2
+    rows = selfplay_positions[:6]
+    batch = [PendingPosition(int(r["position_key"]), str(r["fen"]), (2,))  # type: ignore[call-overload]
+             for r in rows]
+    slot = EngineSlot(LabelConfig.tiny(depths=(2,)))
+    seen: list[int] = []
+    start = slot.start
+
+    def counted(fen: str, go: str) -> None:
+        start(fen, go)
+        seen.append(slot.in_flight)
+
+    monkeypatch.setattr(slot, "start", counted)
+    done = [position for position, _, _ in searches(slot, LabelConfig.tiny(depths=(2,)), batch)]
+    slot.release()
+    assert done == batch and max(seen) == 2 and seen[:2] == [1, 2]
+
+    lake.write("positions", rows)
+    caplog.set_level(logging.DEBUG, logger="pipelines.label.run")
+    plan = plan_labels(lake, LabelConfig.tiny(depths=(2,)))
+    assert f"6 positions to label with {plan.identity.engine_id}" in [
+        r.getMessage() for r in caplog.records]
 
 
 def test_a_terminal_position_as_stockfish_reports_it() -> None:
