@@ -31,7 +31,7 @@ from pipelines.label import (
     WherePredicateError,
     pending_positions,
 )
-from pipelines.label.info import completed_depths, parse_info
+from pipelines.label.info import InfoIteration, completed_depths, parse_info
 from warehouse import Lake, connect
 from warehouse.tables import table
 
@@ -388,7 +388,6 @@ def test_labels_are_written_when_flushed_or_their_time_is_up(lake: Lake,
         caplog: pytest.LogCaptureFixture) -> None:
     """A writer keeps rows until ``flush`` or until ``seconds`` have passed since the last
     write; a search that missed a requested depth is logged with the depths it gave."""
-    from pipelines.label.info import InfoIteration
     from pipelines.label.pending import PendingPosition
     from pipelines.label.run import LabelWriter, check_depths, label_row
 
@@ -466,7 +465,7 @@ def test_a_terminal_position_as_stockfish_reports_it() -> None:
     stalemate ``info depth 0 score cp 0`` (then ``bestmove (none)``): every field of the
     label is that line's, with WDL certain, no nodes, no depth searched; no line at all is a
     draw; a time on the line is kept."""
-    from pipelines.label.info import InfoIteration, terminal_result
+    from pipelines.label.info import terminal_result
 
     nnue = "info string NNUE evaluation using nn-ad9b42354671.nnue enabled"
     assert terminal_result([nnue, "info depth 0 score mate 0"]) == InfoIteration(
@@ -516,7 +515,10 @@ def test_info_lines_bounds_and_unfinished_iterations() -> None:
                                                                     ("d2d4", "d7d5", "c2c4"))
     depth = completed_depths(info, (10, 11), last_is_complete=True)
     assert (depth[11].score_mate, depth[11].score_cp, depth[11].wdl) == (-3, None, (0, 0, 1000))
-    assert parse_info(info[1]).bound == "lower" and parse_info(info[0]).bound is None
+    assert parse_info(info[0]).bound is None
+    assert parse_info(info[1]) == InfoIteration(   # every field after the bound read too
+        depth=10, seldepth=14, score_cp=55, wdl=(90, 890, 20), nodes=12000, time_ms=30,
+        pv=("e2e4",), bound="lower")
 
 
 def test_a_depth_whose_last_line_is_a_bound_is_labelled_with_its_bound() -> None:
