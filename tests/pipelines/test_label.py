@@ -354,11 +354,12 @@ def test_batches_borrow_one_warm_engine_from_the_pool(
     assert len(retries) == restarts, [r.getMessage() for r in retries]
 
 
-def test_an_engine_slot_reports_each_failure_once(stockfish_path: str) -> None:
+def test_an_engine_slot_reports_each_failure_once(stockfish_path: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A slot's ``finish`` gives the oldest search's output; asked with no search in flight
     it says so; an engine that cannot start is reported by the next ``finish``, once, and
     the slot keeps nothing in flight."""
-    from pipelines.label.run import EngineSlot
+    from pipelines.label.run import EnginePool, EngineSlot
     from pipelines.label.uci import EngineError
 
     fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -"
@@ -372,6 +373,20 @@ def test_an_engine_slot_reports_each_failure_once(stockfish_path: str) -> None:
         slot.finish()                                         # an engine, nothing queued
     slot.release()
     slot.release()                                            # twice: nothing left to quit
+
+    started = counted_engines(monkeypatch)
+    with EnginePool() as pool:                # abandoned mid-search, then used again
+        reused = EngineSlot(LabelConfig.tiny(engine=stockfish_path, timeout=2.0), pool)
+        reused.start(fen, "go depth 2")
+        reused.release()                      # killed: its output is never read
+        assert reused.in_flight == 0
+        reused.start(fen, "go depth 2")
+        assert reused.finish().bestmove is not None
+        reused.release()
+        kept = pool.take(stockfish_path, LabelConfig.tiny().uci_options)
+        assert len(started) == 2 and not started[0].alive
+        assert kept is started[1] and kept.alive      # the second engine, back in the pool
+        pool.give(kept)
 
     broken = EngineSlot(LabelConfig.tiny(engine="/nonexistent/stockfish"))
     broken.start(fen, "go depth 2")
@@ -407,6 +422,7 @@ def test_labels_are_written_when_flushed_or_their_time_is_up(lake: Lake,
     position = PendingPosition(7, "8/8/8/8/8/8/2k5/K6Q b - -", (3, 4, 5))
     check_depths(position, [row, {**row, "depth": 5}], LabelConfig.tiny())
     check_depths(position, [row], LabelConfig.tiny(nodes=500))   # a nodes search may stop
+    check_depths(position, [row, {**row, "depth": 4}, {**row, "depth": 5}], LabelConfig.tiny())
     assert [r.getMessage() for r in caplog.records] == [
         "position 7 (8/8/8/8/8/8/2k5/K6Q b - -): go depth 5 gave only depths [3, 5]"]
 
