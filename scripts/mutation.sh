@@ -198,7 +198,7 @@ EOF
   echo "mutation: ${#RUN[@]} mutants without a result"
 fi
 status=0
-if [ "$RESUMING" = 0 ] || [ ${#FUNCTIONS[@]} -eq 0 ] || [ ${#RUN[@]} -gt 0 ]; then
+if [ ${#FUNCTIONS[@]} -eq 0 ] || [ ${#RUN[@]} -gt 0 ]; then   # none named: mutmut skips finished
   nice -n 19 "$MUTMUT" run --max-children "$CHILDREN" "${RUN[@]}" > run.log 2>&1 || status=$?
 fi
 if [ "$status" -ne 0 ]; then

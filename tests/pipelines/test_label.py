@@ -66,13 +66,13 @@ def lake(home: Path, stockfish_path: str) -> Lake:
 
 
 @pytest.fixture
-def tokyo_time(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def tokyo_time() -> Iterator[None]:
     """A local time 9 hours from UTC, so that a time taken without a zone shows."""
-    monkeypatch.setenv("TZ", "Asia/Tokyo")
-    time.tzset()
-    yield
-    monkeypatch.delenv("TZ")
-    time.tzset()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TZ", "Asia/Tokyo")
+        time.tzset()
+        yield
+    time.tzset()                                  # the zone as it was
 
 
 def test_every_depth_equals_a_fresh_search(lake: Lake, stockfish_path: str, tokyo_time: None,
