@@ -133,8 +133,20 @@ def test_stale_server_record_is_ended(tmp_path: Path) -> None:
     command still runs is left alone."""
     folder = tmp_path / "prefect"
     folder.mkdir()
-    stale = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "prefect",
-                              "server"], start_new_session=True)
+    # The stale server says which signal ended it: end_stale reaps a child of its own
+    # process (waitpid), so the exit status Popen.wait sees may be lost to it.
+    signals = tmp_path / "signals"
+    script = ("import pathlib, signal, sys, time\n"
+              "path = pathlib.Path(sys.argv[1])\n"
+              "def ended(number, frame):\n"
+              "    path.write_text(signal.Signals(number).name)\n"
+              "    sys.exit(0)\n"
+              "signal.signal(signal.SIGTERM, ended)\n"
+              "path.write_text('ready')\n"
+              "time.sleep(120)\n")
+    stale = subprocess.Popen([sys.executable, "-c", script, str(signals), "prefect", "server"],
+                             start_new_session=True)
+    assert wait_for(lambda: signals.exists() and signals.read_text() == "ready", 30)
     gone = subprocess.Popen(["true"])
     gone.wait()
     (folder / "server-1-1.json").write_text(
@@ -144,7 +156,8 @@ def test_stale_server_record_is_ended(tmp_path: Path) -> None:
     try:
         ended = end_stale(folder)
         assert ended == [ServerRecord(stale.pid, 1, gone.pid)]
-        assert stale.wait(timeout=10) == -signal.SIGTERM
+        stale.wait(timeout=10)
+        assert signals.read_text() == "SIGTERM"
         assert sorted(p.name for p in folder.iterdir()) == ["server-2-2.json"]
     finally:
         stale.kill()
