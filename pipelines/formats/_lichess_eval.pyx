@@ -34,7 +34,7 @@ from pipelines.formats.depth import MAX_DEPTH as _MAX_DEPTH
 
 cdef int64_t SCORE_LIMIT = 2147483647        # cp and mate: a 32-bit integer
 cdef int64_t MAX_DEPTH = _MAX_DEPTH          # depths 0 to this (formats.depth.MAX_DEPTH)
-cdef int64_t KNODES_LIMIT = 9007199254740     # 1000 * knodes stays an exact int64
+cdef int64_t KNODES_LIMIT = 9007199254740     # lichess_eval.MAX_KNODES: 0 to this, or the careful reader
 
 
 cdef struct Out:
@@ -354,7 +354,7 @@ cdef bint put_label(Out* out, Score* first, int64_t depth, int64_t knodes,
     if (first.has_cp and (first.cp > SCORE_LIMIT or first.cp < -SCORE_LIMIT)) or \
             (first.has_mate and (first.mate > SCORE_LIMIT or first.mate < -SCORE_LIMIT)):
         return False
-    if has_knodes and (knodes > KNODES_LIMIT or knodes < -KNODES_LIMIT):
+    if has_knodes and (knodes > KNODES_LIMIT or knodes < 0):
         return False
     # moves separated by single spaces (anything else: the careful reader)
     if s[0] == 32 or s[n - 1] == 32:

@@ -62,6 +62,9 @@ UCI = r"^[a-h][1-8][a-h][1-8][qrbn]?$"
 JSON_PIECE_BYTES = 1 << 19
 PV_MOVES = 8
 INT32 = 2**31 - 1
+# knodes from 0 to this: 1000 * knodes (the label's nodes) stays an exact integer in an
+# int64 and a float64; a negative or larger one was once stored wrapped round.
+MAX_KNODES = 2**53 // 1000
 # The king taking its own rook from its start square (UCI_Chess960) in standard UCI.
 CASTLING_960 = {"e1h1": "e1g1", "e1a1": "e1c1", "e8h8": "e8g8", "e8a8": "e8c8"}
 
@@ -312,6 +315,9 @@ def eval_labels(evals: pa.Array, numbers: pa.Array) -> tuple[pa.Table, list[dict
         (has_pv, "bad_record", "an eval without pvs"),
         (pc.is_valid(depth), "bad_record", "an eval without a depth"),
         (in_depth_range(depth), "bad_depth", f"an eval whose depth is not 0 to {MAX_DEPTH}"),
+        (pc.or_kleene(pc.is_null(knodes), pc.and_(pc.greater_equal(knodes, 0),
+                                                  pc.less_equal(knodes, MAX_KNODES))),
+         "bad_score", f"an eval whose knodes is not 0 to {MAX_KNODES:,}"),
         (pc.and_(one_score, in_range), "bad_score", "a pv needs one of cp or mate, a number"),
         (pc.match_substring_regex(best, UCI), "bad_move", "a pv's first move is not UCI"),
     ]

@@ -228,3 +228,65 @@ def test_evals_written_by_hand_import_as_their_documented_labels(
         "l.best_move, l.pv, l.nodes from labels l join positions p using (position_key) "
         "where l.engine_id = 'lichess-eval'").fetchall()
     assert sorted((*row[:7], list(row[7]), row[8]) for row in rows) == sorted(LICHESS_BY_HAND)
+
+
+# lichess_eval_shapes.jsonl, line by line: what each line's shape is refused as, worked out
+# from the database's shape (an object with a string fen and a list of evals, each with a
+# list of pv objects whose cp, mate, knodes and depth are integers or absent) and from what
+# a label holds (cp and mate 32-bit, nodes = 1000 * knodes exact: knodes 0 to 2^53 // 1000).
+SHAPE_ERRORS = [
+    (1, "bad_record", "not a JSON object: "),
+    (2, "bad_fen", "'fen' is not a string: "),
+    (3, "bad_fen", "'fen' is not a string: "),                 # no fen at all
+    (4, "bad_record", "'evals' is not a list: "),
+    (5, "bad_record", "an eval without a 'pvs' list: "),       # an eval that is a number
+    (6, "bad_record", "an eval without a 'pvs' list: "),       # an eval with no pvs
+    (7, "bad_score", "knodes is not a number: "),              # 1.5
+    (8, "bad_score", "depth is not a number: "),               # "20"
+    (9, "bad_score", "knodes is not a number: "),              # true: JSON's, not a number
+    (10, "bad_record", "a pv is not an object: "),
+    (11, "bad_score", "cp is not a number: '+0.35': "),
+    (12, "bad_score", "mate is not a number: 1.5: "),
+    (13, "bad_move", "a pv's line is not a string: "),
+    (14, "bad_score", "cp is not a number: 4611686018427387905: "),   # 2^62 + 1
+    (15, "bad_record", "an eval without a 'pvs' list: "),      # a good eval, then "x"
+    (19, "bad_score", "an eval whose knodes is not 0 to 9,007,199,254,740 (eval 0 at depth 24: "),
+    (20, "bad_score", "an eval whose knodes is not 0 to 9,007,199,254,740 (eval 0 at depth 25: "),
+    (21, "bad_score", "an eval whose knodes is not 0 to 9,007,199,254,740 (eval 0 at depth 26: "),
+]
+
+
+@pytest.mark.parametrize("scanner", [True, False])
+def test_every_shape_the_database_does_not_have_is_refused_by_its_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scanner: bool) -> None:
+    """Each way a line can miss the database's shape is an error of its own kind naming what
+    is wrong and quoting the line; knodes of -1 and past 2^53 / 1000 (stored as nodes -1000
+    and wrapped round to 0 and negative values before) are refused; null knodes and cp
+    (a mate) and knodes 0 and 2^53 // 1000 are labels."""
+    if not scanner:
+        from pipelines.formats.lichess_eval import parse_block_arrow
+        from pipelines.ingest.training_data import TEXT_PARSERS
+
+        monkeypatch.setitem(TEXT_PARSERS, "lichess-eval", parse_block_arrow)
+    path = FIXTURES / "lichess_eval_shapes.jsonl"
+    lake = Lake(tmp_path / "home")
+    [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=1)), lake)
+    con = connect(lake)
+    errors = con.execute("select line, kind, message from ingest_errors order by line").fetchall()
+    assert [(line, kind) for line, kind, _ in errors] == \
+        [(line, kind) for line, kind, _ in SHAPE_ERRORS]
+    texts = path.read_text().splitlines()
+    for (line, _, message), (_, _, what) in zip(errors, SHAPE_ERRORS, strict=True):
+        assert message.startswith(what), (line, message)
+        if "(eval" in what:          # the eval is quoted
+            knodes = json.loads(texts[line - 1])["evals"][0]["knodes"]
+            assert f'"knodes": {knodes}, ' in message, (line, message)
+            continue
+        quoted = message[len(what):]     # the line (its start, when long)
+        assert quoted == repr(texts[line - 1]) or \
+            quoted.startswith(repr(texts[line - 1][:120]) + "... ("), (line, message)
+    labels = con.execute("select depth, score_cp, score_mate, nodes from labels "
+                         "order by depth").fetchall()
+    assert labels == [(21, None, 1, None), (22, 10, None, 0),
+                      (23, 10, None, 9_007_199_254_740_000)]
+    assert (summary.records, summary.labels, summary.errors) == (21, 3, 18)
