@@ -80,7 +80,8 @@ case "$1" in
     # the export's tests too: they write text and binpack and read Parquet back
     TESTS=(tests/pipelines/test_formats_binpack.py tests/pipelines/test_formats_text.py
            tests/pipelines/test_formats_lichess.py tests/pipelines/test_formats_lichess_scan.py
-           tests/pipelines/test_formats_resume.py tests/pipelines/test_export.py
+           tests/pipelines/test_formats_resume.py tests/pipelines/test_formats_parquet.py
+           tests/pipelines/test_export.py
            -k "not snapshot") ;;
   export)   # the writers and the selection (not the model snapshot's test: it trains a net)
     FILES=(pipelines/export/run.py pipelines/export/config.py)
