@@ -275,7 +275,8 @@ def entry_problem(entry: Any) -> tuple[str, str] | None:
 
 
 def is_integer(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= 2**62
+    """A JSON integer an int64 holds (JSON's true and false are not numbers)."""
+    return isinstance(value, int) and not isinstance(value, bool) and -2**63 <= value < 2**63
 
 
 def records_of(table: pa.Table, numbers: pa.Array, records: int,

@@ -37,11 +37,10 @@ NUMERIC_RESULT = r"^(1(\.0+)?|0(\.0+)?|0?\.50*)$"
 
 
 def text_lines(block: TextBlock) -> tuple[pa.Array, pa.Array]:
-    """(stripped lines, their line numbers) of a block."""
+    """(stripped lines, their line numbers) of a block; the empty text after its last newline
+    is a line too (blank, as the reader skips them)."""
     text = block.data.decode("utf-8", errors="replace")
     lines = pc.list_flatten(pc.split_pattern(pa.array([text]), "\n"))
-    if text.endswith("\n"):
-        lines = lines.slice(0, len(lines) - 1)
     numbers = pa.array(np.arange(block.first_line, block.first_line + len(lines)), pa.int64())
     return pc.utf8_trim_whitespace(lines), numbers
 
@@ -54,6 +53,7 @@ def parse_block(block: TextBlock) -> RecordBlock:
     lines, numbers = lines.filter(keep), numbers.filter(keep)
     fen, score, result = split_fields(lines)
     errors: list[dict[str, Any]] = []
+    # never null: a line with a FEN has a score and a result (both spellings give the three)
     shaped = pc.is_valid(fen)
     score_ok = pc.and_kleene(shaped, pc.match_substring_regex(score, SCORE))
     result_value = parse_results(result)
@@ -62,16 +62,15 @@ def parse_block(block: TextBlock) -> RecordBlock:
         errors.append(error("bad_record", f"expected 'FEN | score | result' or 'FEN [result] "
                             f"score', got {quoted(lines[index].as_py())}",
                             numbers[index].as_py()))
-    bad_score = pc.and_(shaped, pc.invert(pc.fill_null(score_ok, False)))
+    bad_score = pc.and_(shaped, pc.invert(score_ok))
     for index in np.flatnonzero(bad_score.to_numpy(zero_copy_only=False)).tolist():
         errors.append(error("bad_score", f"score is not a whole number of centipawns: "
                             f"{quoted(score[index].as_py())}", numbers[index].as_py()))
-    bad_result = pc.and_(pc.and_(shaped, pc.fill_null(score_ok, False)),
-                         pc.invert(pc.fill_null(result_ok, False)))
+    bad_result = pc.and_(score_ok, pc.invert(result_ok))
     for index in np.flatnonzero(bad_result.to_numpy(zero_copy_only=False)).tolist():
         errors.append(error("bad_result", f"result is not 1.0, 0.5 or 0.0: "
                             f"{quoted(result[index].as_py())}", numbers[index].as_py()))
-    good = pc.and_(pc.fill_null(score_ok, False), pc.fill_null(result_ok, False))
+    good = pc.and_(score_ok, result_ok)
     fens = fen.filter(good)
     labels = label_table(record=np.arange(len(fens)),
                          cp=pc.cast(pc.utf8_ltrim(score.filter(good), "+"), pa.int32()),

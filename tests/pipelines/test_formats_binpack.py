@@ -222,16 +222,50 @@ def test_a_cut_gz_archive_imports_what_the_file_cut_at_the_same_byte_imports(
     assert counts[0][2] and "truncated" in [kind for kind, _ in counts[0][3]]
 
 
-def test_a_block_that_is_no_binpack_block_ends_the_file_with_an_error(tmp_path: Path) -> None:
-    """Garbage after the first block: its offset and size are recorded; the block is kept."""
+@pytest.mark.parametrize("junk_bytes", [8, 24, 32, 45])
+def test_a_block_that_is_no_binpack_block_ends_the_file_with_an_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, junk_bytes: int) -> None:
+    """Garbage after the first block: its offset and size are recorded; the block is kept.
+    The bytes left are counted in reads of 16 here: less than one read, one and a half,
+    exactly two (the read after them finds none), several."""
+    from pipelines.formats import binpack_file
+
+    monkeypatch.setattr(binpack_file, "READ_BYTES", 16)
     games = random_games(5, 1)
     data = ref.block([ref.chain(games[0])])
-    path = write(tmp_path / "junk.binpack", data + b"JUNK" + bytes(20))
+    junk = (b"JUNK" + bytes(range(60)))[:junk_bytes]
+    path = write(tmp_path / "junk.binpack", data + junk)
     lake = Lake(tmp_path / "home")
     [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=1)), lake)
     assert summary.records == len(games[0])
     row = connect(lake).execute("select kind, byte_offset, message from ingest_errors").fetchone()
-    assert row[:2] == ("bad_chunk", len(data)) and "24 bytes" in row[2]
+    assert row == ("bad_chunk", len(data), f"no binpack block at byte {len(data)} (header "
+                   f"{junk[:8]!r}): the {junk_bytes} bytes from there on are not read")
+
+
+def test_export_scores_and_results_in_binpack_s_units_and_types() -> None:
+    """Centipawns to binpack's units (208 a pawn, rounded), kept below Stockfish's
+    VALUE_MATE_IN_MAX_PLY (32000 - 246 = 31754, from which a score reads as a mate): 31753
+    at most either way, as int16; results 0, 0.5, 1 as int8 -1, 0, 1."""
+    from pipelines.formats.binpack_file import binpack_results, binpack_scores
+
+    scores = binpack_scores(np.array([100, -50, 15265, 15266, 20000, -20000]))
+    # 15265 * 2.08 = 31751.2; 15266 * 2.08 = 31753.28; 20000 * 2.08 = 41600
+    assert scores.tolist() == [208, -104, 31751, 31753, 31753, -31753]
+    assert scores.dtype == np.int16
+    assert centipawns(scores)[1].tolist() == [None] * 6      # none of them reads as a mate
+    results = binpack_results(np.array([0.0, 0.5, 1.0]))
+    assert results.tolist() == [-1, 0, 1] and results.dtype == np.int8
+
+
+def test_an_error_names_a_records_line_or_its_byte_offset() -> None:
+    """Text records are found by line, binpack records by byte offset."""
+    import pyarrow as pa
+
+    from pipelines.formats.records import RecordBlock, where
+
+    assert where(RecordBlock(records=2, lines=pa.array([3, 9])), 1) == (9, None)
+    assert where(RecordBlock(records=2, offsets=pa.array([8, 72])), 1) == (None, 72)
 
 
 @pytest.mark.parametrize("fen", ["4k3/8/8/8/8/8/8/4K3 w - - 0 1"])

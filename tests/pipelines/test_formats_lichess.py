@@ -248,11 +248,15 @@ SHAPE_ERRORS = [
     (11, "bad_score", "cp is not a number: '+0.35': "),
     (12, "bad_score", "mate is not a number: 1.5: "),
     (13, "bad_move", "a pv's line is not a string: "),
-    (14, "bad_score", "cp is not a number: 4611686018427387905: "),   # 2^62 + 1
+    (14, "bad_score", "cp is not a number: 9223372036854775808: "),   # 2^63: no int64
     (15, "bad_record", "an eval without a 'pvs' list: "),      # a good eval, then "x"
     (19, "bad_score", "an eval whose knodes is not 0 to 9,007,199,254,740 (eval 0 at depth 24: "),
     (20, "bad_score", "an eval whose knodes is not 0 to 9,007,199,254,740 (eval 0 at depth 25: "),
     (21, "bad_score", "an eval whose knodes is not 0 to 9,007,199,254,740 (eval 0 at depth 26: "),
+    (22, "bad_score", "a pv needs one of cp or mate, a number (eval 0 at depth 20: "),  # 2^63 - 1
+    (23, "bad_score", "a pv needs one of cp or mate, a number (eval 0 at depth 20: "),  # -2^63
+    (24, "bad_score", "cp is not a number: -9223372036854775809: "),
+    (25, "bad_fen", "bad board in fen: "),      # nine ranks, and a PV with castlings
 ]
 
 
@@ -276,11 +280,15 @@ def test_every_shape_the_database_does_not_have_is_refused_by_its_line(
     assert [(line, kind) for line, kind, _ in errors] == \
         [(line, kind) for line, kind, _ in SHAPE_ERRORS]
     texts = path.read_text().splitlines()
-    for (line, _, message), (_, _, what) in zip(errors, SHAPE_ERRORS, strict=True):
+    for (line, kind, message), (_, _, what) in zip(errors, SHAPE_ERRORS, strict=True):
         assert message.startswith(what), (line, message)
         if "(eval" in what:          # the eval is quoted
-            knodes = json.loads(texts[line - 1])["evals"][0]["knodes"]
-            assert f'"knodes": {knodes}, ' in message, (line, message)
+            item = json.loads(texts[line - 1])["evals"][0]
+            assert f'"cp": {item["pvs"][0]["cp"]}, ' in message, (line, message)
+            assert f'"knodes": {item["knodes"]}, ' in message, (line, message)
+            continue
+        if kind == "bad_fen" and line == 25:
+            assert message == f"{what}{json.loads(texts[line - 1])['fen']!r}"
             continue
         quoted = message[len(what):]     # the line (its start, when long)
         assert quoted == repr(texts[line - 1]) or \
@@ -289,4 +297,22 @@ def test_every_shape_the_database_does_not_have_is_refused_by_its_line(
                          "order by depth").fetchall()
     assert labels == [(21, None, 1, None), (22, 10, None, 0),
                       (23, 10, None, 9_007_199_254_740_000)]
-    assert (summary.records, summary.labels, summary.errors) == (21, 3, 18)
+    assert (summary.records, summary.labels, summary.errors) == (25, 3, 22)
+
+
+def test_castlings_are_found_by_following_the_kings() -> None:
+    """Worked out by hand: the king stands on e1 behind two pieces (rn2k2r); after 1. Kf2
+    Kf8 2. Rh5 Ke8 3. Rde1+ Kd8 the rook on e1 goes to h1 (no castling: the king left e1,
+    though the castling field's K still reads as a piece); lines in UCI_Chess960."""
+    from pipelines.formats.blocks import blank_lines, line_spans
+    from pipelines.formats.lichess_eval import standard_line
+
+    assert standard_line("rn2k2r/8/8/8/8/8/8/RN2K2R w KQkq -", ["e1h1", "e8h8"]) == \
+        ["e1g1", "e8g8"]
+    rook = ["e1f2", "e8f8", "h1h5", "f8e8", "d1e1", "e8d8", "e1h1"]
+    assert standard_line("4k3/8/8/8/8/8/8/3RK2R w K - 0 1", rook) == rook
+    board = chess.Board("4k3/8/8/8/8/8/8/3RK2R w K - 0 1")
+    for move in rook:        # python-chess: a legal line, and the last move is the rook's
+        board.push_uci(move)
+    assert board.piece_at(chess.H1) == chess.Piece.from_symbol("R")
+    assert blank_lines(b"", *line_spans(b"")).tolist() == [True]   # one empty line

@@ -110,8 +110,14 @@ def test_bad_text_lines_are_recorded_and_the_rest_imported(tmp_path: Path) -> No
     [summary] = run_step(INGEST, IngestJob((FIXTURES / "bullet_errors.txt",), IngestConfig(
         workers=1, engine_id="x", format="text", flush_records=2, block_bytes=100)), lake)
     con = connect(lake)
-    errors = con.execute("select line, kind from ingest_errors order by line").fetchall()
-    assert errors == [(2, "bad_score"), (3, "bad_fen"), (6, "bad_result"), (7, "bad_record")]
+    errors = con.execute("select line, kind, message from ingest_errors order by line").fetchall()
+    assert errors == [
+        (2, "bad_score", "score is not a whole number of centipawns: '+0.4'"),
+        (3, "bad_fen", "expected 'w' or 'b' for turn in fen: "
+                       "'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR x KQkq - 0 1'"),
+        (6, "bad_result", "result is not 1.0, 0.5 or 0.0: '2.0'"),
+        (7, "bad_record", "expected 'FEN | score | result' or 'FEN [result] score', got "
+                          "'6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 40 | 1200'")]
     assert (summary.records, summary.labels, summary.errors) == (6, 2, 4)
     assert con.execute("select count(*) from labels").fetchone() == (2,)
     assert con.execute("select records, labels, errors from sources").fetchone() == (6, 2, 4)
@@ -187,3 +193,39 @@ def test_bullet_text_written_by_hand_imports_as_its_documented_labels(tmp_path: 
         "select p.fen, l.score_cp, l.white_cp, l.result, l.score_mate, l.white_mate, "
         "l.best_move, l.depth from labels l join positions p using (position_key)").fetchall()
     assert sorted(rows) == sorted(row + (None, None, None, 9) for row in BULLET_BY_HAND)
+
+
+def test_bytes_that_are_not_utf8_make_their_line_an_error_only(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 in a FEN and a line of nothing else: each is an error at its
+    line (the bytes shown as U+FFFD), the lines around them stored."""
+    path = tmp_path / "bytes.txt"
+    path.write_bytes(b"8/8/8/8/8/8/8/K6k w - - 0 1 | 25 | 0.5\n"
+                     b"8/8/8/8/8/8/8/K6\xffk w - - 0 1 | 30 | 1.0\n"
+                     b"\xff\xfe\n"
+                     b"8/8/8/8/8/8/8/K5k1 b - - 0 1 | -7 | 0.0\n")
+    lake = Lake(tmp_path / "home")
+    [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(
+        workers=1, format="text", engine_id="x")), lake)
+    con = connect(lake)
+    assert con.execute("select line, kind, message from ingest_errors order by line").fetchall() \
+        == [(2, "bad_fen", "bad board in fen: '8/8/8/8/8/8/8/K6\ufffdk w - - 0 1'"),
+            (3, "bad_record", "expected 'FEN | score | result' or 'FEN [result] score', got "
+                              "'\ufffd\ufffd'")]
+    assert sorted(con.execute("select score_cp, white_cp, result from labels").fetchall()) == \
+        [(7, -7, 1.0), (25, 25, 0.5)]
+    assert (summary.records, summary.labels, summary.errors) == (4, 2, 2)
+
+
+def test_a_block_s_errors_come_in_line_order() -> None:
+    """A block whose lines go wrong in the reverse of the order the reader checks them (the
+    result, then the score, then the shape): its errors are in line order, as they print."""
+    from pipelines.formats.blocks import TextBlock
+    from pipelines.formats.text import parse_block
+
+    data = (b"8/8/8/8/8/8/8/K6k w - - 0 1 | 25 | 2.0\n"
+            b"8/8/8/8/8/8/8/K6k w - - 0 1 | x | 1.0\n"
+            b"8/8/8/8/8/8/8/K6k w - - 0 1\n")
+    block = parse_block(TextBlock(data, 10, 0, len(data)))
+    assert [(e["line"], e["kind"]) for e in block.errors] == \
+        [(10, "bad_result"), (11, "bad_score"), (12, "bad_record")]
+    assert block.records == 3 and block.fens is not None and len(block.fens) == 0
