@@ -1129,3 +1129,82 @@ def test_closing_the_worker_watch_of_a_lost_scheduler_is_quiet() -> None:
             raise OSError("the scheduler went")
 
     unsubscribed_watch(Gone()).close()
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """A batch as ``run_batches`` sees one: its rank."""
+
+    index: int
+
+
+STOPS_SEEN: list[tuple[int, bool, float]] = []
+
+
+def first_returns_the_rest_wait_for_the_stop(batch: Numbered, stop_name: str) -> str:
+    """Batch 0 comes back at once; the others play until the run's stop event (20 s at
+    most) and note whether they saw it and when (an in-process worker: this process's
+    list). Each says which worker played it."""
+    from distributed import get_worker
+
+    from pipelines.games import cluster as runner
+
+    if batch.index > 0:
+        runner.on_worker(lambda _, stop: STOPS_SEEN.append(
+            (batch.index, stop_seen_within(stop, 20), time.monotonic())), batch, stop_name)
+    return get_worker().address
+
+
+def stop_seen_within(stop: Any, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not stop() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return bool(stop())
+
+
+def test_a_run_that_stops_sets_its_stop_event_for_the_batches_still_playing() -> None:
+    """``on_result`` stops the run at the first result (an SPRT's verdict) while the second
+    batch plays: ``run_batches`` sets the run's stop event as it returns, and the batch on
+    the worker sees it within seconds (cancelling its future cannot end a running thread:
+    only the event stops its engines)."""
+    from distributed import Client, LocalCluster
+
+    from pipelines.games.cluster import run_batches
+
+    STOPS_SEEN.clear()
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=None) as local, Client(local) as client:
+        workers = list(client.scheduler_info()["workers"])
+        results: list[str] = []
+        run_batches(client, workers, [Numbered(0), Numbered(1)],
+                    lambda result: results.append(result) and False, print,
+                    play=first_returns_the_rest_wait_for_the_stop)
+        returned = time.monotonic()
+        deadline = returned + 15
+        while not STOPS_SEEN and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert results == workers
+    [(index, seen, when)] = STOPS_SEEN
+    assert (index, seen) == (1, True) and when - returned < 10
+
+
+def worker_address(batch: Numbered, stop_name: str) -> str:
+    from distributed import get_worker
+
+    return str(get_worker().address)
+
+
+def test_batches_go_only_to_the_workers_that_passed_the_checks() -> None:
+    """Of two workers, one refused the start-up checks (``workers`` names the other): every
+    batch is played by the checked worker, none handed to the refusing one."""
+    from distributed import Client, LocalCluster
+
+    from pipelines.games.cluster import run_batches
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as local, Client(local) as client:
+        checked = sorted(client.scheduler_info()["workers"])[:1]
+        played: list[str] = []
+        run_batches(client, checked, [Numbered(0)] * 6,
+                    lambda result: played.append(result) or True, print, play=worker_address)
+    assert played == checked * 6
