@@ -107,9 +107,7 @@ def parse_results(result: pa.Array) -> pa.Array:
     index = pc.index_in(result, value_set=known)
     mapped = pc.take(values, index)
     numeric = pc.match_substring_regex(result, NUMERIC_RESULT)
-    parsed = pc.if_else(pc.fill_null(numeric, False),
-                        pc.cast(pc.if_else(numeric, result, pa.scalar("0")), pa.float64()),
-                        pa.scalar(None, pa.float64()))
+    parsed = pc.cast(pc.if_else(numeric, result, pa.scalar(None, pa.string())), pa.float64())
     return pc.coalesce(mapped, parsed)
 
 

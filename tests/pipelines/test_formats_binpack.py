@@ -308,3 +308,56 @@ def test_the_writer_writes_the_hand_built_file() -> None:
     fens = [f"{fen} {rule50} 1" for fen, _, _, _, _, rule50, _ in BY_HAND_ENTRIES]
     moves, scores, plies, results = ([entry[i] for entry in BY_HAND_ENTRIES] for i in (1, 2, 3, 4))
     assert written(fens, moves, scores, plies, results) == BY_HAND
+
+
+class CutAfter(io.RawIOBase):
+    """A decompressed stream that gives ``data`` (a few bytes a read) and then fails as a
+    cut archive's decompressor does."""
+
+    def __init__(self, data: bytes, error: BaseException) -> None:
+        self.data, self.error, self.at = data, error, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read1(self, size: int = -1) -> bytes:
+        if self.at >= len(self.data):
+            raise self.error
+        part = self.data[self.at:self.at + min(size, 5)]
+        self.at += len(part)
+        return part
+
+
+@pytest.mark.parametrize(("error", "reason"), [
+    (EOFError("Compressed file ended before the end-of-stream marker was reached"),
+     "Compressed file ended before the end-of-stream marker was reached"),
+    (EOFError(), "EOFError")])       # an error without words is named by its type
+def test_an_archive_cut_inside_a_block_header(error: BaseException, reason: str) -> None:
+    """The block before the cut is read whole; the three bytes of the next header are a
+    truncated error at that header's offset, saying where the stream ended and why."""
+    from pipelines.formats.binpack_file import chunk_blocks
+
+    [(first, after), (cut, end)] = list(chunk_blocks(CutAfter(BLOCK + b"BIN", error)))
+    assert (first.records, first.errors, after) == (3, [], len(BLOCK))
+    assert (cut.records, cut.errors, end) == (0, [{
+        "kind": "truncated", "line": None, "byte_offset": len(BLOCK),
+        "message": f"stream ends at byte {len(BLOCK) + 3}, inside the header of a block at "
+                   f"byte {len(BLOCK)}: {reason}"}], len(BLOCK) + 3)
+
+
+def test_a_text_stream_cut_keeps_its_complete_lines_and_says_why() -> None:
+    from pipelines.formats.blocks import Cut, CutStream, TextBlock, text_blocks
+
+    blocks = text_blocks(CutAfter(b"a\nb\nc", OSError("corrupt")))
+    assert next(blocks) == TextBlock(b"a\nb\n", 1, 0, 4)
+    with pytest.raises(CutStream) as raised:
+        next(blocks)
+    assert raised.value.cut == Cut(2, 4, "corrupt", 1) and str(raised.value) == "corrupt"
+
+
+def test_a_resumed_read_starts_at_the_block_after_the_last_one_stored() -> None:
+    from pipelines.formats.binpack_file import chunk_blocks
+
+    [(block, after)] = list(chunk_blocks(io.BytesIO(BLOCK * 2), len(BLOCK)))
+    assert (block.records, after) == (3, 2 * len(BLOCK))
+    assert block.offsets is not None and block.offsets[0].as_py() == len(BLOCK) + 8

@@ -229,3 +229,43 @@ def test_a_block_s_errors_come_in_line_order() -> None:
     assert [(e["line"], e["kind"]) for e in block.errors] == \
         [(10, "bad_result"), (11, "bad_score"), (12, "bad_record")]
     assert block.records == 3 and block.fens is not None and len(block.fens) == 0
+
+
+# Every spelling of a result the format's readers write (bullet: 1.0 0.5 0.0; marlinflow
+# and the bracketed variant: 1, 0, 1-0, 0-1, 1/2-1/2, and decimals of any length), White's:
+# worked out by hand; the rest are no result.
+RESULT_SPELLINGS = {"1.0": 1.0, "1": 1.0, "1-0": 1.0, "1.000": 1.0, "0.5": 0.5, ".5": 0.5,
+                    "0.50": 0.5, "0.500": 0.5, "1/2-1/2": 0.5, "0.0": 0.0, "0": 0.0,
+                    "0-1": 0.0, "0.00": 0.0}
+NOT_RESULTS = ["2.0", "0.25", "1.5", "-1", "draw", "1/2", "0."]
+
+
+def black_to_move(index: int) -> str:
+    """A position of its own for each index below 24: White's king on a1, Black's on a
+    square of ranks 8 to 6, Black to move."""
+    rank, file = divmod(index, 8)
+    row = (f"{file}" if file else "") + "k" + (f"{7 - file}" if file < 7 else "")
+    return "/".join(["8"] * rank + [row] + ["8"] * (6 - rank) + ["K7"]) + " b - - 0 1"
+
+
+def test_every_spelling_of_a_result_and_no_other(tmp_path: Path) -> None:
+    """Each spelling above as White's result of a position with Black to move (stored as
+    Black's: 1 - White's), the two shapes of the format mixed in one file; anything else a
+    bad_result naming it."""
+    spellings = [*RESULT_SPELLINGS, *NOT_RESULTS]
+    fens = [black_to_move(i) for i in range(len(spellings))]
+    lines = [f"{fen} | 5 | {spelling}" if i % 2 else f"{fen} [{spelling}] 5"
+             for i, (fen, spelling) in enumerate(zip(fens, spellings, strict=True))]
+    path = tmp_path / "results.txt"
+    path.write_text("\n".join(lines) + "\n")
+    lake = Lake(tmp_path / "home")
+    run_step(INGEST, IngestJob((path,), IngestConfig(workers=1, format="text", engine_id="x")),
+             lake)
+    con = connect(lake)
+    stored = dict(con.execute("select position_key, result from labels").fetchall())
+    assert stored == {chess.polyglot.zobrist_hash(chess.Board(fen)): 1.0 - white
+                      for fen, white in zip(fens, RESULT_SPELLINGS.values(), strict=False)}
+    errors = con.execute("select line, kind, message from ingest_errors order by line").fetchall()
+    assert errors == [(len(RESULT_SPELLINGS) + 1 + i, "bad_result",
+                       f"result is not 1.0, 0.5 or 0.0: {spelling!r}")
+                      for i, spelling in enumerate(NOT_RESULTS)]
