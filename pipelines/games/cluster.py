@@ -393,8 +393,10 @@ def run_batches(client: Any, workers: list[str], batches: Sequence[Any],
         return max(1, sum(n for w, n in threads.items() if not restrict or w in restrict))
 
     def batch_of(key: str) -> int | None:
-        """The index of the batch a running task plays (None: not one of this run's)."""
-        return by_key[key].index if key in {f.key for f in running} else None
+        """The index of the batch a task of this run plays (None: not one of this run's).
+        Any of them: a lost worker's batch may be played again and back before the loss is
+        read (it once read "playing no batch" then)."""
+        return by_key[key].index if key in by_key else None
 
     def next_done() -> Any:
         """The next finished batch's future; lost workers told as the scheduler names them."""

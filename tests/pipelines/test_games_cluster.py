@@ -1208,3 +1208,55 @@ def test_batches_go_only_to_the_workers_that_passed_the_checks() -> None:
         run_batches(client, checked, [Numbered(0)] * 6,
                     lambda result: played.append(result) or True, print, play=worker_address)
     assert played == checked * 6
+
+
+@dataclass(frozen=True)
+class MarkedBatch:
+    """A batch that plays for a minute the first time (``marker`` missing), at once after."""
+
+    index: int
+    marker: str
+
+
+def slow_the_first_time(batch: MarkedBatch, stop_name: str) -> int:
+    marker = Path(batch.marker)
+    if batch.index == 0 and not marker.exists():
+        marker.touch()
+        time.sleep(60)
+    return batch.index
+
+
+@pytest.mark.timeout(180)
+def test_a_lost_worker_is_a_report_line_by_default_and_its_batch_played_again(
+        tmp_path: Path) -> None:
+    """``run_batches`` without ``on_lost`` (datagen's runs): a worker killed while it plays
+    batch 0 is one line given to ``report`` naming the worker and the batch, and batch 0
+    comes back once, played by the other worker."""
+    from distributed import Client
+
+    from pipelines.games.cluster import run_batches
+
+    local_cluster = start_cluster(2)
+    lines: list[str] = []
+    results: list[int] = []
+    try:
+        with Client(local_cluster.address, timeout=30, set_as_default=False) as client:
+            workers = list(client.scheduler_info()["workers"])
+            batches = [MarkedBatch(i, str(tmp_path / "played")) for i in range(3)]
+            killed: list[tuple[str, int]] = []
+
+            def result(index: int) -> bool:
+                results.append(index)
+                if not killed:
+                    killed.append(kill_a_playing_worker(local_cluster))
+                return True
+
+            run_batches(client, workers, batches, result, lines.append,
+                        play=slow_the_first_time)
+    finally:
+        local_cluster.stop()
+    victim, batch = killed[0]
+    assert batch == 0 and sorted(results) == [0, 1, 2]
+    [line] = [line for line in lines if "lost" in line]
+    assert line.startswith(f"worker {victim} (tcp://127.0.0.1:") and \
+        line.endswith(") lost; batch 0 to be played again")
