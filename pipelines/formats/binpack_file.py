@@ -124,5 +124,4 @@ def records_of(data: bytes, base: int) -> RecordBlock:
         best_move=moves, result=(columns["result"].astype(np.float32) + 1) / 2)
     errors = [error(kind, message, offset=offset) for offset, kind, message in entries.errors]
     return RecordBlock(records=count, keys=columns["key"], normalised=columns["fen"],
-                       sides=columns["side"], offsets=pa.array(columns["offset"], pa.int64()),
-                       labels=labels, view=SIDE_TO_MOVE, errors=errors)
+                       sides=columns["side"], labels=labels, view=SIDE_TO_MOVE, errors=errors)

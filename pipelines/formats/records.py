@@ -2,7 +2,7 @@
 
 A reader turns a block of its file into a :class:`RecordBlock`: the FEN of each record (or,
 for binpack, the key and normalised FEN its compiled decoder already made), where each record
-is (line or byte offset), its labels (scores from White's or the side to move's view, as the
+is (its line; a binpack reader's own errors name byte offsets), its labels (scores from White's or the side to move's view, as the
 format gives them) and the records it could not read. :func:`resolve` keys the FENs in
 compiled code, turns bad FENs into errors, and gives the ``positions`` rows (for the
 deduplicating sink) and the ``labels`` rows, every score in both views, all of it columnar.
@@ -58,14 +58,14 @@ class RecordBlock:
     """One block of a file: ``records`` read (bad ones included), the good ones' FENs (or
     keys), where each one is, their labels and the errors met.
 
-    ``lines`` (1-based line of each record) or ``offsets`` (byte offset of each record's
-    chain or row) says where a record is; errors carry ``line`` or ``byte_offset``.
+    ``lines`` (1-based line of each record) says where a record is, for the errors
+    :func:`resolve` finds; binpack's have precomputed keys and no depths, so it finds none
+    there, and the binpack reader's own errors carry ``byte_offset``.
     """
 
     records: int
     fens: pa.Array | None = None
     lines: pa.Array | None = None
-    offsets: pa.Array | None = None
     labels: pa.Table = field(default_factory=LABEL_FIELDS.empty_table)
     view: str = SIDE_TO_MOVE
     errors: list[dict[str, Any]] = field(default_factory=list)
@@ -96,11 +96,9 @@ def error(kind: str, message: str, line: int | None = None,
     return {"kind": kind, "message": message, "line": line, "byte_offset": offset}
 
 
-def where(block: RecordBlock, index: int) -> tuple[int | None, int | None]:
-    """(line, byte offset) of record ``index`` of the block."""
-    line = block.lines[index].as_py() if block.lines is not None else None
-    offset = block.offsets[index].as_py() if block.offsets is not None else None
-    return line, offset
+def line_of(block: RecordBlock, index: int) -> int | None:
+    """The line of record ``index`` of the block (None: its format has no lines)."""
+    return block.lines[index].as_py() if block.lines is not None else None
 
 
 def resolve(block: RecordBlock, engine_id: str, depth: int) -> Rows:
@@ -111,9 +109,8 @@ def resolve(block: RecordBlock, engine_id: str, depth: int) -> Rows:
         keys, normalised, sides, status = fen_keys(fens)
         bad = np.flatnonzero(status)
         for index in bad.tolist():
-            line, offset = where(block, index)
             errors.append(error("bad_fen", f"{REASONS[status[index]]}: "
-                                f"{quoted(fens[index].as_py())}", line, offset))
+                                f"{quoted(fens[index].as_py())}", line_of(block, index)))
     else:
         assert block.normalised is not None and block.sides is not None
         keys, normalised, sides = block.keys, block.normalised, block.sides
@@ -136,7 +133,7 @@ def checked_depths(block: RecordBlock) -> tuple[pa.Table, list[dict[str, Any]]]:
     bad = np.flatnonzero(~ok.to_numpy(zero_copy_only=False)).tolist()
     depths, records = labels.column("depth"), labels.column("record")
     errors = [error("bad_depth", depth_problem(depths[i].as_py()) or "",
-                    *where(block, records[i].as_py())) for i in bad]
+                    line_of(block, records[i].as_py())) for i in bad]
     return labels.filter(ok), errors
 
 

@@ -165,6 +165,12 @@ def test_scores_become_centipawns_as_nnue_pytorch_converts_them() -> None:
     cp, mate = centipawns(np.array([208, -416, 31999, -31998, 32002], np.int16))
     assert cp.tolist() == [100, -200, None, None, None]
     assert mate.tolist() == [None, None, 1, -1, None]
+    # at the edges: 31753 the last score (15265.87 cp), 31754 = VALUE_MATE_IN_MAX_PLY the
+    # first mate ((32000 - 31754 + 1) // 2 = 123 moves), -32000 the side to move mated
+    # (python-chess's Mate(-0), stored 0), past +-32000 nothing (-32768: int16's least)
+    cp, mate = centipawns(np.array([31753, 31754, -31754, -32000, 32001, -32768], np.int16))
+    assert cp.tolist() == [15266, None, None, None, None, None]
+    assert mate.tolist() == [None, 123, -123, 0, None, None]
 
 
 def write(path: Path, data: bytes) -> Path:
@@ -258,14 +264,13 @@ def test_export_scores_and_results_in_binpack_s_units_and_types() -> None:
     assert results.tolist() == [-1, 0, 1] and results.dtype == np.int8
 
 
-def test_an_error_names_a_records_line_or_its_byte_offset() -> None:
-    """Text records are found by line, binpack records by byte offset."""
+def test_an_error_names_a_records_line_where_its_format_has_lines() -> None:
     import pyarrow as pa
 
-    from pipelines.formats.records import RecordBlock, where
+    from pipelines.formats.records import RecordBlock, line_of
 
-    assert where(RecordBlock(records=2, lines=pa.array([3, 9])), 1) == (9, None)
-    assert where(RecordBlock(records=2, offsets=pa.array([8, 72])), 1) == (None, 72)
+    assert line_of(RecordBlock(records=2, lines=pa.array([3, 9])), 1) == 9
+    assert line_of(RecordBlock(records=2), 1) is None
 
 
 @pytest.mark.parametrize("fen", ["4k3/8/8/8/8/8/8/4K3 w - - 0 1"])
@@ -360,4 +365,4 @@ def test_a_resumed_read_starts_at_the_block_after_the_last_one_stored() -> None:
 
     [(block, after)] = list(chunk_blocks(io.BytesIO(BLOCK * 2), len(BLOCK)))
     assert (block.records, after) == (3, 2 * len(BLOCK))
-    assert block.offsets is not None and block.offsets[0].as_py() == len(BLOCK) + 8
+    assert block.keys is not None and block.keys[0] == chess.polyglot.zobrist_hash(chess.Board())

@@ -86,9 +86,21 @@ def test_bad_lines_are_recorded_with_their_line_and_the_rest_imported(tmp_path: 
     lake = Lake(tmp_path / "home")
     [summary] = run_step(INGEST, IngestJob((ERRORS,), IngestConfig(workers=1)), lake)
     con = connect(lake)
-    errors = con.execute("select line, kind from ingest_errors order by line").fetchall()
-    assert errors == [(2, "bad_json"), (3, "bad_fen"), (4, "bad_score"), (7, "bad_json")]
+    errors = con.execute("select line, kind, message from ingest_errors order by line").fetchall()
+    lines = ERRORS.read_text().splitlines()
+    assert errors == [
+        (2, "bad_json", "not JSON (Expecting value): 'this line is not JSON'"),
+        (3, "bad_fen", "need exactly one king per side: '8/8/8/8/8/8/8/8 w - -'"),
+        (4, "bad_score", f"cp is not a number: '+0.35': {lines[3][:120]!r}... (122 characters)"),
+        (7, "bad_json", f"not JSON (Unterminated string starting at): {lines[6]!r}")]
     assert (summary.records, summary.labels, summary.errors) == (6, 2, 4)
+    # the good lines, read by the scanner beside the lines it hands on (Black to move in
+    # line 1: White's cp 32 is Black's -32)
+    labels = con.execute("select p.fen, l.depth, l.score_cp, l.white_cp, l.best_move "
+                         "from labels l join positions p using (position_key)").fetchall()
+    assert sorted(labels) == [
+        ("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq -", 40, 29, 29, "f1b5"),
+        ("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -", 36, -32, 32, "c7c5")]
     assert con.execute("select count(*) from labels").fetchone() == (summary.labels,)
     assert con.execute("select count(*) from positions").fetchone() == (summary.new_positions,)
     assert summary.new_positions == 2
@@ -257,6 +269,7 @@ SHAPE_ERRORS = [
     (23, "bad_score", "a pv needs one of cp or mate, a number (eval 0 at depth 20: "),  # -2^63
     (24, "bad_score", "cp is not a number: -9223372036854775809: "),
     (25, "bad_fen", "bad board in fen: "),      # nine ranks, and a PV with castlings
+    (26, "bad_fen", "bad board in fen: "),      # a byte that is not UTF-8 (0xff) in the FEN
 ]
 
 
@@ -279,7 +292,7 @@ def test_every_shape_the_database_does_not_have_is_refused_by_its_line(
     errors = con.execute("select line, kind, message from ingest_errors order by line").fetchall()
     assert [(line, kind) for line, kind, _ in errors] == \
         [(line, kind) for line, kind, _ in SHAPE_ERRORS]
-    texts = path.read_text().splitlines()
+    texts = path.read_bytes().decode(errors="replace").splitlines()
     for (line, kind, message), (_, _, what) in zip(errors, SHAPE_ERRORS, strict=True):
         assert message.startswith(what), (line, message)
         if "(eval" in what:          # the eval is quoted
@@ -287,7 +300,7 @@ def test_every_shape_the_database_does_not_have_is_refused_by_its_line(
             assert f'"cp": {item["pvs"][0]["cp"]}, ' in message, (line, message)
             assert f'"knodes": {item["knodes"]}, ' in message, (line, message)
             continue
-        if kind == "bad_fen" and line == 25:
+        if kind == "bad_fen" and line >= 25:     # the FEN is quoted, U+FFFD for the byte
             assert message == f"{what}{json.loads(texts[line - 1])['fen']!r}"
             continue
         quoted = message[len(what):]     # the line (its start, when long)
@@ -297,14 +310,13 @@ def test_every_shape_the_database_does_not_have_is_refused_by_its_line(
                          "order by depth").fetchall()
     assert labels == [(21, None, 1, None), (22, 10, None, 0),
                       (23, 10, None, 9_007_199_254_740_000)]
-    assert (summary.records, summary.labels, summary.errors) == (25, 3, 22)
+    assert (summary.records, summary.labels, summary.errors) == (26, 3, 23)
 
 
 def test_castlings_are_found_by_following_the_kings() -> None:
     """Worked out by hand: the king stands on e1 behind two pieces (rn2k2r); after 1. Kf2
     Kf8 2. Rh5 Ke8 3. Rde1+ Kd8 the rook on e1 goes to h1 (no castling: the king left e1,
     though the castling field's K still reads as a piece); lines in UCI_Chess960."""
-    from pipelines.formats.blocks import blank_lines, line_spans
     from pipelines.formats.lichess_eval import standard_line
 
     assert standard_line("rn2k2r/8/8/8/8/8/8/RN2K2R w KQkq -", ["e1h1", "e8h8"]) == \
@@ -315,4 +327,71 @@ def test_castlings_are_found_by_following_the_kings() -> None:
     for move in rook:        # python-chess: a legal line, and the last move is the rook's
         board.push_uci(move)
     assert board.piece_at(chess.H1) == chess.Piece.from_symbol("R")
-    assert blank_lines(b"", *line_spans(b"")).tolist() == [True]   # one empty line
+
+
+def test_the_lines_of_a_block_and_the_blank_ones() -> None:
+    """A block's lines end at its newlines; text after the last one is a line, nothing after
+    it is none; an empty block is one empty line."""
+    from pipelines.formats.blocks import blank_lines, line_spans
+
+    for data, spans, blank in ((b"ab\n \t\n\ncd", [(0, 2), (3, 5), (6, 6), (7, 9)],
+                                [False, True, True, False]),
+                               (b"ab\n", [(0, 2)], [False]),
+                               (b" \n", [(0, 1)], [True]),
+                               (b"", [(0, 0)], [True])):
+        starts, ends = line_spans(data)
+        assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == spans, data
+        assert blank_lines(data, starts, ends).tolist() == blank, data
+
+
+# lichess_eval_arrow_shapes.jsonl: lines that are all JSON of the database's types (Arrow's
+# reader takes them as one table), each wrong in what it holds: by hand, the error of each,
+# its eval quoted with every field of the database's eval (absent ones null).
+F = "r5k1/8/8/8/8/8/5PPP/6K1 b - -"
+PV = '{"pvs": [{"cp": 5, "mate": null, "line": "a8a1"}], "knodes": 1'
+ARROW_SHAPE_ERRORS = [
+    (1, "bad_fen", "no 'fen'"),
+    (2, "bad_record", f"no evals for {F!r}"),                   # "evals": []
+    (3, "bad_record", f"no evals for {F!r}"),                   # no "evals"
+    (4, "bad_record", "an eval without pvs (eval 0 at depth 20: "
+                      "'{\"pvs\": [], \"knodes\": 1, \"depth\": 20}')"),
+    (5, "bad_record", f"an eval without a depth (eval 0 at depth None: '{PV}, \"depth\": null}}')"),
+    (6, "bad_score", "a pv needs one of cp or mate, a number (eval 0 at depth 20: "
+                     "'{\"pvs\": [{\"cp\": 5, \"mate\": 1, \"line\": \"a8a1\"}], \"knodes\": 1, "
+                     "\"depth\": 20}')"),
+    (7, "bad_score", "a pv needs one of cp or mate, a number (eval 0 at depth 20: "
+                     "'{\"pvs\": [{\"cp\": null, \"mate\": null, \"line\": \"a8a1\"}], "
+                     "\"knodes\": 1, \"depth\": 20}')"),
+    (8, "bad_move", "a pv's first move is not UCI (eval 0 at depth 20: "
+                    "'{\"pvs\": [{\"cp\": 5, \"mate\": null, \"line\": \"a8a1x\"}], "
+                    "\"knodes\": 1, \"depth\": 20}')"),
+    (9, "bad_move", "a pv's first move is not UCI (eval 0 at depth 20: "
+                    "'{\"pvs\": [{\"cp\": 5, \"mate\": null, \"line\": null}], "
+                    "\"knodes\": 1, \"depth\": 20}')"),
+    # the second eval of the line: its place in the list is 1; the first one is a label
+    (10, "bad_move", "a pv's first move is not UCI (eval 1 at depth 22: "
+                     "'{\"pvs\": [{\"cp\": 5, \"mate\": null, \"line\": \"a8\"}], "
+                     "\"knodes\": 1, \"depth\": 22}')"),
+]
+
+
+@pytest.mark.parametrize("scanner", [True, False])
+def test_lines_of_the_database_s_types_with_wrong_contents(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scanner: bool) -> None:
+    """Each error at its line with its whole message; the good evals (White's cp, Black to
+    move) stored as Black's scores."""
+    if not scanner:
+        from pipelines.formats.lichess_eval import parse_block_arrow
+        from pipelines.ingest.training_data import TEXT_PARSERS
+
+        monkeypatch.setitem(TEXT_PARSERS, "lichess-eval", parse_block_arrow)
+    lake = Lake(tmp_path / "home")
+    [summary] = run_step(INGEST, IngestJob((FIXTURES / "lichess_eval_arrow_shapes.jsonl",),
+                                           IngestConfig(workers=1)), lake)
+    con = connect(lake)
+    assert con.execute("select line, kind, message from ingest_errors order by line"
+                       ).fetchall() == ARROW_SHAPE_ERRORS
+    assert sorted(con.execute("select depth, score_cp, white_cp, best_move, pv, nodes "
+                              "from labels").fetchall()) == [
+        (24, 300, -300, "a8a1", ["a8a1", "g1f1"], 2000), (30, -5, 5, "a8a1", ["a8a1"], 1000)]
+    assert (summary.records, summary.labels, summary.errors) == (11, 2, 10)
