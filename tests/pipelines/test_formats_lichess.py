@@ -372,6 +372,8 @@ ARROW_SHAPE_ERRORS = [
     (10, "bad_move", "a pv's first move is not UCI (eval 1 at depth 22: "
                      "'{\"pvs\": [{\"cp\": 5, \"mate\": null, \"line\": \"a8\"}], "
                      "\"knodes\": 1, \"depth\": 22}')"),
+    (12, "bad_record", "an eval without pvs (eval 0 at depth 20: "       # no "pvs" at all
+                       "'{\"pvs\": null, \"knodes\": 1, \"depth\": 20}')"),
 ]
 
 
@@ -394,4 +396,4 @@ def test_lines_of_the_database_s_types_with_wrong_contents(
     assert sorted(con.execute("select depth, score_cp, white_cp, best_move, pv, nodes "
                               "from labels").fetchall()) == [
         (24, 300, -300, "a8a1", ["a8a1", "g1f1"], 2000), (30, -5, 5, "a8a1", ["a8a1"], 1000)]
-    assert (summary.records, summary.labels, summary.errors) == (11, 2, 10)
+    assert (summary.records, summary.labels, summary.errors) == (12, 2, 11)

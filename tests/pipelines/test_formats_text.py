@@ -269,3 +269,13 @@ def test_every_spelling_of_a_result_and_no_other(tmp_path: Path) -> None:
     assert errors == [(len(RESULT_SPELLINGS) + 1 + i, "bad_result",
                        f"result is not 1.0, 0.5 or 0.0: {spelling!r}")
                       for i, spelling in enumerate(NOT_RESULTS)]
+
+
+def test_a_quoted_value_is_its_start_when_long() -> None:
+    """Messages quote a bad value whole up to 120 characters, else its first 120 and its
+    length; a missing value is null."""
+    from pipelines.formats.records import quoted
+
+    assert quoted(None) == "null"
+    assert quoted("x" * 120) == repr("x" * 120)
+    assert quoted("x" * 1121) == repr("x" * 120) + "... (1,121 characters)"
