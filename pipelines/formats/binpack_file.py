@@ -74,7 +74,7 @@ def chunk_blocks(stream: BinaryIO, start: int = 0) -> Iterator[tuple[RecordBlock
             return
         if not header:
             return
-        size = int.from_bytes(header[4:8], "little") if len(header) == HEADER_BYTES else 0
+        size = int.from_bytes(header[4:8], "little")     # a short header is refused below
         if header[:4] != MAGIC or len(header) < HEADER_BYTES or size > MAX_CHUNK_BYTES:
             rest = len(header) + bytes_left(stream)
             yield RecordBlock(records=0, errors=[error(

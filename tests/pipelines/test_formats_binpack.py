@@ -366,3 +366,38 @@ def test_a_resumed_read_starts_at_the_block_after_the_last_one_stored() -> None:
     [(block, after)] = list(chunk_blocks(io.BytesIO(BLOCK * 2), len(BLOCK)))
     assert (block.records, after) == (3, 2 * len(BLOCK))
     assert block.keys is not None and block.keys[0] == chess.polyglot.zobrist_hash(chess.Board())
+
+
+def test_a_file_ending_inside_a_header_and_blocks_of_impossible_sizes() -> None:
+    """A plain file ending five bytes into a header (``BINP`` and one size byte) is no block:
+    a bad_chunk naming those 5 bytes, the read ending after them. A header's size may be
+    up to MAX_CHUNK_BYTES (a block of that size cut short is a truncated block), one more is
+    no block."""
+    from pipelines.formats.binpack_file import MAX_CHUNK_BYTES, chunk_blocks
+
+    [(first, after), (tail, end)] = list(chunk_blocks(io.BytesIO(BLOCK + b"BINP\x01")))
+    assert (first.records, after) == (3, len(BLOCK))
+    assert (tail.records, end) == (0, len(BLOCK) + 5)
+    assert tail.errors == [{"kind": "bad_chunk", "line": None, "byte_offset": len(BLOCK),
+                            "message": f"no binpack block at byte {len(BLOCK)} (header "
+                                       f"b'BINP\\x01'): the 5 bytes from there on are not read"}]
+    largest = b"BINP" + MAX_CHUNK_BYTES.to_bytes(4, "little") + CHAIN
+    [(block, end)] = list(chunk_blocks(io.BytesIO(largest)))
+    assert (block.records, end) == (3, len(largest))
+    assert [e["message"] for e in block.errors] == [
+        f"block at byte 0 is cut: {len(CHAIN)} of its {MAX_CHUNK_BYTES} bytes are in the file"]
+    too_large = b"BINP" + (MAX_CHUNK_BYTES + 1).to_bytes(4, "little") + CHAIN
+    [(block, end)] = list(chunk_blocks(io.BytesIO(too_large)))
+    assert [e["kind"] for e in block.errors] == ["bad_chunk"] and end == len(too_large)
+
+
+def test_a_block_cut_by_a_broken_archive_says_why() -> None:
+    """A block whose archive breaks in its middle: the chain's entries before the break,
+    and a truncated error saying how many of its bytes came and the archive's reason."""
+    from pipelines.formats.binpack_file import chunk_blocks
+
+    [(block, end)] = list(chunk_blocks(CutAfter(BLOCK[:-3], EOFError("corrupt"))))
+    assert end == len(BLOCK) - 3
+    assert [(e["kind"], e["byte_offset"], e["message"]) for e in block.errors][-1] == (
+        "truncated", 0, f"block at byte 0 is cut: {len(CHAIN) - 3} of its {len(CHAIN)} bytes "
+                        "are in the file (corrupt)")
