@@ -1260,3 +1260,43 @@ def test_a_lost_worker_is_a_report_line_by_default_and_its_batch_played_again(
     [line] = [line for line in lines if "lost" in line]
     assert line.startswith(f"worker {victim} (tcp://127.0.0.1:") and \
         line.endswith(") lost; batch 0 to be played again")
+
+
+REFUSING_WORKER: list[str] = []
+
+
+def refuse_on_one_worker(batch: object) -> str:
+    """A start-up check that refuses on the worker named in REFUSING_WORKER only."""
+    from distributed import get_worker
+
+    address = str(get_worker().address)
+    if address in REFUSING_WORKER:
+        raise WorkerRefused(f"worker {address} refuses: no engine")
+    return address
+
+
+def test_each_worker_is_checked_on_itself_even_when_busy() -> None:
+    """The check of a worker whose one thread is busy waits for it (run elsewhere, it would
+    pass there and the refusing worker would be handed batches); a cluster without workers
+    is one line."""
+    from distributed import Client, LocalCluster
+
+    from pipelines.games.cluster import check_workers
+    from pipelines.games.config import GamesError
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as local, Client(local) as client:
+        busy, idle = sorted(client.scheduler_info()["workers"])
+        REFUSING_WORKER[:] = [busy]
+        hold = client.submit(time.sleep, 1.5, workers=[busy], pure=False)
+        while not client.processing().get(busy):
+            time.sleep(0.01)
+        lines: list[str] = []
+        assert check_workers(client, "batch", lines.append, check=refuse_on_one_worker) == [idle]
+        assert lines == [f"worker {busy} refuses: no engine"]
+        hold.result()
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty, \
+            Client(empty) as client:
+        with pytest.raises(GamesError) as raised:
+            check_workers(client, "batch", print)
+        assert str(raised.value) == "the Dask cluster has no worker"
