@@ -81,6 +81,7 @@ case "$1" in
     TESTS=(tests/pipelines/test_formats_binpack.py tests/pipelines/test_formats_text.py
            tests/pipelines/test_formats_lichess.py tests/pipelines/test_formats_lichess_scan.py
            tests/pipelines/test_formats_resume.py tests/pipelines/test_formats_parquet.py
+           tests/pipelines/test_formats_blocks.py
            tests/pipelines/test_export.py
            -k "not snapshot") ;;
   export)   # the writers and the selection (not the model snapshot's test: it trains a net)

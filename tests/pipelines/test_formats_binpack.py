@@ -27,6 +27,7 @@ from pipelines.formats.binpack_file import centipawns
 from pipelines.ingest import IngestConfig
 from tests.pipelines import binpack_reference as ref
 from tests.pipelines.binpack_by_hand import BY_HAND, BY_HAND_ENTRIES, BY_HAND_LABELS
+from tests.pipelines.test_formats_blocks import CutAfter
 from warehouse import Lake, connect
 
 # The start position's stem, worked out by hand from docs/binpack.md and chess.h:
@@ -315,24 +316,6 @@ def test_the_writer_writes_the_hand_built_file() -> None:
     assert written(fens, moves, scores, plies, results) == BY_HAND
 
 
-class CutAfter(io.RawIOBase):
-    """A decompressed stream that gives ``data`` (a few bytes a read) and then fails as a
-    cut archive's decompressor does."""
-
-    def __init__(self, data: bytes, error: BaseException) -> None:
-        self.data, self.error, self.at = data, error, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def read1(self, size: int = -1) -> bytes:
-        if self.at >= len(self.data):
-            raise self.error
-        part = self.data[self.at:self.at + min(size, 5)]
-        self.at += len(part)
-        return part
-
-
 @pytest.mark.parametrize(("error", "reason"), [
     (EOFError("Compressed file ended before the end-of-stream marker was reached"),
      "Compressed file ended before the end-of-stream marker was reached"),
@@ -348,16 +331,6 @@ def test_an_archive_cut_inside_a_block_header(error: BaseException, reason: str)
         "kind": "truncated", "line": None, "byte_offset": len(BLOCK),
         "message": f"stream ends at byte {len(BLOCK) + 3}, inside the header of a block at "
                    f"byte {len(BLOCK)}: {reason}"}], len(BLOCK) + 3)
-
-
-def test_a_text_stream_cut_keeps_its_complete_lines_and_says_why() -> None:
-    from pipelines.formats.blocks import Cut, CutStream, TextBlock, text_blocks
-
-    blocks = text_blocks(CutAfter(b"a\nb\nc", OSError("corrupt")))
-    assert next(blocks) == TextBlock(b"a\nb\n", 1, 0, 4)
-    with pytest.raises(CutStream) as raised:
-        next(blocks)
-    assert raised.value.cut == Cut(2, 4, "corrupt", 1) and str(raised.value) == "corrupt"
 
 
 def test_a_resumed_read_starts_at_the_block_after_the_last_one_stored() -> None:

@@ -397,3 +397,13 @@ def test_lines_of_the_database_s_types_with_wrong_contents(
                               "from labels").fetchall()) == [
         (24, 300, -300, "a8a1", ["a8a1", "g1f1"], 2000), (30, -5, 5, "a8a1", ["a8a1"], 1000)]
     assert (summary.records, summary.labels, summary.errors) == (12, 2, 11)
+
+
+def test_a_block_with_one_castling_has_it_in_standard_uci(tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps({"fen": "r3k2r/8/8/8/8/8/8/R3K2R w KQkq -", "evals": [
+        {"pvs": [{"cp": 5, "line": "e1h1 e8a8"}], "knodes": 1, "depth": 9}]}) + "\n")
+    lake = Lake(tmp_path / "home")
+    run_step(INGEST, IngestJob((path,), IngestConfig(workers=1)), lake)
+    assert connect(lake).execute("select best_move, pv from labels").fetchall() == \
+        [("e1g1", ["e1g1", "e8c8"])]

@@ -1275,10 +1275,14 @@ def refuse_on_one_worker(batch: object) -> str:
     return address
 
 
-def test_each_worker_is_checked_on_itself_even_when_busy() -> None:
+def test_each_worker_is_checked_on_itself_even_when_busy(
+        caplog: pytest.LogCaptureFixture) -> None:
     """The check of a worker whose one thread is busy waits for it (run elsewhere, it would
-    pass there and the refusing worker would be handed batches); a cluster without workers
-    is one line."""
+    pass there and the refusing worker would be handed batches); a ready worker is logged
+    with what its check said; when every worker refuses, the run ends with their reasons
+    (one reason once); a cluster without workers is one line."""
+    import logging
+
     from distributed import Client, LocalCluster
 
     from pipelines.games.cluster import check_workers
@@ -1292,9 +1296,21 @@ def test_each_worker_is_checked_on_itself_even_when_busy() -> None:
         while not client.processing().get(busy):
             time.sleep(0.01)
         lines: list[str] = []
-        assert check_workers(client, "batch", lines.append, check=refuse_on_one_worker) == [idle]
+        with caplog.at_level(logging.DEBUG, logger="pipelines.games.cluster"):
+            assert check_workers(client, "batch", lines.append,
+                                 check=refuse_on_one_worker) == [idle]
         assert lines == [f"worker {busy} refuses: no engine"]
+        assert f"worker {idle} ({idle}) ready" in caplog.messages
         hold.result()
+        REFUSING_WORKER[:] = [busy, idle]
+        with pytest.raises(GamesError) as every:
+            check_workers(client, "batch", lines.append, check=refuse_on_one_worker)
+        assert str(every.value) == (f"every worker refused: worker {busy} refuses: no engine; "
+                                    f"worker {idle} refuses: no engine")
+        with pytest.raises(GamesError) as alike:
+            check_workers(client, "batch", lines.append,
+                          check=lambda batch: refuse(batch, None))
+        assert str(alike.value) == "no engine for batch"
     with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty, \
             Client(empty) as client:
         with pytest.raises(GamesError) as raised:
