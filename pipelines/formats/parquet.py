@@ -33,7 +33,7 @@ class ParquetShapeError(ValueError):
     """A Parquet file without the columns an import needs: names the file and the column."""
 
 
-def parquet_blocks(path: Path, start: int = 0) -> Iterator[tuple[RecordBlock, int]]:
+def parquet_blocks(path: Path, start: int) -> Iterator[tuple[RecordBlock, int]]:
     """(records of a batch of rows, rows read so far) from row ``start`` on."""
     handle = pq.ParquetFile(path)
     names = set(handle.schema_arrow.names)

@@ -89,7 +89,7 @@ def test_a_file_without_a_needed_column_is_refused_by_name(tmp_path: Path,
     others = sorted({"fen", "score_cp", "score_mate", "depth"} - {missing})
     message = (f"{str(path)!r}: no {missing!r} column (columns: {', '.join(others)})")
     with pytest.raises(parquet.ParquetShapeError) as raised:
-        next(parquet.parquet_blocks(path))
+        next(parquet.parquet_blocks(path, 0))
     assert str(raised.value) == message
     with pytest.raises(IngestError) as raised_by_ingest:
         run_step(INGEST, IngestJob((path,), IngestConfig(workers=1)), Lake(tmp_path / "home"))
