@@ -1173,7 +1173,8 @@ def test_a_run_that_stops_sets_its_stop_event_for_the_batches_still_playing() ->
 
     STOPS_SEEN.clear()
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                      dashboard_address=None) as local, Client(local) as client:
+                      dashboard_address=None) as local, \
+            Client(local, set_as_default=False) as client:     # as open_cluster makes it
         workers = list(client.scheduler_info()["workers"])
         results: list[str] = []
         run_batches(client, workers, [Numbered(0), Numbered(1)],
