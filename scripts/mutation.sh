@@ -30,6 +30,8 @@ usage() {
 }
 [ $# -ge 1 ] || usage
 
+# the copy's folder: the module's name, or the file's without .py (before the shift below)
+NAME=$(basename "${1%.py}")
 # name -> files to mutate (globs over mutmut's mutant names narrow a file to some functions)
 # and the tests that guard them.
 FUNCTIONS=()
@@ -108,7 +110,6 @@ for path in "${FILES[@]}" "${TESTS[@]}"; do
   case "$path" in -*|"not "*) continue ;; esac   # pytest options (-k EXPR) among the tests
   [ -e "$path" ] || { echo "mutation: $path not found" >&2; exit 2; }
 done
-NAME=$(basename "${1%.py}")
 WORK=${MUTATION_DIR:-${TMPDIR:-/tmp}/chesslab-mutation}/$NAME
 CHILDREN=${MUTATION_CHILDREN:-2}
 

@@ -57,6 +57,21 @@ def test_score_and_survivors_come_from_mutmuts_results(tmp_path: Path) -> None:
         (ROOT / "pipelines" / "models" / "registry.py").read_bytes()
 
 
+def test_a_file_and_its_tests_work_in_a_copy_named_after_the_file(tmp_path: Path) -> None:
+    """``mutation.sh FILE.py TEST...``: the copy is named after the file (it was named after
+    the first test), and mutates that file only."""
+    fake_tools(tmp_path)
+    done = subprocess.run(["bash", str(SCRIPT), "pipelines/formats/records.py",
+                           "tests/pipelines/test_formats_text.py"], capture_output=True, text=True,
+                          env={**os.environ, "MUTATION_DIR": str(tmp_path / "work"),
+                               "PYTHON": str(tmp_path / "bin" / "python")},
+                          check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["records"]
+    assert "only_mutate=\n    pipelines/formats/records.py" in \
+        (tmp_path / "work" / "records" / "setup.cfg").read_text()
+
+
 def test_resume_continues_in_the_same_copy_and_a_fresh_run_starts_over(tmp_path: Path) -> None:
     fake_tools(tmp_path)
     work = tmp_path / "work" / "registry"
