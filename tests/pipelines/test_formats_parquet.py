@@ -118,15 +118,15 @@ def test_a_read_from_a_row_on_gives_the_rows_after_it(monkeypatch: pytest.Monkey
 def test_a_label_of_a_depth_out_of_range_that_a_reader_let_through_is_an_error() -> None:
     """Every reader checks its depths; :func:`resolve` checks them again, so a reader that
     does not (a new one) cannot store a depth outside 0 to 1000: the label is an error at
-    its record's line, the others kept."""
+    its record's line, the others kept (one without a depth taking ``--depth``'s)."""
     from pipelines.formats.records import RecordBlock, label_table, resolve
 
     block = RecordBlock(records=3, fens=pa.array([AFTER_E4, WHITE_MATES, BARE_KINGS]),
                         lines=pa.array([3, 4, 5], pa.int64()),
-                        labels=label_table(record=[0, 1, 2], depth=[5, 1001, 0],
+                        labels=label_table(record=[0, 1, 2], depth=[5, 1001, None],
                                            cp=[10, 20, 30]))
     rows = resolve(block, "x", 7)
     assert rows.errors == [{"kind": "bad_depth", "line": 4, "byte_offset": None,
                             "message": "depth 1001 is not a depth from 0 to 1000"}]
     assert sorted(zip(rows.labels["depth"].to_pylist(), rows.labels["white_cp"].to_pylist(),
-                      strict=True)) == [(0, 30), (5, -10)]
+                      strict=True)) == [(5, -10), (7, 30)]      # no depth: --depth's
