@@ -279,3 +279,22 @@ def test_a_quoted_value_is_its_start_when_long() -> None:
     assert quoted(None) == "null"
     assert quoted("x" * 120) == repr("x" * 120)
     assert quoted("x" * 1121) == repr("x" * 120) + "... (1,121 characters)"
+
+
+def test_a_clash_with_a_stored_fen_names_the_line_of_the_record(tmp_path: Path) -> None:
+    """Keys are real Zobrist keys, so a clash is made by hand: the key of line 3's position
+    stored before with another FEN. The import keeps the stored FEN and records the
+    collision at line 3 of the file."""
+    fens = [black_to_move(i) for i in range(3)]
+    lake = Lake(tmp_path / "home")
+    key = chess.polyglot.zobrist_hash(chess.Board(fens[2]))
+    other = "8/8/8/8/8/8/8/K6k w - -"
+    lake.write("positions", [{"position_key": key, "fen": other, "source_id": "by-hand",
+                               "first_seen": None, "in_check": False}])
+    path = tmp_path / "three.txt"
+    path.write_text("".join(f"{fen} | 5 | 0.5\n" for fen in fens))
+    [summary] = run_step(INGEST, IngestJob((path,), IngestConfig(workers=1, format="text",
+                                                                 engine_id="x")), lake)
+    assert summary.collisions == 1
+    errors = [(e["path"], e["line"], e["kind"]) for e in lake.read("ingest_errors").to_pylist()]
+    assert errors == [(str(path), 3, "collision")]
