@@ -1312,8 +1312,49 @@ def test_each_worker_is_checked_on_itself_even_when_busy(
             check_workers(client, "batch", lines.append,
                           check=lambda batch: refuse(batch, None))
         assert str(alike.value) == "no engine for batch"
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as local, Client(local) as client:
+        with pytest.raises(GamesError) as alone:       # one worker, refusing: its reason
+            check_workers(client, "batch", print, check=lambda batch: refuse(batch, None))
+        assert str(alone.value) == "no engine for batch"
     with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty, \
             Client(empty) as client:
         with pytest.raises(GamesError) as raised:
             check_workers(client, "batch", print)
         assert str(raised.value) == "the Dask cluster has no worker"
+
+
+def test_release_stops_the_engines_a_worker_thread_kept_and_a_failing_worker_is_quiet(
+        stockfish_path: str) -> None:
+    """The end of a run: ``release`` asks every worker to stop the engines its threads kept
+    between batches (here an in-process worker: its engines are this process's children);
+    a worker that cannot be asked (the scheduler gone) does not turn the run's end into an
+    error."""
+    from distributed import Client, LocalCluster
+
+    from pipelines.games.batch import play_batch
+    from pipelines.games.cluster import release
+
+    config = TournamentConfig.tiny(nodes=500, rounds=1, max_plies=10, openings=str(
+        FIXTURES / "openings" / "two_games.pgn"))
+    [batch] = Tournament(config, Lake(Path("/nonexistent"))).batches(
+        Tournament(config, Lake(Path("/nonexistent"))).slots)
+    before = descendants(os.getpid())
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as local, \
+            Client(local, set_as_default=False) as client:
+        client.submit(play_batch, batch, pure=False).result(timeout=60)
+        engines = descendants(os.getpid()) - before
+        assert len(engines) == 2 and all(alive(pid) for pid in engines)
+        release(client)
+        for _ in range(50):
+            if not [pid for pid in engines if alive(pid)]:
+                break
+            time.sleep(0.1)
+        assert not [pid for pid in engines if alive(pid)]
+
+    class Gone:
+        def run(self, function: object) -> None:
+            raise OSError("Timed out trying to connect to tcp://127.0.0.1:1")
+
+    release(Gone())
