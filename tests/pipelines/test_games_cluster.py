@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -321,6 +322,7 @@ def test_mismatched_build_is_refused_with_its_reason(home: Path, stockfish_path:
 
 #: A process that starts a cluster as the tests do, prints its processes' ids and waits.
 STARTS_A_CLUSTER = """
+import threading
 import time
 from tests.pipelines.test_games_cluster import start_cluster
 cluster = start_cluster(1)
@@ -1358,3 +1360,16 @@ def test_release_stops_the_engines_a_worker_thread_kept_and_a_failing_worker_is_
             raise OSError("Timed out trying to connect to tcp://127.0.0.1:1")
 
     release(Gone())
+
+
+def test_the_worker_watch_keeps_only_the_scheduler_s_worker_events() -> None:
+    """The ``all`` topic carries every event anyone logs there: a message that is no dict
+    (a user's string) or another action is not kept and wakes nobody."""
+    watch = unsubscribed_watch(object())
+    watch.woken = threading.Event()
+    for message in ("a string", {"action": "missing-data"}, None):
+        watch.heard((0.0, message))
+    assert watch.events.empty() and not watch.woken.is_set()
+    watch.heard((0.0, {"action": "remove-worker", "worker": "tcp://a:1"}))
+    assert watch.events.get() == {"action": "remove-worker", "worker": "tcp://a:1"}
+    assert watch.woken.is_set()
