@@ -1373,3 +1373,48 @@ def test_the_worker_watch_keeps_only_the_scheduler_s_worker_events() -> None:
     watch.heard((0.0, {"action": "remove-worker", "worker": "tcp://a:1"}))
     assert watch.events.get() == {"action": "remove-worker", "worker": "tcp://a:1"}
     assert watch.woken.is_set()
+
+
+def refuse_on_worker(batch: Numbered, stop_name: str) -> None:
+    from pipelines.games import cluster as runner
+
+    runner.on_worker(refuse, batch, stop_name)
+
+
+def fail(batch: Numbered, stop_name: str) -> None:
+    raise ValueError(f"batch {batch.index} broke")
+
+
+def test_a_batch_every_worker_refuses_or_that_fails_ends_the_run_with_its_error() -> None:
+    """A batch refused during the run by the only worker left ends the run with the refusal
+    (reported once); a batch that fails otherwise ends it with its own exception; the watch's
+    subscription to the scheduler's events ends with the run."""
+    from distributed import Client, LocalCluster
+
+    from pipelines.games.cluster import run_batches
+    from pipelines.games.config import GamesError
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as local, \
+            Client(local, set_as_default=False) as client:
+        workers = list(client.scheduler_info()["workers"])
+        lines: list[str] = []
+        with pytest.raises(GamesError) as refused:
+            run_batches(client, workers, [Numbered(0)], lambda result: True, lines.append,
+                        play=refuse_on_worker)
+        assert str(refused.value) == "no engine for Numbered(index=0)"
+        assert lines == ["no engine for Numbered(index=0)"]
+        with pytest.raises(ValueError, match="^batch 0 broke$"):
+            run_batches(client, workers, [Numbered(0)], lambda result: True, lines.append,
+                        play=fail)
+
+
+def test_closing_the_worker_watch_unsubscribes_its_topic() -> None:
+    unsubscribed: list[str] = []
+
+    class Client:
+        def unsubscribe_topic(self, topic: str) -> None:
+            unsubscribed.append(topic)
+
+    unsubscribed_watch(Client()).close()
+    assert unsubscribed == ["all"]
