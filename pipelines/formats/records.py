@@ -2,10 +2,11 @@
 
 A reader turns a block of its file into a :class:`RecordBlock`: the FEN of each record (or,
 for binpack, the key and normalised FEN its compiled decoder already made), where each record
-is (its line; a binpack reader's own errors name byte offsets), its labels (scores from White's or the side to move's view, as the
-format gives them) and the records it could not read. :func:`resolve` keys the FENs in
-compiled code, turns bad FENs into errors, and gives the ``positions`` rows (for the
-deduplicating sink) and the ``labels`` rows, every score in both views, all of it columnar.
+is (its line; a binpack reader's own errors name byte offsets), its labels (scores from
+White's or the side to move's view, as the format gives them) and the records it could not
+read. :func:`resolve` keys the FENs in compiled code, turns bad FENs into errors, and gives
+the ``positions`` rows (for the deduplicating sink) and the ``labels`` rows, every score in
+both views, all of it columnar.
 
 >>> block = RecordBlock(records=1, fens=pa.array(["4k3/8/8/8/8/8/8/4K3 b - - 0 1"]),
 ...                     lines=pa.array([7], pa.int64()),
