@@ -1418,3 +1418,223 @@ def test_closing_the_worker_watch_unsubscribes_its_topic() -> None:
 
     unsubscribed_watch(Client()).close()
     assert unsubscribed == ["all"]
+
+
+RELEASE_BATCH = threading.Event()
+
+
+def first_returns_the_rest_wait(batch: Numbered, stop_name: str) -> int:
+    """Batch 0 comes back at once; the others play on, heedless of any stop, until the test
+    lets them go (an engine that does not answer its stop, say)."""
+    if batch.index > 0:
+        RELEASE_BATCH.wait(60)
+    return batch.index
+
+
+def run_tasks(dask_scheduler: Any) -> list[str]:
+    """The scheduler's tasks of games runs (their keys start ``games-``)."""
+    return sorted(str(key) for key in dask_scheduler.tasks if str(key).startswith("games-"))
+
+
+def test_a_run_that_stops_cancels_the_batches_still_playing() -> None:
+    """A verdict at the first result while batch 1 plays on: when ``run_batches`` returns,
+    it has cancelled batch 1's task (within seconds the scheduler holds no task of the run),
+    though the batch itself still plays; without the cancel the task stays until the batch
+    ends."""
+    from distributed import Client, LocalCluster
+
+    from pipelines.games.cluster import run_batches
+
+    RELEASE_BATCH.clear()
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=None) as local, \
+            Client(local, set_as_default=False) as client:
+        try:
+            workers = list(client.scheduler_info()["workers"])
+            results: list[int] = []
+            run_batches(client, workers, [Numbered(0), Numbered(1)],
+                        lambda result: results.append(result) and False, print,
+                        play=first_returns_the_rest_wait)
+            deadline = time.monotonic() + 10
+            while client.run_on_scheduler(run_tasks) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            left = client.run_on_scheduler(run_tasks)
+            still_playing = not RELEASE_BATCH.is_set()
+        finally:
+            RELEASE_BATCH.set()
+    assert results == [0] and left == [] and still_playing
+
+
+def test_the_end_of_a_run_stops_the_engines_its_worker_threads_kept(
+        stockfish_path: str) -> None:
+    """A run that ends normally releases the engines its batches kept on each worker thread
+    (kept between batches of one run; a finished run must not leave them running)."""
+    from distributed import Client, LocalCluster
+
+    from pipelines.games.cluster import run_batches
+
+    config = TournamentConfig.tiny(nodes=500, rounds=1, max_plies=10, openings=str(
+        FIXTURES / "openings" / "two_games.pgn"))
+    tournament = Tournament(config, Lake(Path("/nonexistent")))
+    [batch] = tournament.batches(tournament.slots)
+    before = descendants(os.getpid())
+    started: set[int] = set()
+
+    def result(played: BatchResult) -> bool:
+        started.update(descendants(os.getpid()) - before)
+        return True
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as local, \
+            Client(local, set_as_default=False) as client:
+        workers = list(client.scheduler_info()["workers"])
+        run_batches(client, workers, [batch], result, print)
+        for _ in range(50):
+            if not [pid for pid in started if alive(pid)]:
+                break
+            time.sleep(0.1)
+        left = [pid for pid in started if alive(pid)]
+    assert len(started) == 2 and left == []
+
+
+HEARD = threading.Event()
+
+
+def test_a_worker_lost_as_the_verdict_comes_back_is_told_and_a_task_of_another_run_is_no_batch(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's last result (a verdict) comes back and the scheduler then loses a worker
+    (one the run did not use, holding another client's result): the run still tells of the
+    loss as it ends, with no batch of its own (the other task's key is not one of its
+    batches)."""
+    from distributed import Client, LocalCluster
+
+    from pipelines.games import cluster as runner
+
+    heard = runner.WorkerWatch.heard
+
+    def heard_and_noted(self: Any, event: tuple[float, Any]) -> None:
+        heard(self, event)
+        if not self.events.empty():
+            HEARD.set()
+
+    monkeypatch.setattr(runner.WorkerWatch, "heard", heard_and_noted)
+    HEARD.clear()
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as local, \
+            Client(local, set_as_default=False) as client:
+        used, other = sorted(client.scheduler_info()["workers"])
+        foreign = client.submit(sum, [1, 2], workers=[other], pure=False)
+        assert foreign.result() == 3
+
+        async def remove_other(dask_scheduler: Any) -> None:
+            await dask_scheduler.remove_worker(other, stimulus_id="test-lost")
+
+        def verdict(result: str) -> bool:
+            client.run_on_scheduler(remove_other)
+            assert HEARD.wait(30)
+            return False
+
+        lost: list[runner.LostWorker] = []
+        runner.run_batches(client, [used], [Numbered(0)], verdict, print,
+                           play=worker_address, on_lost=lost.append)
+        name = f"{socket.gethostname()}:{os.getpid()}"
+    assert lost == [runner.LostWorker(other, name, ())]
+
+
+REFUSER: list[str] = []
+PLAYED: list[tuple[int, float, float]] = []
+
+
+def refuse_on_the_refuser_or_play(batch: Numbered, stop_name: str) -> str:
+    """Refused on the worker in REFUSER; elsewhere the batch plays 0.3 s, noted in PLAYED."""
+    from distributed import get_worker
+
+    from pipelines.games import cluster as runner
+
+    address = str(get_worker().address)
+    if address in REFUSER:
+        runner.on_worker(refuse, batch, stop_name)
+    start = time.monotonic()
+    time.sleep(0.3)
+    PLAYED.append((batch.index, start, time.monotonic()))
+    return address
+
+
+def test_after_a_refusal_the_other_workers_threads_each_keep_a_batch() -> None:
+    """Three workers of one thread; one refuses the batch it is given during the run: the
+    run goes on with one batch in flight per thread of the two others (two at once, to the
+    end), not as many as the refusing worker has threads."""
+    from distributed import Client, LocalCluster
+
+    from pipelines.games.cluster import run_batches
+
+    PLAYED.clear()
+    with LocalCluster(n_workers=3, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as local, \
+            Client(local, set_as_default=False) as client:
+        workers = sorted(client.scheduler_info()["workers"])
+        REFUSER[:] = workers[2:]
+        lines: list[str] = []
+        played: list[str] = []
+        run_batches(client, workers, [Numbered(i) for i in range(12)],
+                    lambda result: played.append(result) or True, lines.append,
+                    play=refuse_on_the_refuser_or_play)
+    [line] = lines
+    assert line.startswith("no engine for Numbered(index=")
+    assert sorted(set(played)) == workers[:2] and len(PLAYED) == 12
+    last = sorted(PLAYED, key=lambda row: row[1])[-6:]
+    overlapping = [(a, b) for a, b in zip(last, last[1:], strict=False) if b[1] < a[2]]
+    assert len(overlapping) >= 2
+
+
+class SchedulerGoneAfterFirstResult:
+    """A client whose connection to the scheduler closes after the run's first result: every
+    call it makes then raises Dask's ``CommClosedError`` (an ``OSError``), as asking a
+    scheduler that went away does. The first result reaches ``on_result`` while the
+    connection still stands."""
+
+    CLOSING = ("nthreads", "cancel", "sync", "run", "unsubscribe_topic")
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.gone = False
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self.client, name)
+        if name not in self.CLOSING:
+            return value
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.gone:
+                from distributed.comm.core import CommClosedError
+
+                raise CommClosedError(f"in {name}: Stream is closed")
+            return value(*args, **kwargs)
+        return call
+
+
+def test_a_scheduler_gone_mid_run_ends_it_in_one_line_whatever_fails_after() -> None:
+    """The scheduler's connection closes as the first result comes back: asking it for the
+    next batch's threads fails, and the run ends with one line naming the scheduler, not
+    with the failures of setting its stop event or cancelling its batches, which fail too."""
+    from distributed import Client, LocalCluster
+
+    from pipelines.games.cluster import run_batches
+    from pipelines.games.config import GamesError
+
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=None) as local, \
+            Client(local, set_as_default=False) as client:
+        closing = SchedulerGoneAfterFirstResult(client)
+
+        def result(address: str) -> bool:
+            closing.gone = True
+            return True
+
+        with pytest.raises(GamesError) as lost:
+            run_batches(closing, list(client.scheduler_info()["workers"]),
+                        [Numbered(i) for i in range(4)], result, print, play=worker_address)
+        address = client.scheduler.address
+    assert str(lost.value) == (
+        f"lost the Dask scheduler {address}: CommClosedError: in nthreads: Stream is closed; "
+        "finished games are stored, run the same command again to resume")
