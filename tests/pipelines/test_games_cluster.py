@@ -1638,3 +1638,65 @@ def test_a_scheduler_gone_mid_run_ends_it_in_one_line_whatever_fails_after() -> 
     assert str(lost.value) == (
         f"lost the Dask scheduler {address}: CommClosedError: in nthreads: Stream is closed; "
         "finished games are stored, run the same command again to resume")
+
+
+def test_shutting_a_local_cluster_down_silences_its_workers_first_and_goes_on_if_that_fails(
+        ) -> None:
+    """``shut_down`` of a cluster chesslab started: the workers are told to drop the shutdown
+    noise (this process's id, which they leave alone), then the client closes, then the
+    cluster; a worker that cannot be told does not stop the close. A user's cluster (no
+    cluster object) is not told anything: its workers' logging is theirs."""
+    from pipelines.games.cluster import shut_down, silence_shutdown_noise
+
+    calls: list[tuple[object, ...]] = []
+
+    class Client:
+        def __init__(self, fails: bool) -> None:
+            self.fails = fails
+
+        def run(self, function: object, *args: object) -> None:
+            calls.append(("run", function, *args))
+            if self.fails:
+                raise OSError("a worker went")
+
+        def close(self) -> None:
+            calls.append(("client.close",))
+
+    class Cluster:
+        def close(self) -> None:
+            calls.append(("cluster.close",))
+
+    told = ("run", silence_shutdown_noise, os.getpid())
+    for fails in (False, True):
+        calls.clear()
+        shut_down(Client(fails), Cluster())
+        assert calls == [told, ("client.close",), ("cluster.close",)]
+    calls.clear()
+    shut_down(Client(False), None)
+    assert calls == [("client.close",)]
+    calls.clear()
+    shut_down(None, Cluster())
+    assert calls == [("cluster.close",)]
+
+
+def test_dask_loggers_are_quiet_unless_chesslab_is_verbose() -> None:
+    """Without ``--verbose`` (the root logger above DEBUG) a Dask logger is raised to ERROR
+    (a level already higher is kept); with it, the logger is left as it is."""
+    import logging
+
+    from pipelines.games.cluster import quiet
+
+    root = logging.getLogger()
+    level = root.level
+    dask_logger = logging.getLogger("distributed.test-quiet")
+    try:
+        for root_level, before, after in ((logging.WARNING, logging.INFO, logging.ERROR),
+                                          (logging.WARNING, logging.CRITICAL, logging.CRITICAL),
+                                          (logging.DEBUG, logging.INFO, logging.INFO)):
+            root.setLevel(root_level)
+            dask_logger.setLevel(before)
+            quiet(dask_logger)
+            assert dask_logger.level == after
+    finally:
+        root.setLevel(level)
+        dask_logger.setLevel(logging.NOTSET)
