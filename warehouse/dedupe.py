@@ -150,7 +150,8 @@ def indexed_lookup(spec: Table, files: pa.Table, group: pa.Table, index: Path | 
     column = group.column(row_key(spec)[0])
     found = KeyIndex(index, values).lookup(
         index_keys(column, distinct=is_hashed(column)),
-        [basename(uri) for uri in mine.column("uri").to_pylist()], by_name)
+        [basename(uri) for uri in mine.column("uri").to_pylist()], by_name,
+        holders=is_hashed(column))      # only a hash's hit names the files to read
     if is_hashed(column):   # a hit is a hash's: confirmed in the files named, a miss is certain
         named = (found.holders & by_name.keys()) | set(found.uncovered)
         return [by_name[name] for name in sorted(named)], group

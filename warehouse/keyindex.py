@@ -3,10 +3,11 @@
 A keyed write must know which of its keys the table already holds. Reading the key column of
 every stored file for each batch makes an import quadratic in the table's size: Zobrist keys
 are uniformly random, so every file's min/max statistics span the whole key range and prune
-nothing. The index answers instead from sorted runs of the stored keys, looked up by binary
-search: a batch costs ``O(batch * runs * log(stored))``, and the runs are merged like a counter
-in base 4 (four runs of one size tier become one run of the next), so there are
-``O(log(stored))`` of them.
+nothing. The index answers instead from sorted runs of the stored keys, each searched through
+its directory (the place of every bucket of the key range, a few dozen keys a bucket:
+:class:`Directory`, compiled in warehouse/_search.pyx), so a batch costs ``O(batch * runs)``
+searches of a bucket; the runs are merged like a counter in base 4 (four runs of one size tier
+become one run of the next), so there are ``O(log(stored))`` of them.
 
 A run lives in ``<table>/_chesslab_keys/<partition>/`` as ``<id>.keys.npy`` (the keys,
 sorted, int64 as stored), ``<id>.files.npy`` (the number, in the run's file list, of the data
@@ -38,6 +39,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from warehouse._fingerprint import string_prints
+from warehouse._search import bucketed_positions, sorted_positions
 
 INDEX_DIR = "_chesslab_keys"
 # FAN_OUT runs of one tier (a power of FAN_OUT, a power of two) are merged into one (each key
@@ -73,6 +76,12 @@ _LOADED_LOCK = threading.Lock()     # the lanes of a step list runs from several
 # safe across threads (gh-106905: "SystemError: AST constructor recursion depth mismatch",
 # seen here with lanes listing runs at once): one header at a time.
 _HEADER_LOCK = threading.Lock()
+# A run is searched through its directory (warehouse/_search.pyx): the first place of each of
+# 2^bits buckets of the key range, about KEYS_PER_BUCKET keys a bucket (8 bytes of memory per
+# KEYS_PER_BUCKET keys), made once per run and process by galloping over the run (about 0.2 s
+# at 100M keys). A lookup of 1M keys in a run of 100M took 0.19 s with numpy's binary search,
+# 0.05 s through the directory (docs/experiments/scale.md, "The key index's search").
+KEYS_PER_BUCKET = 32
 # A run's arrays are memory-mapped, and each map holds a file descriptor: the runs kept are
 # the most recently listed RUN_CACHE_SIZE (a process that walks many homes or tables, as a
 # test session does, would otherwise run out of descriptors: select() refuses fds >= 1024).
@@ -90,6 +99,44 @@ class Run:
     files: tuple[str, ...]
     checks: np.ndarray | None = None
     hashed: bool = False      # keys are index_keys' hashes of strings
+
+    @cached_property
+    def directory(self) -> Directory:
+        """Where each bucket of the key range starts in :attr:`keys` (made at first use)."""
+        return Directory.of(self.keys)
+
+
+@dataclass(frozen=True)
+class Directory:
+    """The first place, in a sorted run, of each of ``2^(64 - shift)`` buckets of the key
+    range (a key's bucket: its top bits, the sign bit flipped), then the run's length: a
+    needle is searched for among its bucket's keys only (warehouse/_search.pyx)."""
+
+    starts: np.ndarray      # int64
+    shift: int
+
+    @classmethod
+    def of(cls, keys: np.ndarray) -> Directory:
+        """The directory of the sorted ``keys`` (int64), about KEYS_PER_BUCKET keys a bucket.
+
+        >>> directory = Directory.of(np.array([-5, -1, 0, 7, 2**62], dtype=np.int64))
+        >>> directory.starts.tolist(), directory.shift
+        ([0, 2, 5], 63)
+        """
+        bits = max(1, (len(keys) // KEYS_PER_BUCKET).bit_length() - 1)
+        shift = 64 - bits
+        bounds = (np.arange(1 << bits, dtype=np.uint64) << np.uint64(shift)) ^ np.uint64(1 << 63)
+        starts = sorted_positions(int64s(keys), bounds.view(np.int64))
+        return cls(np.append(starts, len(keys)), shift)
+
+    def positions(self, keys: np.ndarray, needles: np.ndarray) -> np.ndarray:
+        """``np.searchsorted(keys, needles)`` for the run ``keys`` this directory is of."""
+        return bucketed_positions(int64s(keys), int64s(needles), self.starts, self.shift)
+
+
+def int64s(values: np.ndarray) -> np.ndarray:
+    """``values`` as a contiguous int64 array (no copy when they are one: a run's mapped keys)."""
+    return np.ascontiguousarray(values, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -184,7 +231,7 @@ class KeyIndex:
             covered |= set(run.files)
             if order is None:   # sorted needles walk each run's pages in order (keys are
                 order = np.argsort(keys)    # unique or their order among equals is moot)
-            hit, at = search(run.keys, keys, order)
+            hit, at = search(run.keys, keys, order, run.directory)
             present |= hit
             if holders and hit.any():
                 held.update(run.files[i] for i in holding(run, keys[hit], at))
@@ -315,10 +362,11 @@ def tier(size: int) -> int:
     return (max(size, 1).bit_length() - 1) // (FAN_OUT.bit_length() - 1)
 
 
-def search(sorted_keys: np.ndarray, keys: np.ndarray,
-           order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def search(sorted_keys: np.ndarray, keys: np.ndarray, order: np.ndarray | None = None,
+           directory: Directory | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(a mask of ``keys`` found in ``sorted_keys``, where in it each key found is, in the
-    order of ``keys``); ``order``: the argsort of ``keys``, when the caller has it.
+    order of ``keys``); ``order``: the argsort of ``keys``, when the caller has it;
+    ``directory``: that of ``sorted_keys``, when the caller keeps it (else one is made).
 
     >>> hit, at = search(np.array([2, 5, 9]), np.array([9, 3, 2, 10]))
     >>> hit.tolist(), at.tolist()
@@ -328,7 +376,8 @@ def search(sorted_keys: np.ndarray, keys: np.ndarray,
         return np.zeros(len(keys), dtype=bool), np.zeros(0, dtype=np.int64)
     if order is None:
         order = np.argsort(keys)
-    at = np.minimum(np.searchsorted(sorted_keys, keys[order]), len(sorted_keys) - 1)
+    directory = directory if directory is not None else Directory.of(sorted_keys)
+    at = np.minimum(directory.positions(sorted_keys, keys[order]), len(sorted_keys) - 1)
     found = np.asarray(sorted_keys[at]) == keys[order]
     hit = np.zeros(len(keys), dtype=bool)
     hit[order[found]] = True
@@ -449,7 +498,7 @@ def merged(older: Run, newer: Run) -> Run:
     ([0, 1, 3, 5, 9], [1, 0, 1, 0, 1], ('a', 'b'))
     """
     size = len(older.keys) + len(newer.keys)
-    into = np.searchsorted(older.keys, newer.keys) + np.arange(len(newer.keys))
+    into = sorted_positions(int64s(older.keys), int64s(newer.keys)) + np.arange(len(newer.keys))
     rest = np.ones(size, dtype=bool)
     rest[into] = False
     keys = np.empty(size, dtype=np.int64)

@@ -501,3 +501,55 @@ def test_a_commits_run_is_on_disk_before_the_commit_and_gone_if_it_fails(
     assert covered_files(lake, "positions") == live_files(lake, "positions")
     assert sorted(unsigned(stored(lake, "positions", ["position_key"])["position_key"])) == \
         [1, 2, 3]
+
+
+INT64_EDGES = [-2**63, -2**63 + 1, -1, 0, 1, 2**63 - 2, 2**63 - 1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_compiled_searches_are_numpys_searchsorted(seed: int, tmp_path: Path) -> None:
+    """Both compiled searches give ``numpy.searchsorted``'s places (side "left"): runs with
+    repeated keys (a hashed key in several files), the int64 extremes, needles before, between
+    and past every key, empty runs and needles; the directory's search on a run mapped from
+    disk as lookups read one, needles in any order, for a directory of every size."""
+    from warehouse._search import bucketed_positions, sorted_positions
+    from warehouse.keyindex import Directory
+
+    rng = np.random.default_rng(seed)
+    for size in (0, 1, 2, 31, 32, 33, 1000, 5000):
+        wide = rng.integers(-2**63, 2**63 - 1, size=size, dtype=np.int64, endpoint=True)
+        narrow = rng.integers(-3, 4, size=size, dtype=np.int64)     # many repeats
+        for pool in (wide, narrow):
+            keys = np.sort(np.concatenate([pool, rng.choice(INT64_EDGES, size=size % 3)]))
+            path = tmp_path / f"{size}.npy"
+            np.save(path, keys)
+            mapped = np.load(path, mmap_mode="r")
+            needles = np.concatenate([
+                rng.integers(-2**63, 2**63 - 1, size=50, dtype=np.int64, endpoint=True),
+                rng.integers(-4, 5, size=20, dtype=np.int64), np.array(INT64_EDGES, np.int64),
+                keys[rng.integers(0, len(keys), size=20)] if len(keys) else keys])
+            expected = np.searchsorted(keys, needles)
+            order = np.argsort(needles, kind="stable")
+            assert sorted_positions(mapped, needles[order]).tolist() == \
+                expected[order].tolist()
+            assert Directory.of(mapped).positions(mapped, needles).tolist() == \
+                expected.tolist()
+            for shift in (63, 60, 40, 1 + 63 - max(1, len(keys)).bit_length()):
+                starts = np.append(sorted_positions(keys, (
+                    (np.arange(1 << (64 - shift), dtype=np.uint64) << np.uint64(shift))
+                    ^ np.uint64(1 << 63)).view(np.int64)), len(keys))
+                assert bucketed_positions(keys, needles, starts, shift).tolist() == \
+                    expected.tolist()
+    assert sorted_positions(np.zeros(0, np.int64), np.zeros(0, np.int64)).tolist() == []
+
+
+def test_a_directory_that_does_not_fit_its_shift_is_refused() -> None:
+    """The directory's length is checked before the compiled loop trusts it (it reads the
+    bucket's two starts unchecked)."""
+    from warehouse._search import bucketed_positions
+
+    keys = np.arange(10, dtype=np.int64)
+    for starts, shift in ((np.zeros(2, np.int64), 63), (np.zeros(4, np.int64), 63),
+                          (np.zeros(3, np.int64), 0), (np.zeros(3, np.int64), 64)):
+        with pytest.raises(ValueError, match="a directory of"):
+            bucketed_positions(keys, keys, starts, shift)

@@ -1,0 +1,6 @@
+"""Type stub for the compiled warehouse/_search.pyx."""
+import numpy as np
+
+def sorted_positions(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray: ...
+def bucketed_positions(haystack: np.ndarray, needles: np.ndarray, starts: np.ndarray,
+                       shift: int) -> np.ndarray: ...
