@@ -489,7 +489,7 @@ def holding(run: Run, found: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 def merged(older: Run, newer: Run) -> Run:
     """One run holding both runs' keys (their file lists concatenated), merged in linear
-    time: each of the newer run's keys goes where a binary search places it, the older
+    time: each of the newer run's keys goes where galloping places it, the older
     run's keys fill the rest in order.
 
     >>> run = merged(Run("", np.array([1, 5]), np.array([0, 0]), ("a",)),
