@@ -15,6 +15,8 @@ on, 1, 2, 4, ... keys, then a binary search in the last step). docs/experiments/
 """
 from libc.stdint cimport int64_t, uint64_t
 
+import numpy as np
+
 cdef extern from *:
     void __builtin_prefetch(const void* address) nogil
 
@@ -27,8 +29,6 @@ DEF AHEAD = 16
 cdef inline uint64_t bucket_of(int64_t key, int shift) noexcept nogil:
     """The key's top ``64 - shift`` bits, the sign bit flipped: buckets in signed order."""
     return ((<uint64_t>key) ^ (1ULL << 63)) >> shift
-
-import numpy as np
 
 
 def sorted_positions(const int64_t[::1] haystack, const int64_t[::1] needles):
