@@ -1,8 +1,10 @@
 """``compact`` after a small ingest, proportional to what changed (issue 51 §2) beside the
 same compact doing it whole (the behaviour before), in one run on one home: position_facts
-brought up to date from the rows added (``warehouse/refresh.py`` extend_kept, an overlay)
-and, with ``--labels``, a labels partition with labels added sorted as a run of its own
-(``warehouse/compaction.py`` plan) instead of whole.
+brought up to date from the rows added (``warehouse/refresh.py`` extend_kept, an overlay),
+the summaries (label_summary, label_depth_pairs) from the labels added (extend_summary) and,
+with ``--labels``, a labels partition with labels added sorted as a run of its own
+(``warehouse/compaction.py`` plan) instead of whole. ``--labels-only``: the labels (and their
+positions) without the games, as a labelling run or an import of training data adds them.
 
 The home is brought current first (a compact). Then, twice, a new PGN of ``--games`` random
 games (``benchmarks/scale_data.py``'s generator, under seeds no data set uses) is ingested
@@ -19,6 +21,7 @@ the keys) then compared with the defining query's.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -27,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -38,7 +42,7 @@ from pipelines.ingest import IngestConfig  # noqa: E402
 from warehouse import Lake, compaction  # noqa: E402
 from warehouse import refresh as refresh_module  # noqa: E402
 from warehouse.catalog import connect_with_files  # noqa: E402
-from warehouse.derived import DERIVED_DIR  # noqa: E402
+from warehouse.derived import DERIVED_DIR, Derived  # noqa: E402
 
 RANGE = (0, (1 << 58) - 1)      # 1/64 of the keys
 
@@ -67,12 +71,21 @@ def manifest(lake: Lake) -> dict[str, object]:
     return json.loads(found.read_text())
 
 
+EXTEND_SUMMARY = refresh_module.extend_summary
+
+
+def summaries_whole(lake: Lake, spec: Derived, *args: Any) -> int | None:
+    """extend_summary as for a table that is no summary: its result kept when its inputs
+    were only rewritten, computed whole when rows were added (the baseline)."""
+    return EXTEND_SUMMARY(lake, dataclasses.replace(spec, grouped_by=()), *args)
+
+
 def compact(lake: Lake, label: str) -> None:
     wall, used = time.perf_counter(), cpu()
     files, rows = refresh_module.compact_lake(lake, retain_hours=0)
     meta = manifest(lake)
     print(f"{label}: compact {time.perf_counter() - wall:.1f} s ({cpu() - used:.1f} s CPU); "
-          f"position_facts rows written {rows.get('position_facts')}, kept in positions "
+          f"derived rows written {rows}; position_facts kept in positions "
           f"{meta['rows']:,}, overlay {meta.get('overlay_rows', 0):,}; files "
           + ", ".join(f"{name} {a}->{b}" for name, (a, b) in files.items() if a != b),
           flush=True)
@@ -98,6 +111,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1001, help="the first increment's seed")
     parser.add_argument("--labels", action="store_true",
                         help="import a text label for each ply of the games too")
+    parser.add_argument("--labels-only", action="store_true",
+                        help="import the labels (and their positions) only, not the games")
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     lake = Lake(args.home)
@@ -110,14 +125,18 @@ def main() -> None:
             folder.mkdir()
             pgn, text = increment(folder, args.games, args.seed + number)
             wall = time.perf_counter()
-            run_step(INGEST, IngestJob((pgn,), IngestConfig(workers=os.cpu_count() or 1)), lake)
-            if args.labels:
+            if not args.labels_only:
+                run_step(INGEST, IngestJob((pgn,), IngestConfig(workers=os.cpu_count() or 1)),
+                         lake)
+            if args.labels or args.labels_only:
                 run_step(INGEST, IngestJob((text,), IngestConfig(
                     workers=1, format="text", engine_id=TEXT_ENGINE, depth=TEXT_DEPTH)), lake)
-            print(f"{label}: ingest of {args.games:,} games"
-                  f"{' and their labels' if args.labels else ''} "
+            what = "the labels of" if args.labels_only else "the games and labels of" \
+                if args.labels else "the games of"
+            print(f"{label}: ingest of {what} {args.games:,} games "
                   f"{time.perf_counter() - wall:.1f} s", flush=True)
             refresh_module.FOLD, compaction.SORT_FOLD = folds
+            refresh_module.extend_summary = summaries_whole if number == 0 else EXTEND_SUMMARY
             compact(lake, label)
             if args.check:
                 check(lake)

@@ -233,8 +233,9 @@ QUERIES: tuple[tuple[str, str, Mapping[str, Any]], ...] = (
 
 
 def baseline_sql(name: str) -> str | None:
-    """The query as it was before the derived position_facts (``scale_baseline/<name>.sql``:
-    the old view inlined), for the queries that changed; None for the others."""
+    """The query as it was before the summaries compact keeps (``scale_baseline/<name>.sql``:
+    the join of every label of the depth, the old view inlined), for the queries that
+    changed; None for the others."""
     path = BASELINE / f"{name}.sql"
     return path.read_text() if path.is_file() else None
 
@@ -251,8 +252,8 @@ def timed_query(lake: Lake, sql: str, params: Mapping[str, Any]) -> tuple[float,
 
 
 def measure_queries(lake: Lake, report: Report, baseline: bool = True) -> None:
-    """Each typical query twice on fresh connections, and (``baseline``) the SQL before
-    position_facts once, which must give the same rows."""
+    """Each typical query twice on fresh connections, and (``baseline``) the SQL before the
+    summaries once, which must give the same rows."""
     began = time.perf_counter()
     connect(lake).close()
     report.add("connect_seconds", time.perf_counter() - began,
@@ -272,7 +273,7 @@ def measure_queries(lake: Lake, report: Report, baseline: bool = True) -> None:
             if base[2] != runs[0][2]:
                 raise SystemExit(f"{name}: the baseline gives {base[2]}, the query {runs[0][2]}")
             figure["baseline"] = {"seconds": base[0], "cpu_seconds": base[1]}
-            line += (f"\n    baseline (before position_facts), same rows: {base[0]:.2f} s "
+            line += (f"\n    baseline (before the summaries), same rows: {base[0]:.2f} s "
                      f"({base[1]:.1f} s CPU): {base[0] / times[1]:.1f}x wall, "
                      f"{base[1] / max(runs[1][1], 1e-9):.1f}x CPU")
         report.add(f"query_{name}", figure, line)
@@ -551,7 +552,7 @@ def main() -> None:
     parser.add_argument("--steps", default=",".join(STEPS),
                         help=f"the measurements after the build (default: all of {STEPS})")
     parser.add_argument("--no-baseline", action="store_true",
-                        help="queries: skip the SQL before position_facts (minutes at 100M)")
+                        help="queries: skip the SQL before the summaries (a minute at 100M)")
     parser.add_argument("--no-key-index", action="store_true",
                         help="import with the scan of every stored part (the baseline)")
     parser.add_argument("--snapshot", help="train on this snapshot (default: the one the "

@@ -35,6 +35,17 @@ stays one refresh longer (a connection opened before still reads it), and every 
 records a digest of the definition and increment queries (:func:`definition`): a result
 made under other queries is not used.
 
+A derived table may read others (``-- depends:`` names them beside lake tables): it is
+refreshed after them, over their kept results, and is stale when any lake table under them
+changes. A *summary* (``-- grouped by: a, b``: one row per group, its other columns counts
+and sums that add up across rows) kept beside the lake is brought up to date the same way:
+when rows were only added to the inputs its increment takes (``-- increments over: labels``;
+the others unchanged), ``increments/<name>.sql`` gives the rows to add (counts may be
+negative), added group by group to the rows kept. A report over a whole depth
+(label_summary, label_depth_pairs: issue 51 §2) then adds up a few rows instead of joining
+every label with its position. And a derived table whose inputs' files were only rewritten
+(a compaction: the same rows) keeps its result under a new manifest.
+
 This module reads definitions and manifests only; it imports nothing from the catalog or
 the lake, which build on it.
 """
@@ -54,6 +65,8 @@ DEPENDS = re.compile(r"^--\s*depends:(.*)$", re.MULTILINE)
 SORTED = re.compile(r"^--\s*sorted by:\s*(\w+)\s*$", re.MULTILINE)
 KEPT = re.compile(r"^--\s*kept in:\s*(\w+)\s*$", re.MULTILINE)
 STORED_ONLY = re.compile(r"^--\s*stored only:(.*)$", re.MULTILINE)
+GROUPED = re.compile(r"^--\s*grouped by:(.*)$", re.MULTILINE)
+INCREMENTS_OVER = re.compile(r"^--\s*increments over:(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,10 @@ class Derived:
     sort_by: str | None = None
     kept_in: str | None = None      # the lake table whose files hold the result
     stored_only: tuple[str, ...] = ()   # columns the result stores, its view leaves out
+    needs: tuple[str, ...] = ()     # the derived tables it reads (refreshed before it)
+    grouped_by: tuple[str, ...] = ()    # a summary: its other columns add up across rows
+    increments_over: tuple[str, ...] = ()   # inputs whose added rows its increment takes
+    upstream: str = ""      # the definitions of the derived tables it reads (digested)
 
     @property
     def increment_sql(self) -> str | None:
@@ -82,29 +99,59 @@ class Derived:
         return f"select * exclude ({', '.join(self.stored_only)}) from ({self.sql}\n)"
 
 
+def names(line: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in line.split(",") if n.strip())
+
+
 def derived_tables() -> list[Derived]:
-    """Every ``warehouse/sql/derived/*.sql``."""
-    tables = []
-    for path in sorted(SQL_DIR.glob("*.sql")):
+    """Every ``warehouse/sql/derived/*.sql``, each after the derived tables it reads."""
+    paths = {path.stem: path for path in sorted(SQL_DIR.glob("*.sql"))}
+    parsed: dict[str, tuple[Path, str, tuple[str, ...]]] = {}
+    for name, path in paths.items():
         text = path.read_text()
         found = DEPENDS.findall(text)
         if len(found) != 1:
             raise ValueError(f"{path}: needs exactly one '-- depends: ...' line")
-        inputs = tuple(sorted(n.strip() for n in found[0].split(",") if n.strip()))
+        parsed[name] = (path, text, names(found[0]))
+    tables: dict[str, Derived] = {}
+
+    def load(name: str, chain: tuple[str, ...]) -> Derived:
+        if name in tables:
+            return tables[name]
+        path, text, depends = parsed[name]
+        if name in chain:
+            raise ValueError(f"{path}: its '-- depends:' tables read it back: "
+                             + " -> ".join((*chain, name)))
+        needs = tuple(sorted(n for n in depends if n in parsed))
+        upstream = [load(n, (*chain, name)) for n in needs]
+        inputs = {n for n in depends if n not in parsed} | {
+            t for spec in upstream for t in spec.inputs}
         sort, kept = SORTED.findall(text), KEPT.findall(text)
-        only = [n.strip() for line in STORED_ONLY.findall(text) for n in line.split(",")]
-        if kept and kept[0] not in inputs:
+        only = [n for line in STORED_ONLY.findall(text) for n in names(line)]
+        grouped = [n for line in GROUPED.findall(text) for n in names(line)]
+        over = [n for line in INCREMENTS_OVER.findall(text) for n in names(line)]
+        if kept and kept[0] not in depends:
             raise ValueError(f"{path}: kept in {kept[0]!r}, which it does not depend on")
-        tables.append(Derived(path.stem, text.strip().rstrip(";"), inputs,
-                              sort[0] if sort else None, kept[0] if kept else None,
-                              tuple(n for n in only if n)))
-    return tables
+        if not set(over) <= inputs:
+            raise ValueError(f"{path}: increments over {sorted(set(over) - inputs)}, "
+                             "which it does not depend on")
+        tables[name] = Derived(
+            name, text.strip().rstrip(";"), tuple(sorted(inputs)), sort[0] if sort else None,
+            kept[0] if kept else None, tuple(only), needs, tuple(grouped), tuple(over),
+            "".join(definition(spec) for spec in upstream))
+        return tables[name]
+
+    for name in parsed:
+        load(name, ())
+    return list(tables.values())
 
 
 def definition(spec: Derived) -> str:
-    """A digest of the derived table's queries (its definition and increment), kept in its
-    manifests: a result made under another definition is not used."""
-    text = f"{spec.sql}\n--\n{spec.increment_sql or ''}"
+    """A digest of the derived table's queries (its definition and increment, and those of
+    the derived tables it reads), kept in its manifests: a result made under another
+    definition is not used."""
+    text = f"{spec.sql}\n--\n{spec.increment_sql or ''}" + (
+        f"\n--\n{spec.upstream}" if spec.upstream else "")
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -87,7 +87,8 @@ def refresh(lake: Lake, names: Sequence[str] | None = None,
         if names is not None and spec.name not in names:
             continue
         versions = input_versions(lake, spec)
-        con, files = connect_with_files(lake, derived=False)
+        # a derived table that reads others reads them as kept (refreshed before it)
+        con, files = connect_with_files(lake, derived=bool(spec.needs))
         try:
             if current_file(lake.root, spec, files, sorted_as_defined=True) is not None or \
                     not any(files.get(t) for t in spec.inputs):   # current, or nothing to keep
@@ -98,7 +99,9 @@ def refresh(lake: Lake, names: Sequence[str] | None = None,
                 written[spec.name] = rows if rows is not None else \
                     keep_in_table(lake, spec, con, files, retain_hours, versions)
             else:
-                written[spec.name] = write(lake.root, spec, con, files)
+                rows = extend_summary(lake, spec, files, versions)
+                written[spec.name] = rows if rows is not None else \
+                    write(lake.root, spec, con, files, versions)
         finally:
             con.close()
     return written
@@ -141,8 +144,9 @@ def holds_current(lake: Lake, name: str) -> bool:
 
 
 def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
-          files: Mapping[str, Sequence[Path]]) -> int:
-    """Stream the defining query's result into a new file, then its manifest; drop the rest."""
+          files: Mapping[str, Sequence[Path]], versions: Mapping[str, int]) -> int:
+    """Stream the defining query's result into a new file, then its manifest (with the
+    inputs' ``versions``, what :func:`extend_summary` checks from); drop the rest."""
     out = folder(root, spec.name)
     out.mkdir(parents=True, exist_ok=True)
     ident = uuid.uuid4().hex
@@ -159,7 +163,7 @@ def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
     inputs = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
     staged = manifest.with_suffix(".json.tmp")
     staged.write_text(json.dumps({"inputs": inputs, "rows": rows, "sorted_by": spec.sort_by,
-                                  "definition": definition(spec)}))
+                                  "versions": dict(versions), "definition": definition(spec)}))
     os.replace(staged, manifest)
     for old in out.iterdir():
         if old.stem != ident and old.suffix in (".json", ".parquet", ".tmp"):
@@ -295,10 +299,7 @@ def extend_kept(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]],
         stored = [*before["columns"], *spec.stored_only, "replaces"]
         con.execute("create view facts_before as "
                     f"{kept_view_sql(spec, manifest, lake.table_dir(name), stored=True)}")
-        for t in spec.inputs:
-            con.execute(f"create view {t}_new as " + (
-                table_view_sql(table(t), added[t]) if added[t] else
-                f"select * from {t} where false"))
+        added_views(con, added)
         con.execute(f"create temp table changed as {increment}")
         [(changed,)] = con.sql("select count(*) from changed").fetchall()
         sql = "select * from changed"
@@ -326,9 +327,77 @@ def extend_kept(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]],
     return int(changed)
 
 
+def extend_summary(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]],
+                   versions: Mapping[str, int]) -> int | None:
+    """Bring a derived table kept beside the lake up to date without computing it whole.
+    When its inputs' files were only rewritten since its manifest (a compaction: the same
+    rows), its result stands: the manifest is written again naming the new files. A summary
+    (``-- grouped by``) whose inputs had rows added only to the tables its increment takes
+    (``-- increments over``; the others unchanged or only rewritten) adds its increment
+    query's rows (``warehouse/sql/derived/increments/<name>.sql``, over ``<table>_new``
+    views of the rows added and the lake's views as they are now) to the rows kept, group by
+    group, into a new file. Returns the rows the increment gave (0: rewritten only), or None
+    where neither applies (then it is computed whole)."""
+    found = previous_manifest(lake.root, spec)
+    if found is None or spec.sort_by is not None:
+        return None
+    manifest, before = found
+    data = manifest.with_suffix(".parquet")
+    root = lake.root
+    inputs = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
+    changes = {t: changes_since(lake, t, before["versions"].get(t, -1)) for t in spec.inputs}
+    if not data.is_file() or None in changes.values() or any(
+            kind == "appends" and t not in spec.increments_over for t, kind in changes.items()):
+        return None
+    added = {t: [root / t / n for n in sorted(set(inputs[t]) - set(before["inputs"].get(t, ())))]
+             if changes[t] == "appends" else [] for t in spec.inputs}
+    meta = {**before, "inputs": inputs, "versions": dict(versions)}
+    if not any(added.values()):     # rewritten only: the same rows, in the files named now
+        write_manifest(root, spec, meta, manifest.stem)
+        return 0
+    increment = spec.increment_sql
+    if not spec.grouped_by or increment is None:
+        return None
+    con, _ = connect_with_files(lake, readable=[data], derived=True)
+    try:
+        added_views(con, added)
+        con.execute(f"create temp table increment as {increment}")
+        [(changed,)] = con.sql("select count(*) from increment").fetchall()
+        kept = pq.read_schema(data)
+        keys = ", ".join(f'"{c}"' for c in spec.grouped_by)
+        sums = [f.name for f in kept if f.name not in spec.grouped_by]
+        columns = ", ".join(f'"{c}"' for c in [*spec.grouped_by, *sums])
+        added_up = ", ".join(f'sum("{c}")::bigint as "{c}"' for c in sums)
+        nonzero = " or ".join(f'sum("{c}") <> 0' for c in sums)
+        reader = con.sql(
+            f"select {keys}, {added_up} from (select {columns} from "
+            f"read_parquet({sql_strings([data])}) union all select {columns} from increment) "
+            f"group by all having {nonzero}").to_arrow_reader(BATCH_ROWS)
+        ident = uuid.uuid4().hex
+        rows = 0
+        with pq.ParquetWriter(data.with_name(f"{ident}.parquet"), reader.schema,
+                              **derived_options(reader.schema.names, None)) as writer:
+            for batch in reader:
+                writer.write_batch(batch)
+                rows += batch.num_rows
+    finally:
+        con.close()
+    write_manifest(root, spec, {**meta, "rows": rows}, ident)
+    return int(changed)
+
+
+def added_views(con: duckdb.DuckDBPyConnection, added: Mapping[str, Sequence[Path]]) -> None:
+    """A view ``<table>_new`` per input table over its ``added`` files (none: no rows)."""
+    for name, paths in added.items():
+        con.execute(f"create view {name}_new as " + (
+            table_view_sql(table(name), paths) if paths else
+            f"select * from {name} where false"))
+
+
 def previous_manifest(root: Path, spec: Derived) -> tuple[Path, dict[str, Any]] | None:
-    """The newest manifest of a derived table kept in a lake table that :func:`extend_kept`
-    can extend (one that records its inputs' versions), with what it holds; None if none."""
+    """The newest manifest of a derived table that :func:`extend_kept` or
+    :func:`extend_summary` can extend (one that records its inputs' versions), with what it
+    holds; None if none."""
     found = []
     for manifest in folder(root, spec.name).glob("*.json"):
         try:

@@ -1,16 +1,10 @@
--- Baseline: nnue_examples_depth over the nnue_examples view as it was before position_facts
--- (main's warehouse/sql/views/nnue_examples.sql, inlined): the lowest game by an aggregate
--- over every move, the FEN read and split per label.
+-- Baseline: nnue_examples_depth as it was before the summaries compact keeps (label_summary,
+-- label_depth_pairs: issue 51 §2), reading every label of the depth joined
+-- with position_facts, the annotations computed from the moves (the view then, inlined).
 with nnue_examples as (
-    with positions as not materialized (select * from positions),
-    labels as not materialized (select * from labels),
+    with labels as not materialized (select * from labels),
     moves as not materialized (select * from moves),
     games as not materialized (select * from games),
-    first_game as (
-        select position_key, min(game_id) as game_id
-        from moves
-        group by position_key
-    ),
     annotations as (
         select
             after.position_key,
@@ -24,7 +18,7 @@ with nnue_examples as (
         join games g on g.game_id = m.game_id
         where m.eval_cp is not null
         qualify row_number() over (partition by after.position_key, engine_id, depth
-                                   order by m.game_id) = 1
+                                   order by m.game_id, m.ply) = 1
     ),
     scores as (
         -- labels carry the side to move's score; annotations White's, turned round below where
@@ -41,21 +35,19 @@ with nnue_examples as (
         select
             l.position_key,
             p.fen,
-            split_part(p.fen, ' ', 2) as side_to_move,
+            p.side_to_move,
             l.engine_id,
             l.depth,
             case when l.white_cp is null then l.score_cp
-                when split_part(p.fen, ' ', 2) = 'w' then l.white_cp
+                when p.side_to_move = 'w' then l.white_cp
                 else -l.white_cp end as score_cp,
             l.best_move,
             l.label_result,
-            f.game_id,
-            g.result as game_result,
+            p.game_id,
+            p.game_result,
             p.in_check
         from scores l
-        join positions p using (position_key)
-        left join first_game f using (position_key)
-        left join games g using (game_id)
+        join position_facts p using (position_key)
     )
     select
         position_key,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import chess
 import chess.polyglot
@@ -71,8 +72,8 @@ def test_kept_facts_are_used_only_while_current(tmp_path: Path) -> None:
     ingest(lake, tmp_path, "first.pgn", FIRST)
     computed, kept = facts(lake)
     assert kept is None and len(computed) == 7      # 6 plies: 7 positions
-    assert refresh(lake) == {"position_facts": 7}
-    assert refresh(lake) == {"position_facts": 0}   # current: nothing to do
+    assert refresh(lake, ["position_facts"]) == {"position_facts": 7}
+    assert refresh(lake, ["position_facts"]) == {"position_facts": 0}   # current: nothing to do
     rows, kept = facts(lake)
     assert kept is not None and rows == computed
     assert kept_rows(lake, kept) == [
@@ -95,7 +96,7 @@ def test_kept_facts_are_used_only_while_current(tmp_path: Path) -> None:
     assert len(ids) == 2 and {row[4] for row in rows if row[4]} == ids
     assert [row[4] for row in rows if row[0] in first and row[4] is not None].count(min(ids)) >= 4
     assert shared == [] or min(ids) != computed[0][4]
-    assert refresh(lake) == {"position_facts": 10}
+    assert refresh(lake, ["position_facts"]) == {"position_facts": 10}
     rows, kept = facts(lake)
     assert kept is not None and rows == live
     assert list((lake.root / DERIVED_DIR / "position_facts").iterdir()) == [kept]  # its manifest
@@ -132,7 +133,7 @@ def test_compact_keeps_facts_written_in_several_files(tmp_path: Path,
         assert kept is not None and rows == live
         # 10 rows in batches of 2, a file once it has 3 or more: 4, 4, 2
         assert len(lake.parts("positions")) == files["positions"][1] == 3
-    assert written == {"position_facts": 0}     # current since the first
+    assert set(written.values()) == {0}     # every derived table current since the first
     assert lake.read("positions").num_rows == 10
 
 
@@ -188,13 +189,13 @@ def test_facts_are_brought_up_to_date_from_the_rows_added_only(
     high, low = ordered_by_game_id(tmp_path)
     lake = Lake(tmp_path / "home")
     ingest(lake, tmp_path, "high.pgn", high)
-    assert refresh(lake) == {"position_facts": 7}
+    assert refresh(lake, ["position_facts"]) == {"position_facts": 7}
     kept = lake.parts("positions")
     assert "overlay" not in manifest_of(lake)
     ingest(lake, tmp_path, "low.pgn", low)
     # its 3 new positions, and the 4 both games play (before 1. e4 ... 2. Nf3), whose
     # lowest game is now the second's
-    assert refresh(lake) == {"position_facts": 3 + 4}
+    assert refresh(lake, ["position_facts"]) == {"position_facts": 3 + 4}
     rows, current = facts(lake)
     assert current is not None and rows == facts(lake, derived=False)[0]
     assert len(rows) == 10 and set(kept) < set(lake.parts("positions"))   # not rewritten
@@ -207,7 +208,7 @@ def test_facts_are_brought_up_to_date_from_the_rows_added_only(
     meta = manifest_of(lake)
     assert meta["overlay_rows"] == 7 and meta["kept"] == [p.name for p in kept]
     # compact leaves positions' files as they are while the facts they hold are current
-    assert compact_lake(lake, retain_hours=0)[1] == {"position_facts": 0}
+    assert compact_lake(lake, retain_hours=0)[1]["position_facts"] == 0
     assert facts(lake)[0] == rows
     earlier = connect_with_files(lake)[0]      # a reader of this overlay, opened before
 
@@ -220,12 +221,12 @@ def test_facts_are_brought_up_to_date_from_the_rows_added_only(
     lake.write("moves", [{"game_id": "0", "ply": 0, "position_key": chess.polyglot.zobrist_hash(
         start), "uci": "d2d4", "san": "d4"}, {"game_id": "0", "ply": 1, "position_key": new_key,
                                                "uci": "g8f6", "san": "Nf6"}])
-    assert refresh(lake) == {"position_facts": 1}      # the start, now in game "0"
+    assert refresh(lake, ["position_facts"]) == {"position_facts": 1}      # the start, now in game "0"
     assert earlier.sql(ROWS).fetchall() == rows        # still reads the overlay it named
     lake.write("positions", [{"position_key": new_key, "fen": board.fen(), "source_id": "s"}])
-    assert refresh(lake) == {"position_facts": 1}      # the new position, in game "0"
+    assert refresh(lake, ["position_facts"]) == {"position_facts": 1}      # the new position, in game "0"
     lake.write("games", [{"game_id": "0", "result": "1/2-1/2"}])
-    assert refresh(lake) == {"position_facts": 2}      # both: game "0"'s result now known
+    assert refresh(lake, ["position_facts"]) == {"position_facts": 2}      # both: game "0"'s result now known
     rows = facts(lake)[0]
     assert rows == facts(lake, derived=False)[0] and len(rows) == 11
     assert sorted((r[0], r[4], r[5]) for r in rows if r[4] == "0") == sorted(
@@ -245,19 +246,60 @@ def test_facts_are_computed_whole_after_a_row_removed_or_past_the_overlay_bounds
     refresh(lake)
     ingest(lake, tmp_path, "second.pgn", SECOND)
     DeltaTable(str(lake.table_dir("moves"))).delete("ply = 5")
-    assert refresh(lake) == {"position_facts": 10}     # whole
+    assert refresh(lake, ["position_facts"]) == {"position_facts": 10}     # whole
     assert "overlay" not in manifest_of(lake)
     assert facts(lake)[0] == facts(lake, derived=False)[0]
     monkeypatch.setattr(refresh_module, "FOLD", 20)    # 10 kept: no overlay of 1 row
     ingest(lake, tmp_path, "third.pgn", FIRST.replace('"one"', '"three"').replace(
         "a6 1-0", "Nf6 1-0"))
-    assert refresh(lake) == {"position_facts": 11}     # 1 new position (+ lowered, maybe)
+    assert refresh(lake, ["position_facts"]) == {"position_facts": 11}     # 1 new position (+ lowered, maybe)
     assert "overlay" not in manifest_of(lake)
     assert facts(lake)[0] == facts(lake, derived=False)[0]
     monkeypatch.setattr(refresh_module, "FOLD", 0.01)  # any overlay, but no file of
     monkeypatch.setattr(refresh_module, "MAX_PLAIN", 0)    # positions without the facts
     ingest(lake, tmp_path, "fourth.pgn", FIRST.replace('"one"', '"four"').replace(
         "a6 1-0", "d6 1-0"))
-    assert refresh(lake) == {"position_facts": 12}
+    assert refresh(lake, ["position_facts"]) == {"position_facts": 12}
     assert "overlay" not in manifest_of(lake)
     assert facts(lake)[0] == facts(lake, derived=False)[0]
+
+
+SUMMARY = ("select kind, engine_id, depth, side_to_move, in_game, result, positions, "
+           "score_cp_sum from label_summary order by all")
+
+
+def test_a_summary_is_computed_whole_when_games_change_its_labels_facts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """label_summary counts labels by their positions' facts. Labels added alone are added to
+    it (its increment); a game that plays a labelled position held before changes that
+    label's facts (now in a game, with the game's result), so after games are added it is
+    computed whole, never incremented from the new labels alone."""
+    board = chess.Board()
+    board.push_san("e4")
+    lake = Lake(tmp_path / "home")
+    text = tmp_path / "labels.txt"
+    text.write_text(f"{board.fen()} | 30 | 1.0\n")
+    run_step(INGEST, IngestJob((text,), IngestConfig(
+        workers=1, format="text", engine_id="sf-text", depth=9)), lake)
+    assert refresh(lake, ["position_facts", "pgn_annotations", "label_summary"]) == {
+        "position_facts": 1, "pgn_annotations": 0, "label_summary": 1}
+    con, _ = connect_with_files(lake)
+    # the text's result is White's (1.0): Black to move after 1. e4, so 0 for the side to move
+    assert con.sql(SUMMARY).fetchall() == [("label", "sf-text", 9, "b", False, 0.0, 1, -30)]
+    whole: list[str] = []
+    computed = refresh_module.write
+
+    def recorded(*args: Any) -> int:
+        whole.append(args[1].name)
+        return computed(*args)
+    monkeypatch.setattr(refresh_module, "write", recorded)
+    # position_facts brought up to date by its overlay (positions' files not rewritten, which
+    # would make every later summary computed whole anyway)
+    monkeypatch.setattr(refresh_module, "FOLD", 1e-9)
+    ingest(lake, tmp_path, "first.pgn", FIRST)      # plays 1. e4: the label's position
+    refresh(lake)
+    assert "label_summary" in whole and manifest_of(lake).get("overlay") is not None
+    con, _ = connect_with_files(lake)
+    assert con.sql(SUMMARY).fetchall() == [("label", "sf-text", 9, "b", True, 0.0, 1, -30)]
+    live = connect_with_files(lake, derived=False)[0].sql(SUMMARY).fetchall()
+    assert con.sql(SUMMARY).fetchall() == live

@@ -7,9 +7,11 @@ figures are computed here in Python, row by row: labels joined with positions, b
 disagreement between depths, the ``nnue_examples`` view (every row: the lowest game a position
 was played in, the result from the side to move's view, check, the annotations' rows) and its
 per-depth summary. The warehouse's ``games`` table only names the games (game_id by file and
-index); everything else comes from the PGN text. Each check runs twice: with the derived
-``position_facts`` computed by its query (after a write) and read from positions' files, where
-``compact`` keeps it (warehouse/derived.py).
+index); everything else comes from the PGN text. Each check runs three times: with the derived
+tables computed by their queries (after a write), kept by ``refresh`` (position_facts in
+positions' files, the summaries the whole-depth queries add up beside the lake:
+warehouse/derived.py), and kept with half the deep labels and the text labels imported after
+a refresh, the summaries brought up to date from the labels added.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from flows.ingest import INGEST, IngestJob
 from flows.step import run_step
 from pipelines.ingest import IngestConfig
 from warehouse import Lake, connect
+from warehouse import refresh as refresh_module
 from warehouse.catalog import connect_with_files, named_query, query
 from warehouse.derived import DERIVED_DIR, current_file, derived_tables
 from warehouse.refresh import refresh
@@ -76,9 +79,11 @@ def label_value(board: chess.Board, move: chess.Move, salt: int) -> tuple[int, s
     return (h * (salt + 3)) % 701 - 350, moves[(h + salt * (h % 3 == 0)) % len(moves)]
 
 
-@pytest.fixture(scope="module")
-def home_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lake, dict[str, Any]]:
-    folder = tmp_path_factory.mktemp("scale_queries")
+def build_home(folder: Path, in_steps: bool) -> tuple[Lake, dict[str, Any]]:
+    """The home, its labels imported at once; or ``in_steps``: half of the deep labels and
+    the text labels imported after a ``refresh`` that kept the derived tables, which the next
+    refresh brings up to date from the labels added (a deep label then pairs with a shallow
+    one held before it)."""
     annotated = folder / "annotated.pgn"
     annotated.write_text(ANNOTATED)
     paths = [*GAME_FILES, annotated]
@@ -93,7 +98,7 @@ def home_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lake, dict[str
             side = board.copy()
             side.push(other)
             boards.setdefault(key(side), side)
-    evals, texts, deep, shallow, text_labels = [], [], {}, {}, {}
+    evals, later, texts, deep, shallow, text_labels = [], [], [], {}, {}, {}
     for number, (k, board) in enumerate(sorted(boards.items())):
         if not any(board.legal_moves):
             continue
@@ -105,26 +110,46 @@ def home_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lake, dict[str
         deep[k] = (None if "mate" in first else cp_deep, 3 if "mate" in first else None,
                    best_deep)
         shallow[k] = (cp_shallow, None, best_shallow)
-        evals.append(json.dumps({"fen": board.epd(), "evals": [
-            {"pvs": [first], "knodes": 10, "depth": DEEP},
-            {"pvs": [{"cp": cp_shallow * white, "line": best_shallow}], "knodes": 1, "depth": SHALLOW}]}))
+        deep_eval = {"pvs": [first], "knodes": 10, "depth": DEEP}
+        shallow_eval = {"pvs": [{"cp": cp_shallow * white, "line": best_shallow}], "knodes": 1,
+                        "depth": SHALLOW}
+        if in_steps and number % 2:
+            evals.append(json.dumps({"fen": board.epd(), "evals": [shallow_eval]}))
+            later.append(json.dumps({"fen": board.epd(), "evals": [deep_eval]}))
+        else:
+            evals.append(json.dumps({"fen": board.epd(), "evals": [deep_eval, shallow_eval]}))
         if number % 3 == 0:
             white_cp = cp_deep * white
             white_result = (0.0, 0.5, 1.0)[number % 7 % 3]
             texts.append(f"{board.fen()} | {white_cp} | {white_result}")
             text_labels[k] = (cp_deep, white_result if board.turn else 1 - white_result)
     (folder / "evals.jsonl").write_text("\n".join(evals) + "\n")
+    (folder / "later.jsonl").write_text("\n".join(later) + "\n")
     (folder / "labels.txt").write_text("\n".join(texts) + "\n")
     lake = Lake(folder / "home")
     run_step(INGEST, IngestJob(tuple(paths), IngestConfig(workers=1)), lake)
     run_step(INGEST, IngestJob((folder / "evals.jsonl",), IngestConfig(
         workers=1, format="lichess-eval")), lake)
+    if in_steps:
+        refresh(lake)
+        run_step(INGEST, IngestJob((folder / "later.jsonl",), IngestConfig(
+            workers=1, format="lichess-eval")), lake)
     run_step(INGEST, IngestJob((folder / "labels.txt",), IngestConfig(
         workers=1, format="text", engine_id=TEXT_ENGINE, depth=TEXT_DEPTH)), lake)
     got = {"games": games, "boards": boards, "deep": deep, "shallow": shallow,
            "text": text_labels}
     got["examples"] = expected_examples(lake, got)
     return lake, got
+
+
+@pytest.fixture(scope="module")
+def home_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lake, dict[str, Any]]:
+    return build_home(tmp_path_factory.mktemp("scale_queries"), in_steps=False)
+
+
+@pytest.fixture(scope="module")
+def home_in_steps(tmp_path_factory: pytest.TempPathFactory) -> tuple[Lake, dict[str, Any]]:
+    return build_home(tmp_path_factory.mktemp("scale_queries_steps"), in_steps=True)
 
 
 def game_ids(lake: Lake, games: list[Game]) -> dict[tuple[str, int], str]:
@@ -179,20 +204,30 @@ def expected_examples(lake: Lake, got: dict[str, Any]) -> set[tuple[Any, ...]]:
     return rows
 
 
-@pytest.fixture(params=["computed", "kept"])
-def built(request: pytest.FixtureRequest, home_built: tuple[Lake, dict[str, Any]]
+@pytest.fixture(params=["computed", "kept", "in steps"])
+def built(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
           ) -> tuple[Lake, dict[str, Any]]:
-    """The home with position_facts computed by its query, or read from positions' files."""
-    lake, got = home_built
+    """The home with the derived tables computed by their queries, or kept by ``refresh``
+    (position_facts in positions' files); or the home whose labels came in steps, the
+    summaries brought up to date from the labels added (never computed whole again)."""
+    if request.param == "in steps":
+        lake, got = request.getfixturevalue("home_in_steps")
+
+        def whole(*args: Any) -> int:
+            raise AssertionError(f"{args[1].name} computed whole after labels were added")
+        monkeypatch.setattr(refresh_module, "write", whole)
+        refresh(lake)
+        return lake, got
+    lake, got = request.getfixturevalue("home_built")
     if request.param == "kept":
         refresh(lake)
     else:
         for path in (lake.root / DERIVED_DIR).glob("*/*"):
             path.unlink()
     con, files = connect_with_files(lake)
-    [spec] = [d for d in derived_tables() if d.name == "position_facts"]
-    kept = current_file(lake.root, spec, files)
-    assert (kept is not None) == (request.param == "kept")
+    for spec in derived_tables():
+        kept = current_file(lake.root, spec, files)
+        assert (kept is not None) == (request.param == "kept"), spec.name
     view = con.sql("select sql from duckdb_views() where view_name = 'position_facts'")
     sql = view.fetchall()[0][0]
     # kept in positions' files (issue 51): the view reads them, not the query over moves
@@ -260,6 +295,14 @@ def test_best_move_disagreement(built: tuple[Lake, Any]) -> None:
     table = query(connect(lake), named_query("best_move_disagreement"),
                   {"engine_id": ENGINE, "shallow": SHALLOW, "deep": DEEP})
     assert table.to_pylist() == [expected]
+    # one depth with itself: each label paired with itself (in steps, the shallow labels were
+    # held before the deep ones came: their pairs are not counted twice)
+    for depth, labels in ((SHALLOW, got["shallow"]), (DEEP, got["deep"])):
+        table = query(connect(lake), named_query("best_move_disagreement"),
+                      {"engine_id": ENGINE, "shallow": depth, "deep": depth})
+        assert table.to_pylist() == [{
+            "positions": len(labels), "disagree": 0, "disagree_pct": 0.0,
+            "score_change_when_disagree": None, "score_change_when_agree": 0.0}]
 
 
 def test_fixture_positions_are_the_warehouse_positions(built: tuple[Lake, Any]) -> None:

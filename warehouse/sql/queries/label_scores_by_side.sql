@@ -1,13 +1,13 @@
 -- Labels of one engine ($engine_id) at one depth ($depth) joined with their positions: per
 -- side to move, the positions, their mean score (side to move's view, centipawns; mates left
--- out) and how many are mate scores. (The side to move from position_facts: no FEN is read.)
+-- out) and how many are mate scores. (Added up from label_summary, which compact keeps: no
+-- label is read where it is current.)
 select
-    p.side_to_move,
-    count(*) as positions,
-    round(avg(l.score_cp), 1) as mean_score_cp,
-    count(l.score_mate) as mates
-from labels l
-join position_facts p using (position_key)
-where l.engine_id = $engine_id and l.depth = $depth
+    side_to_move,
+    sum(positions)::bigint as positions,
+    round(sum(score_cp_sum) / nullif(sum(positions) filter (where scored), 0), 1) as mean_score_cp,
+    coalesce(sum(positions) filter (where mate), 0)::bigint as mates
+from label_summary
+where kind = 'label' and engine_id = $engine_id and depth = $depth
 group by all
 order by side_to_move

@@ -1,4 +1,4 @@
--- depends: position_facts, labels, moves, games
+-- depends: position_facts, pgn_annotations, labels
 -- NNUE training examples (paper 002): one row per labelled position, engine and depth with a
 -- centipawn score from the side to move's view (mate scores and bounds left out: a
 -- lowerbound/upperbound label is a limit, not a score to fit). game_id is the lowest
@@ -22,26 +22,10 @@
 -- column best_move: the label's best move, UCI; null when the engine gave none
 -- The FEN, side to move, check, lowest game and its result come from position_facts (a
 -- derived table: kept by compact, see warehouse/derived.py), one join per label.
--- (the tables are named up front not materialized: materialized, each CTE read twice would be
--- copied whole into memory first, a million positions' FENs taking longer than the query)
+-- The annotations come from pgn_annotations (a derived table: kept by compact like
+-- position_facts).
 with labels as not materialized (select * from labels),
-moves as not materialized (select * from moves),
-games as not materialized (select * from games),
-annotations as (
-    select
-        after.position_key,
-        'pgn:' || coalesce(json_extract_string(g.tags, '$.Annotator'), '[%eval]') as engine_id,
-        coalesce(try_cast(nullif(regexp_extract(json_extract_string(g.tags, '$.Annotator'),
-            'depth (\d+)', 1), '') as integer), 0) as depth,
-        m.eval_cp as white_cp,
-        after.uci as best_move
-    from moves m
-    join moves after on after.game_id = m.game_id and after.ply = m.ply + 1
-    join games g on g.game_id = m.game_id
-    where m.eval_cp is not null
-    qualify row_number() over (partition by after.position_key, engine_id, depth
-                               order by m.game_id, m.ply) = 1
-),
+annotations as (select * from pgn_annotations),
 scores as (
     -- labels carry the side to move's score; annotations White's, turned round below where
     -- the position (and so the side to move) is joined anyway
