@@ -152,10 +152,25 @@ def connect_with_files(home: str | os.PathLike[str] | Lake,
             source = f"select * from read_parquet({sql_strings([stored])})"
             files.append(stored)
         con.execute(f"create or replace view {spec.name} as {source}")
+        if spec.kept_in:    # its rows as kept in the table's files, and its overlay's
+            for part in KEPT_PARTS:
+                con.execute(f"create or replace view {spec.name}_{part} as " + (
+                    kept_view_sql(spec, stored, lake.table_dir(spec.kept_in), key_range,
+                                  part=part) if stored is not None else
+                    computed_part_sql(spec, part)))
     for name, sql in named_views():
         con.execute(f"create or replace view {name} as {sql}")
     lock_down(con, files)
     return con, tables
+
+
+KEPT_PARTS = ("kept", "overlay")
+
+
+def computed_part_sql(spec: Derived, part: str) -> str:
+    """``<name>_<part>`` of a derived table kept in a table while it is computed by its
+    query: every row kept, none in an overlay."""
+    return f"select * from {spec.name}" + (" where false" if part == "overlay" else "")
 
 
 def connect_files(readable: Sequence[str | os.PathLike[str]]) -> duckdb.DuckDBPyConnection:
@@ -217,7 +232,8 @@ def table_view_sql(spec: Table, files: Sequence[Path], absent: Set[str] = frozen
 
 
 def kept_view_sql(spec: Derived, manifest: Path, table_dir: Path,
-                  key_range: tuple[int, int] | None = None, stored: bool = False) -> str:
+                  key_range: tuple[int, int] | None = None, stored: bool = False,
+                  part: str = "current") -> str:
     """``select`` of a derived table kept in a lake table (``spec.kept_in``, in
     ``table_dir``) as its ``manifest`` says: the rows of that table's files it wrote but
     those its overlay replaces (rows changed since, see :func:`warehouse.refresh.extend_kept`;
@@ -225,7 +241,10 @@ def kept_view_sql(spec: Derived, manifest: Path, table_dir: Path,
     (``stored``: its stored-only ones too, and ``replaces``), unsigned where stored signed;
     with a ``key_range``, the rows of that range of its sorted column, filtered on the stored
     column (see :func:`table_view_sql`). Only the overlay's replacing rows are looked up
-    for each kept row (a new position's row replaces none): few, so that lookup is cheap."""
+    for each kept row (a new position's row replaces none): few, so that lookup is cheap.
+    ``part``: "kept" for the rows of the table's files alone (as computed whole last, the
+    overlay's changes not applied), "overlay" for the overlay's rows alone (none without
+    one)."""
     view, unsigned = kept_columns(manifest)
     select = ", ".join(UNSIGNED.format(c=c) if c in unsigned else c
                        for c in ([*view, *spec.stored_only] if stored else view))
@@ -236,11 +255,13 @@ def kept_view_sql(spec: Derived, manifest: Path, table_dir: Path,
     parts = [(f"read_parquet([{sql_strings(kept)}], union_by_name = true, "
               f"hive_partitioning = false)", select + (", true as replaces" if stored else ""),
               "true")]
-    if overlay is not None:
+    if overlay is not None and part != "kept":
         changed = f"read_parquet({sql_strings([overlay])})"
         parts = [(parts[0][0], parts[0][1],
                   f"{key} not in (select {key} from {changed} where replaces)"),
                  (changed, select + (", replaces" if stored else ""), "true")]
+    if part == "overlay":
+        parts = parts[1:] or [(parts[0][0], parts[0][1], "false")]
     ranges = ["true"] if key_range is None or key is None else \
         [f"{key} between {lo} and {hi}" for lo, hi in stored_intervals(*key_range)]
     return " union all ".join(

@@ -37,14 +37,24 @@ made under other queries is not used.
 
 A derived table may read others (``-- depends:`` names them beside lake tables): it is
 refreshed after them, over their kept results, and is stale when any lake table under them
-changes. A *summary* (``-- grouped by: a, b``: one row per group, its other columns counts
-and sums that add up across rows) kept beside the lake is brought up to date the same way:
-when rows were only added to the inputs its increment takes (``-- increments over: labels``;
-the others unchanged), ``increments/<name>.sql`` gives the rows to add (counts may be
-negative), added group by group to the rows kept. A report over a whole depth
-(label_summary, label_depth_pairs: issue 51 §2) then adds up a few rows instead of joining
-every label with its position. And a derived table whose inputs' files were only rewritten
-(a compaction: the same rows) keeps its result under a new manifest.
+changes. A connection also names, for a derived table kept in a table, ``<name>_kept`` (the
+rows in the table's files, as computed whole last: the overlay's changes not applied) and
+``<name>_overlay`` (the overlay's rows); both are the query and nothing while it is not kept.
+
+A *summary* (``-- grouped by: a, b``: one row per group, its other columns counts and sums
+that add up across rows) kept beside the lake is brought up to date the same way: when rows
+were only added to the inputs its increment takes (``-- increments over: labels, ...``; the
+others unchanged), ``increments/<name>.sql`` gives the rows to add (counts may be negative),
+or (``-- linear in: labels``: each row of that table counted alone) its own query over the
+rows added to that table; they are added group by group to the rows kept. Both only while the
+kept derived tables it reads hold the files they were computed whole into (their ``_kept``
+rows unchanged). A report over a whole depth (issue 51 §2) then adds up a few rows instead
+of joining every label with its position: label_counts counts every label by its position's
+facts as kept (linear in labels), label_counts_overlay (computed whole, small) corrects the
+labels of the positions the overlay changed and counts the annotations, and the view
+label_summary adds both; label_depth_pairs counts pairs of an engine's labels of a position
+at two depths. A derived table whose inputs' files were only rewritten (a compaction: the
+same rows) keeps its result under a new manifest.
 
 This module reads definitions and manifests only; it imports nothing from the catalog or
 the lake, which build on it.
@@ -67,6 +77,7 @@ KEPT = re.compile(r"^--\s*kept in:\s*(\w+)\s*$", re.MULTILINE)
 STORED_ONLY = re.compile(r"^--\s*stored only:(.*)$", re.MULTILINE)
 GROUPED = re.compile(r"^--\s*grouped by:(.*)$", re.MULTILINE)
 INCREMENTS_OVER = re.compile(r"^--\s*increments over:(.*)$", re.MULTILINE)
+LINEAR = re.compile(r"^--\s*linear in:\s*(\w+)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -83,11 +94,16 @@ class Derived:
     grouped_by: tuple[str, ...] = ()    # a summary: its other columns add up across rows
     increments_over: tuple[str, ...] = ()   # inputs whose added rows its increment takes
     upstream: str = ""      # the definitions of the derived tables it reads (digested)
+    linear_in: str | None = None    # its increment: its query over that table's rows added
 
     @property
     def increment_sql(self) -> str | None:
         """The query of the rows that change when rows are added to the inputs
-        (``warehouse/sql/derived/increments/<name>.sql``; None: computed whole again)."""
+        (``warehouse/sql/derived/increments/<name>.sql``, or the defining query itself for
+        a summary linear in a table, run over that table's added rows; None: computed
+        whole again)."""
+        if self.linear_in is not None:
+            return self.sql
         path = INCREMENTS_DIR / f"{self.name}.sql"
         return path.read_text().strip().rstrip(";") if path.is_file() else None
 
@@ -130,6 +146,9 @@ def derived_tables() -> list[Derived]:
         only = [n for line in STORED_ONLY.findall(text) for n in names(line)]
         grouped = [n for line in GROUPED.findall(text) for n in names(line)]
         over = [n for line in INCREMENTS_OVER.findall(text) for n in names(line)]
+        linear = LINEAR.findall(text)
+        if linear and linear[0] not in over:
+            raise ValueError(f"{path}: linear in {linear[0]!r}, which it increments not over")
         if kept and kept[0] not in depends:
             raise ValueError(f"{path}: kept in {kept[0]!r}, which it does not depend on")
         if not set(over) <= inputs:
@@ -138,7 +157,7 @@ def derived_tables() -> list[Derived]:
         tables[name] = Derived(
             name, text.strip().rstrip(";"), tuple(sorted(inputs)), sort[0] if sort else None,
             kept[0] if kept else None, tuple(only), needs, tuple(grouped), tuple(over),
-            "".join(definition(spec) for spec in upstream))
+            "".join(definition(spec) for spec in upstream), linear[0] if linear else None)
         return tables[name]
 
     for name in parsed:

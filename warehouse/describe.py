@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from warehouse.catalog import SQL_DIR, named_views
+from warehouse.catalog import KEPT_PARTS, SQL_DIR, computed_part_sql, named_views
 from warehouse.derived import derived_tables
 from warehouse.errors import WarehouseError
 from warehouse.tables import REGISTRY
@@ -114,6 +114,9 @@ def empty_catalog() -> duckdb.DuckDBPyConnection:
         con.register(spec.name, spec.schema.empty_table())
     for derived in derived_tables():
         con.execute(f"create or replace view {derived.name} as {derived.view_sql}")
+        for part in KEPT_PARTS if derived.kept_in else ():
+            con.execute(f"create or replace view {derived.name}_{part} as "
+                        f"{computed_part_sql(derived, part)}")
     for view, sql in named_views():
         con.execute(f"create or replace view {view} as {sql}")
     return con

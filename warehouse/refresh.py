@@ -20,6 +20,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -43,12 +44,14 @@ from warehouse.catalog import (
 from warehouse.commits import DELTA_LOG, Staged, with_retries, write_lock
 from warehouse.datafiles import basename
 from warehouse.derived import (
+    DERIVED_DIR,
     Derived,
     current_file,
     definition,
     derived_tables,
     file_names,
     folder,
+    kept_files,
 )
 from warehouse.encoding import COMPACT_LEVEL, derived_options, properties
 from warehouse.keyindex import CHECKED, KeyIndex, Run, check_prints, file_numbers, prune
@@ -83,7 +86,13 @@ def refresh(lake: Lake, names: Sequence[str] | None = None,
     table a derived table is kept in after rewriting it, keeping the files of versions newer
     than that (compact's retention; None: no vacuum)."""
     written = {}
-    for spec in derived_tables():
+    specs = derived_tables()
+    if names is None:   # the results of derived tables no longer defined (an older version's)
+        defined = {spec.name for spec in specs}
+        for old in (lake.root / DERIVED_DIR).glob("*"):
+            if old.is_dir() and old.name not in defined:
+                shutil.rmtree(old, ignore_errors=True)
+    for spec in specs:
         if names is not None and spec.name not in names:
             continue
         versions = input_versions(lake, spec)
@@ -99,9 +108,10 @@ def refresh(lake: Lake, names: Sequence[str] | None = None,
                 written[spec.name] = rows if rows is not None else \
                     keep_in_table(lake, spec, con, files, retain_hours, versions)
             else:
-                rows = extend_summary(lake, spec, files, versions)
+                state = {"versions": dict(versions), "bases": kept_bases(lake, spec, files)}
+                rows = extend_summary(lake, spec, files, state)
                 written[spec.name] = rows if rows is not None else \
-                    write(lake.root, spec, con, files, versions)
+                    write(lake.root, spec, con, files, state)
         finally:
             con.close()
     return written
@@ -144,9 +154,10 @@ def holds_current(lake: Lake, name: str) -> bool:
 
 
 def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
-          files: Mapping[str, Sequence[Path]], versions: Mapping[str, int]) -> int:
-    """Stream the defining query's result into a new file, then its manifest (with the
-    inputs' ``versions``, what :func:`extend_summary` checks from); drop the rest."""
+          files: Mapping[str, Sequence[Path]], state: Mapping[str, object]) -> int:
+    """Stream the defining query's result into a new file, then its manifest (with
+    ``state``: the inputs' versions and the kept derived tables' bases, what
+    :func:`extend_summary` checks from); drop the rest."""
     out = folder(root, spec.name)
     out.mkdir(parents=True, exist_ok=True)
     ident = uuid.uuid4().hex
@@ -163,7 +174,7 @@ def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
     inputs = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
     staged = manifest.with_suffix(".json.tmp")
     staged.write_text(json.dumps({"inputs": inputs, "rows": rows, "sorted_by": spec.sort_by,
-                                  "versions": dict(versions), "definition": definition(spec)}))
+                                  **state, "definition": definition(spec)}))
     os.replace(staged, manifest)
     for old in out.iterdir():
         if old.stem != ident and old.suffix in (".json", ".parquet", ".tmp"):
@@ -327,17 +338,35 @@ def extend_kept(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]],
     return int(changed)
 
 
+def kept_bases(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]]
+               ) -> dict[str, list[str] | None]:
+    """For each derived table kept in a lake table that ``spec`` reads: the table's files
+    its current result was computed whole into (what its ``<name>_kept`` view reads), or
+    None while it is not current (its view is its query)."""
+    bases: dict[str, list[str] | None] = {}
+    for need in derived_tables():
+        if need.name in spec.needs and need.kept_in:
+            manifest = current_file(lake.root, need, files)
+            table_dir = lake.table_dir(need.kept_in)
+            bases[need.name] = None if manifest is None else \
+                file_names(kept_files(manifest, table_dir)[0], table_dir)
+    return bases
+
+
 def extend_summary(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]],
-                   versions: Mapping[str, int]) -> int | None:
+                   state: Mapping[str, Any]) -> int | None:
     """Bring a derived table kept beside the lake up to date without computing it whole.
     When its inputs' files were only rewritten since its manifest (a compaction: the same
     rows), its result stands: the manifest is written again naming the new files. A summary
     (``-- grouped by``) whose inputs had rows added only to the tables its increment takes
     (``-- increments over``; the others unchanged or only rewritten) adds its increment
-    query's rows (``warehouse/sql/derived/increments/<name>.sql``, over ``<table>_new``
-    views of the rows added and the lake's views as they are now) to the rows kept, group by
-    group, into a new file. Returns the rows the increment gave (0: rewritten only), or None
-    where neither applies (then it is computed whole)."""
+    query's rows (``warehouse/sql/derived/increments/<name>.sql`` over ``<table>_new``
+    views of the rows added and the lake's views as they are now; or, ``-- linear in:
+    table``, its own query with that table's view holding the rows added) to the rows
+    kept, group by group, into a new file. Either only while the kept derived tables it
+    reads (``state["bases"]``, :func:`kept_bases`) hold the files they held, computed whole
+    into. Returns the rows the increment gave (0: rewritten only), or None where neither
+    applies (then it is computed whole)."""
     found = previous_manifest(lake.root, spec)
     if found is None or spec.sort_by is not None:
         return None
@@ -347,12 +376,14 @@ def extend_summary(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]
     inputs = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
     changes = {t: changes_since(lake, t, before["versions"].get(t, -1)) for t in spec.inputs}
     if not data.is_file() or None in changes.values() or any(
-            kind == "appends" and t not in spec.increments_over for t, kind in changes.items()):
+            kind == "appends" and t not in spec.increments_over for t, kind in changes.items()
+            ) or before.get("bases", {}) != state["bases"] or None in state["bases"].values():
         return None
     added = {t: [root / t / n for n in sorted(set(inputs[t]) - set(before["inputs"].get(t, ())))]
              if changes[t] == "appends" else [] for t in spec.inputs}
-    meta = {**before, "inputs": inputs, "versions": dict(versions)}
-    if not any(added.values()):     # rewritten only: the same rows, in the files named now
+    meta = {**before, "inputs": inputs, **state}
+    if not any(added.values()) or (spec.linear_in is not None and not added[spec.linear_in]):
+        # rewritten only, or no row added to what it sums: the same rows, the files named now
         write_manifest(root, spec, meta, manifest.stem)
         return 0
     increment = spec.increment_sql
@@ -361,6 +392,9 @@ def extend_summary(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]
     con, _ = connect_with_files(lake, readable=[data], derived=True)
     try:
         added_views(con, added)
+        if spec.linear_in is not None:  # its own query, over the rows added to that table
+            con.execute(f"create or replace view {spec.linear_in} as "
+                        + table_view_sql(table(spec.linear_in), added[spec.linear_in]))
         con.execute(f"create temp table increment as {increment}")
         [(changed,)] = con.sql("select count(*) from increment").fetchall()
         kept = pq.read_schema(data)

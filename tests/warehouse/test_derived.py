@@ -268,12 +268,14 @@ SUMMARY = ("select kind, engine_id, depth, side_to_move, in_game, result, positi
            "score_cp_sum from label_summary order by all")
 
 
-def test_a_summary_is_computed_whole_when_games_change_its_labels_facts(
+def test_label_counts_by_kept_facts_and_the_overlays_corrections(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """label_summary counts labels by their positions' facts. Labels added alone are added to
-    it (its increment); a game that plays a labelled position held before changes that
-    label's facts (now in a game, with the game's result), so after games are added it is
-    computed whole, never incremented from the new labels alone."""
+    """label_summary adds up label_counts (every label by its position's facts as kept in
+    positions' files) and label_counts_overlay (the labels of the positions position_facts'
+    overlay changed: by the overlay's facts, less by the kept ones). A game that plays a
+    labelled position held before changes that label's facts (now in a game, with the
+    game's result): label_counts is only brought up to date (no label added: the same
+    counts) and label_counts_overlay, computed again, moves the label to its new group."""
     board = chess.Board()
     board.push_san("e4")
     lake = Lake(tmp_path / "home")
@@ -281,8 +283,8 @@ def test_a_summary_is_computed_whole_when_games_change_its_labels_facts(
     text.write_text(f"{board.fen()} | 30 | 1.0\n")
     run_step(INGEST, IngestJob((text,), IngestConfig(
         workers=1, format="text", engine_id="sf-text", depth=9)), lake)
-    assert refresh(lake, ["position_facts", "pgn_annotations", "label_summary"]) == {
-        "position_facts": 1, "pgn_annotations": 0, "label_summary": 1}
+    assert refresh(lake) == {"label_depth_pairs": 0, "pgn_annotations": 0, "position_facts": 1,
+                             "label_counts": 1, "label_counts_overlay": 0}
     con, _ = connect_with_files(lake)
     # the text's result is White's (1.0): Black to move after 1. e4, so 0 for the side to move
     assert con.sql(SUMMARY).fetchall() == [("label", "sf-text", 9, "b", False, 0.0, 1, -30)]
@@ -294,12 +296,37 @@ def test_a_summary_is_computed_whole_when_games_change_its_labels_facts(
         return computed(*args)
     monkeypatch.setattr(refresh_module, "write", recorded)
     # position_facts brought up to date by its overlay (positions' files not rewritten, which
-    # would make every later summary computed whole anyway)
+    # would make label_counts computed whole)
     monkeypatch.setattr(refresh_module, "FOLD", 1e-9)
     ingest(lake, tmp_path, "first.pgn", FIRST)      # plays 1. e4: the label's position
     refresh(lake)
-    assert "label_summary" in whole and manifest_of(lake).get("overlay") is not None
+    assert manifest_of(lake).get("overlay") is not None
+    assert "label_counts" not in whole and "label_counts_overlay" in whole
     con, _ = connect_with_files(lake)
     assert con.sql(SUMMARY).fetchall() == [("label", "sf-text", 9, "b", True, 0.0, 1, -30)]
+    overlay = "select in_game, positions from label_counts_overlay order by all"
+    assert con.sql(overlay).fetchall() == [(False, -1), (True, 1)]
     live = connect_with_files(lake, derived=False)[0].sql(SUMMARY).fetchall()
     assert con.sql(SUMMARY).fetchall() == live
+    # computed whole beside the overlay: label_counts still by the facts as kept
+    for path in (lake.root / DERIVED_DIR / "label_counts").iterdir():
+        path.unlink()
+    assert refresh(lake)["label_counts"] == 1
+    assert connect_with_files(lake)[0].sql(SUMMARY).fetchall() == live
+
+
+def test_a_full_refresh_drops_the_results_of_derived_tables_no_longer_defined(
+        tmp_path: Path) -> None:
+    """A home kept by an older version holds the results of derived tables this one does
+    not define (label_summary was one, now a view): a refresh of every derived table removes
+    them; one of some tables leaves them."""
+    lake = Lake(tmp_path / "home")
+    ingest(lake, tmp_path, "first.pgn", FIRST)
+    old = lake.root / DERIVED_DIR / "label_summary"
+    old.mkdir(parents=True)
+    (old / "0123.json").write_text("{}")
+    refresh(lake, ["position_facts"])
+    assert old.is_dir()
+    refresh(lake)
+    assert not old.exists()
+    assert (lake.root / DERIVED_DIR / "position_facts").is_dir()

@@ -80,8 +80,9 @@ def test_compact_merges_files_and_vacuums_the_old_ones(home: Path,
                                                        ) -> None:
     """`compact positions labels --retain-hours 0`: positions' two files become one, each
     depth of labels one file; the files no version needs are deleted from disk; every row
-    is still there; the derived position_facts and label_summary (3 groups of labels; no
-    label has a best move, so label_depth_pairs has no row) are computed; a second
+    is still there; the derived position_facts and label_counts (3 groups of labels; no
+    label has a best move, so label_depth_pairs has no row, and nothing changed since
+    position_facts was computed, so label_counts_overlay has none) are computed; a second
     compact has nothing to do and prints nothing."""
     lake = Lake(home)
     fill(lake)
@@ -91,7 +92,7 @@ def test_compact_merges_files_and_vacuums_the_old_ones(home: Path,
     assert capsys.readouterr().out.splitlines() == ["positions: 2 files -> 1",
                                                     "labels: 3 files -> 2",
                                                     "position_facts: 4 rows kept (derived)",
-                                                    "label_summary: 3 rows kept (derived)"]
+                                                    "label_counts: 3 rows kept (derived)"]
     for name in ("positions", "labels"):
         assert rows(lake, name) == before[name], name
         on_disk = sorted(p for p in lake.table_dir(name).rglob("*.parquet")
@@ -111,7 +112,7 @@ def test_compact_keeps_files_time_travel_needs(home: Path,
     assert main(["--home", str(home), "compact", "positions"]) == 0
     assert capsys.readouterr().out.splitlines() == ["positions: 2 files -> 1",
                                                     "position_facts: 4 rows kept (derived)",
-                                                    "label_summary: 3 rows kept (derived)"]
+                                                    "label_counts: 3 rows kept (derived)"]
     assert len([p for p in lake.table_dir("positions").rglob("*.parquet")
                 if "_delta_log" not in p.parts]) == 3
     assert lake.read("positions", version=version).num_rows == 4
