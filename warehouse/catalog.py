@@ -132,6 +132,7 @@ def connect_with_files(home: str | os.PathLike[str] | Lake,
     name every derived table's view over its defining query (what ``refresh`` computes)."""
     lake = home if isinstance(home, Lake) else Lake(home)
     con = duckdb_connection()
+    create_macros(con)
     tables = {spec.name: create_table_view(con, lake, spec, key_range)
               for spec in REGISTRY.values()}
     files = [path for paths in tables.values() for path in paths]
@@ -165,6 +166,11 @@ def connect_with_files(home: str | os.PathLike[str] | Lake,
 
 
 KEPT_PARTS = ("kept", "overlay")
+
+
+def create_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """The macros the views and derived tables use (``warehouse/sql/macros.sql``)."""
+    con.execute((SQL_DIR / "macros.sql").read_text())
 
 
 def computed_part_sql(spec: Derived, part: str) -> str:

@@ -48,7 +48,9 @@ others unchanged), ``increments/<name>.sql`` gives the rows to add (counts may b
 or (``-- linear in: labels``: each row of that table counted alone) its own query over the
 rows added to that table; they are added group by group to the rows kept. Both only while the
 kept derived tables it reads hold the files they were computed whole into (their ``_kept``
-rows unchanged). A report over a whole depth (issue 51 §2) then adds up a few rows instead
+rows unchanged). Computed whole, a summary marked ``-- by key range`` (a sum over positions,
+each joined with its own rows only) is computed key range by key range when its inputs are
+large, each range's joins in memory, and the ranges' rows added up. A report over a whole depth (issue 51 §2) then adds up a few rows instead
 of joining every label with its position: label_counts counts every label by its position's
 facts as kept (linear in labels), label_counts_overlay (computed whole, small) corrects the
 labels of the positions the overlay changed and counts the annotations, and the view
@@ -78,6 +80,7 @@ STORED_ONLY = re.compile(r"^--\s*stored only:(.*)$", re.MULTILINE)
 GROUPED = re.compile(r"^--\s*grouped by:(.*)$", re.MULTILINE)
 INCREMENTS_OVER = re.compile(r"^--\s*increments over:(.*)$", re.MULTILINE)
 LINEAR = re.compile(r"^--\s*linear in:\s*(\w+)\s*$", re.MULTILINE)
+BY_RANGE = re.compile(r"^--\s*by key range\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ class Derived:
     increments_over: tuple[str, ...] = ()   # inputs whose added rows its increment takes
     upstream: str = ""      # the definitions of the derived tables it reads (digested)
     linear_in: str | None = None    # its increment: its query over that table's rows added
+    by_key_range: bool = False  # a sum over positions: computed key range by key range
 
     @property
     def increment_sql(self) -> str | None:
@@ -157,7 +161,8 @@ def derived_tables() -> list[Derived]:
         tables[name] = Derived(
             name, text.strip().rstrip(";"), tuple(sorted(inputs)), sort[0] if sort else None,
             kept[0] if kept else None, tuple(only), needs, tuple(grouped), tuple(over),
-            "".join(definition(spec) for spec in upstream), linear[0] if linear else None)
+            "".join(definition(spec) for spec in upstream), linear[0] if linear else None,
+            bool(BY_RANGE.search(text)))
         return tables[name]
 
     for name in parsed:

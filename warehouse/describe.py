@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from warehouse.catalog import KEPT_PARTS, SQL_DIR, computed_part_sql, named_views
+from warehouse.catalog import KEPT_PARTS, SQL_DIR, computed_part_sql, create_macros, named_views
 from warehouse.derived import derived_tables
 from warehouse.errors import WarehouseError
 from warehouse.tables import REGISTRY
@@ -110,6 +110,7 @@ def view_columns_documented(name: str) -> tuple[list[str], list[str]]:
 def empty_catalog() -> duckdb.DuckDBPyConnection:
     """Every table empty, with the named views over them: the types without a warehouse."""
     con = duckdb.connect(":memory:")
+    create_macros(con)
     for spec in REGISTRY.values():
         con.register(spec.name, spec.schema.empty_table())
     for derived in derived_tables():

@@ -73,6 +73,9 @@ BATCH_ROWS = 1 << 17
 # columns; past either it is computed whole again, which folds the overlay in.
 FOLD: float = 8
 MAX_PLAIN = 64
+# A summary computed whole "-- by key range": one key range per this many rows of its largest
+# input (16M: a range's join of labels with position facts is about 1 GB in memory)
+RANGE_ROWS = 1 << 24
 # A derived table kept in a lake table: rows per data file it writes (about 100 MB of
 # positions at 25 bytes a row), each file one write of a staged table.
 FILE_ROWS = 1 << 22
@@ -111,7 +114,7 @@ def refresh(lake: Lake, names: Sequence[str] | None = None,
                 state = {"versions": dict(versions), "bases": kept_bases(lake, spec, files)}
                 rows = extend_summary(lake, spec, files, state)
                 written[spec.name] = rows if rows is not None else \
-                    write(lake.root, spec, con, files, state)
+                    write(lake, spec, con, files, state)
         finally:
             con.close()
     return written
@@ -153,18 +156,29 @@ def holds_current(lake: Lake, name: str) -> bool:
         for spec in derived_tables())
 
 
-def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
+def write(lake: Lake, spec: Derived, con: duckdb.DuckDBPyConnection,
           files: Mapping[str, Sequence[Path]], state: Mapping[str, object]) -> int:
     """Stream the defining query's result into a new file, then its manifest (with
     ``state``: the inputs' versions and the kept derived tables' bases, what
-    :func:`extend_summary` checks from); drop the rest."""
+    :func:`extend_summary` checks from); drop the rest. A summary computed ``-- by key
+    range`` is computed range by range (:func:`summed_by_range`) when its inputs are large."""
+    root = lake.root
+    ranges = key_ranges(lake, spec)
+    if ranges is None:
+        sql = spec.sql if spec.sort_by is None else \
+            f"select * from ({spec.sql}\n) order by {spec.sort_by}"
+        reader = con.sql(sql).to_arrow_reader(BATCH_ROWS)
+    else:
+        found = summed_by_range(lake, spec, files, ranges, con)
+        if found is None:
+            log.warning("derived %s: its inputs changed while it was computed; the next "
+                        "compact computes it", spec.name)
+            return 0
+        reader = found
     out = folder(root, spec.name)
     out.mkdir(parents=True, exist_ok=True)
     ident = uuid.uuid4().hex
     data, manifest = out / f"{ident}.parquet", out / f"{ident}.json"
-    sql = spec.sql if spec.sort_by is None else \
-        f"select * from ({spec.sql}\n) order by {spec.sort_by}"
-    reader = con.sql(sql).to_arrow_reader(BATCH_ROWS)
     rows = 0
     options = derived_options(reader.schema.names, spec.sort_by)
     with pq.ParquetWriter(data, reader.schema, **options) as writer:
@@ -180,6 +194,52 @@ def write(root: Path, spec: Derived, con: duckdb.DuckDBPyConnection,
         if old.stem != ident and old.suffix in (".json", ".parquet", ".tmp"):
             old.unlink(missing_ok=True)
     return rows
+
+
+def key_ranges(lake: Lake, spec: Derived) -> list[tuple[int, int]] | None:
+    """The key ranges a summary computed ``-- by key range`` is computed in: one per
+    RANGE_ROWS rows of its largest input; None for one query (a small warehouse, or a
+    derived table that is no such summary)."""
+    if not spec.by_key_range or not spec.grouped_by:
+        return None
+    rows = max(sum(pq.ParquetFile(p).metadata.num_rows for p in lake.parts(t))
+               for t in spec.inputs)
+    count = rows // RANGE_ROWS
+    if count < 2:
+        return None
+    bounds = [(1 << 64) * i // count for i in range(count + 1)]
+    return [(lo, hi - 1) for lo, hi in zip(bounds, bounds[1:], strict=False)]
+
+
+def summed_by_range(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]],
+                    ranges: Sequence[tuple[int, int]], con: duckdb.DuckDBPyConnection
+                    ) -> pa.RecordBatchReader | None:
+    """A summary's rows computed key range by key range (a connection whose views hold
+    the range's rows: each range's joins fit in memory, where the whole query's would
+    spill), added up group by group on ``con``; None if the inputs' files changed from
+    ``files`` meanwhile."""
+    parts = []
+    for lo, hi in ranges:
+        part, now = connect_with_files(lake, derived=True, key_range=(lo, hi))
+        try:
+            if any(now.get(t, []) != list(files.get(t, [])) for t in spec.inputs):
+                return None
+            parts.append(part.sql(spec.sql).to_arrow_table())
+        finally:
+            part.close()
+    con.register("summed_ranges", pa.concat_tables(parts))
+    return con.sql(added_up_sql(spec, parts[0].schema.names, "select * from summed_ranges")
+                   ).to_arrow_reader(BATCH_ROWS)
+
+
+def added_up_sql(spec: Derived, columns: Sequence[str], source: str) -> str:
+    """``select`` of a summary's rows from ``source`` (rows of its ``columns``) added up
+    group by group, the groups adding up to nothing left out."""
+    keys = ", ".join(f'"{c}"' for c in spec.grouped_by)
+    sums = [c for c in columns if c not in spec.grouped_by]
+    added_up = ", ".join(f'sum("{c}")::bigint as "{c}"' for c in sums)
+    nonzero = " or ".join(f'sum("{c}") <> 0' for c in sums)
+    return f"select {keys}, {added_up} from ({source}) group by all having {nonzero}"
 
 
 def keep_in_table(lake: Lake, spec: Derived, con: duckdb.DuckDBPyConnection,
@@ -397,16 +457,11 @@ def extend_summary(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]
                         + table_view_sql(table(spec.linear_in), added[spec.linear_in]))
         con.execute(f"create temp table increment as {increment}")
         [(changed,)] = con.sql("select count(*) from increment").fetchall()
-        kept = pq.read_schema(data)
-        keys = ", ".join(f'"{c}"' for c in spec.grouped_by)
-        sums = [f.name for f in kept if f.name not in spec.grouped_by]
-        columns = ", ".join(f'"{c}"' for c in [*spec.grouped_by, *sums])
-        added_up = ", ".join(f'sum("{c}")::bigint as "{c}"' for c in sums)
-        nonzero = " or ".join(f'sum("{c}") <> 0' for c in sums)
-        reader = con.sql(
-            f"select {keys}, {added_up} from (select {columns} from "
-            f"read_parquet({sql_strings([data])}) union all select {columns} from increment) "
-            f"group by all having {nonzero}").to_arrow_reader(BATCH_ROWS)
+        names = pq.read_schema(data).names
+        columns = ", ".join(f'"{c}"' for c in names)
+        reader = con.sql(added_up_sql(
+            spec, names, f"select {columns} from read_parquet({sql_strings([data])}) "
+            f"union all select {columns} from increment")).to_arrow_reader(BATCH_ROWS)
         ident = uuid.uuid4().hex
         rows = 0
         with pq.ParquetWriter(data.with_name(f"{ident}.parquet"), reader.schema,

@@ -204,11 +204,12 @@ def expected_examples(lake: Lake, got: dict[str, Any]) -> set[tuple[Any, ...]]:
     return rows
 
 
-@pytest.fixture(params=["computed", "kept", "in steps"])
+@pytest.fixture(params=["computed", "kept", "kept by key range", "in steps"])
 def built(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
           ) -> tuple[Lake, dict[str, Any]]:
     """The home with the derived tables computed by their queries, or kept by ``refresh``
-    (position_facts in positions' files); or the home whose labels came in steps, the
+    (position_facts in positions' files; the summaries computed in one query, or key range
+    by key range); or the home whose labels came in steps, the
     summaries brought up to date from the labels added (never computed whole again)."""
     if request.param == "in steps":
         lake, got = request.getfixturevalue("home_in_steps")
@@ -223,7 +224,20 @@ def built(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
         refresh(lake)
         return lake, got
     lake, got = request.getfixturevalue("home_built")
-    if request.param == "kept":
+    if request.param == "kept by key range":    # the summaries in 7 ranges or so
+        monkeypatch.setattr(refresh_module, "RANGE_ROWS", 200)
+        ranges: list[str] = []
+        summed = refresh_module.summed_by_range
+
+        def counted(*args: Any) -> Any:
+            ranges.append(args[1].name)
+            return summed(*args)
+        monkeypatch.setattr(refresh_module, "summed_by_range", counted)
+        for path in (lake.root / DERIVED_DIR).glob("*/*"):
+            path.unlink()
+        refresh(lake)
+        assert sorted(ranges) == ["label_counts", "label_counts_overlay", "label_depth_pairs"]
+    if request.param.startswith("kept"):
         refresh(lake)
     else:
         for path in (lake.root / DERIVED_DIR).glob("*/*"):
@@ -231,7 +245,7 @@ def built(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     con, files = connect_with_files(lake)
     for spec in derived_tables():
         kept = current_file(lake.root, spec, files)
-        assert (kept is not None) == (request.param == "kept"), spec.name
+        assert (kept is not None) == request.param.startswith("kept"), spec.name
     view = con.sql("select sql from duckdb_views() where view_name = 'position_facts'")
     sql = view.fetchall()[0][0]
     # kept in positions' files (issue 51): the view reads them, not the query over moves

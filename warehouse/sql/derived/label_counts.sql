@@ -1,5 +1,6 @@
 -- depends: labels, position_facts
 -- grouped by: kind, engine_id, depth, side_to_move, in_check, in_game, result, mate, bound, scored, with_best_move
+-- by key range
 -- increments over: labels, positions, moves, games
 -- linear in: labels
 -- Every label counted by what a report over a whole depth tells apart, its position's facts
@@ -13,9 +14,16 @@
 -- label_counts_overlay. Kept by compact beside the lake (warehouse/derived.py): while
 -- position_facts' kept files are the same, rows added to its inputs only add the new labels'
 -- counts (the query over them: it is linear in labels); otherwise computed whole.
-with facts as (     -- what the groups need only: a smaller hash table than the game ids
-    select position_key, side_to_move, in_check, game_id is not null as in_game, game_result
+-- (each side reduced to what the groups need before the join: a smaller hash table)
+with facts as (
+    select position_key, side_to_move, in_check, game_id is not null as in_game,
+        side_result(game_result, side_to_move) as game_side_result
     from position_facts_kept
+),
+counted as (
+    select position_key, engine_id, depth, result::double as label_result,
+        score_mate is not null as mate, bound, score_cp, best_move is not null as with_best_move
+    from labels
 )
 select
     'label' as kind,
@@ -24,17 +32,13 @@ select
     f.side_to_move,
     f.in_check,
     f.in_game,
-    coalesce(l.result::double, case
-        when f.game_result = '1/2-1/2' then 0.5
-        when f.game_result = '1-0' then (case when f.side_to_move = 'w' then 1.0 else 0.0 end)
-        when f.game_result = '0-1' then (case when f.side_to_move = 'b' then 1.0 else 0.0 end)
-    end::double) as result,
-    l.score_mate is not null as mate,
+    coalesce(l.label_result, f.game_side_result) as result,
+    l.mate,
     l.bound,
     l.score_cp is not null as scored,
-    l.best_move is not null as with_best_move,
+    l.with_best_move,
     count(*) as positions,
     coalesce(sum(l.score_cp), 0)::bigint as score_cp_sum
-from labels l
+from counted l
 join facts f using (position_key)
 group by all

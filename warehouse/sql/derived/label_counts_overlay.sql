@@ -1,5 +1,6 @@
 -- depends: labels, position_facts, pgn_annotations
 -- grouped by: kind, engine_id, depth, side_to_move, in_check, in_game, result, mate, bound, scored, with_best_move
+-- by key range
 -- What label_counts (every label by its position's facts as kept in positions' files) lacks
 -- for the facts as they are now, and the annotations: the labels of each position
 -- position_facts' overlay holds (a new position, or one whose lowest game changed since
@@ -10,32 +11,40 @@
 -- computed whole when its inputs change (warehouse/derived.py): it reads the labels of the
 -- overlay's positions only (at most 1/8 of the positions: then position_facts is computed
 -- whole and the overlay is empty) and the annotations.
+-- (each side reduced to what the groups need before the joins: smaller hash tables)
 with kept as (
-    select position_key, side_to_move, in_check, game_id is not null as in_game, game_result
+    select position_key, side_to_move, in_check, game_id is not null as in_game,
+        side_result(game_result, side_to_move) as game_side_result
     from position_facts_kept
 ),
 overlay as (
-    select position_key, side_to_move, in_check, game_id is not null as in_game, game_result
+    select position_key, side_to_move, in_check, game_id is not null as in_game,
+        side_result(game_result, side_to_move) as game_side_result
     from position_facts_overlay
 ),
 now as (
-    select position_key, side_to_move, in_check, game_id is not null as in_game, game_result
+    select position_key, side_to_move, in_check, game_id is not null as in_game,
+        side_result(game_result, side_to_move) as game_side_result
     from position_facts
+),
+counted as (
+    select position_key, engine_id, depth, result::double as label_result,
+        score_mate is not null as mate, bound, score_cp, best_move is not null as with_best_move
+    from labels
+    where position_key in (select position_key from overlay)
 ),
 scored as (
     -- the overlay's labels by the overlay's facts (+1) and by the kept facts (-1), and the
     -- annotations by the facts now
-    select 1 as sign, 'label' as kind, l.engine_id, l.depth, l.score_cp,
-        l.score_mate is not null as mate, l.bound, l.best_move is not null as with_best_move,
-        l.result as label_result, f.*
-    from labels l
+    select 1 as sign, 'label' as kind, l.engine_id, l.depth, l.score_cp, l.mate, l.bound,
+        l.with_best_move, l.label_result, f.*
+    from counted l
     join overlay f using (position_key)
     union all
-    select -1, 'label', l.engine_id, l.depth, l.score_cp, l.score_mate is not null, l.bound,
-        l.best_move is not null, l.result, f.*
-    from labels l
+    select -1, 'label', l.engine_id, l.depth, l.score_cp, l.mate, l.bound, l.with_best_move,
+        l.label_result, f.*
+    from counted l
     join kept f using (position_key)
-    where l.position_key in (select position_key from overlay)
     union all
     select 1, 'annotation', a.engine_id, a.depth,
         case when f.side_to_move = 'w' then a.white_cp else -a.white_cp end, false, null,
@@ -50,11 +59,7 @@ select
     side_to_move,
     in_check,
     in_game,
-    coalesce(label_result::double, case
-        when game_result = '1/2-1/2' then 0.5
-        when game_result = '1-0' then (case when side_to_move = 'w' then 1.0 else 0.0 end)
-        when game_result = '0-1' then (case when side_to_move = 'b' then 1.0 else 0.0 end)
-    end::double) as result,
+    coalesce(label_result, game_side_result) as result,
     mate,
     bound,
     score_cp is not null as scored,

@@ -1,5 +1,6 @@
 -- depends: labels
 -- grouped by: engine_id, shallow, deep, agree
+-- by key range
 -- increments over: labels
 -- Pairs of one engine's labels of a position at two depths (shallow <= deep; a label paired
 -- with itself at shallow = deep), both with a best move, counted per engine, depth pair and

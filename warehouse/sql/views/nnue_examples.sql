@@ -62,11 +62,7 @@ select
     engine_id,
     depth,
     score_cp,
-    coalesce(label_result::double, case
-        when game_result = '1/2-1/2' then 0.5
-        when game_result = '1-0' then (case when side_to_move = 'w' then 1.0 else 0.0 end)
-        when game_result = '0-1' then (case when side_to_move = 'b' then 1.0 else 0.0 end)
-    end::double) as result,
+    coalesce(label_result::double, side_result(game_result, side_to_move)) as result,
     game_id,
     coalesce(game_id, 'position:' || position_key::varchar) as split_key,
     in_check,
