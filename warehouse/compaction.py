@@ -36,11 +36,12 @@ from warehouse.tables import Table
 
 # compact's sort of a table with ``sort_by`` (a one-column z-order is a sort): rows per row
 # group (a key range reads the row groups that overlap it), bytes per file (Delta's default),
-# and DataFusion's memory before it spills to disk.
+# and DataFusion's memory before it spills to disk (its sort's merge of the spilled runs needs
+# room too: 512 MB ran out merging a 100M-row labels partition, issue 51).
 SORTED_ROW_GROUP = 1 << 17
 SORTED_FILE_BYTES = 100 << 20
 SORTED_PROPERTIES = WriterProperties(compression="ZSTD", max_row_group_size=SORTED_ROW_GROUP)
-SORT_SPILL_BYTES = 512 << 20
+SORT_SPILL_BYTES = 2 << 30
 # Delta's own default: files of versions older than this survive a vacuum (time travel).
 DEFAULT_RETAIN_HOURS = 168
 # A sorted partition is left as it is while a key is in at most MAX_DEPTH row groups (its run

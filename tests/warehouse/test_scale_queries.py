@@ -236,7 +236,7 @@ def built(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
         for path in (lake.root / DERIVED_DIR).glob("*/*"):
             path.unlink()
         refresh(lake)
-        assert sorted(ranges) == ["label_counts", "label_counts_overlay", "label_depth_pairs"]
+        assert sorted(ranges) == ["label_counts", "label_depth_pairs"]
     if request.param.startswith("kept"):
         refresh(lake)
     else:
