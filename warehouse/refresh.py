@@ -426,7 +426,8 @@ def extend_summary(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]
     kept, group by group, into a new file. Either only while the kept derived tables it
     reads (``state["bases"]``, :func:`kept_bases`) hold the files they held, computed whole
     into. Returns the rows the increment gave (0: rewritten only), or None where neither
-    applies (then it is computed whole)."""
+    applies or the inputs were written to since ``files`` (then it is computed whole, over
+    ``files``)."""
     found = previous_manifest(lake.root, spec)
     if found is None or spec.sort_by is not None:
         return None
@@ -449,8 +450,10 @@ def extend_summary(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]
     increment = spec.increment_sql
     if not spec.grouped_by or increment is None:
         return None
-    con, _ = connect_with_files(lake, readable=[data], derived=True)
+    con, now = connect_with_files(lake, readable=[data], derived=True)
     try:
+        if any(now.get(t, []) != list(files.get(t, [])) for t in spec.inputs):
+            return None     # written to meanwhile: computed whole over the files named
         added_views(con, added)
         if spec.linear_in is not None:  # its own query, over the rows added to that table
             con.execute(f"create or replace view {spec.linear_in} as "

@@ -330,3 +330,41 @@ def test_a_full_refresh_drops_the_results_of_derived_tables_no_longer_defined(
     refresh(lake)
     assert not old.exists()
     assert (lake.root / DERIVED_DIR / "position_facts").is_dir()
+
+
+def test_labels_written_while_a_summary_is_brought_up_to_date_are_counted_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """label_depth_pairs' increment reads the labels of the positions the new labels touch:
+    a label written between the refresh's look at the files and the increment's own
+    connection is not taken in then (it is computed whole over the files the refresh named),
+    and the next refresh adds it once."""
+    board = chess.Board()
+    lake = Lake(tmp_path / "home")
+
+    def label(name: str, depth: int, move: str) -> None:
+        path = tmp_path / name
+        path.write_text(json.dumps({"fen": board.epd(), "evals": [
+            {"pvs": [{"cp": 20, "line": move}], "knodes": 1, "depth": depth}]}) + "\n")
+        run_step(INGEST, IngestJob((path,), IngestConfig(workers=1, format="lichess-eval")),
+                 lake)
+    label("d10.jsonl", 10, "e2e4")
+    refresh(lake)
+    label("d12.jsonl", 12, "d2d4")
+    connect = refresh_module.connect_with_files
+    late: list[int] = []
+
+    def written_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("readable") and not late:     # extend_summary's own connection
+            late.append(1)
+            label("d14.jsonl", 14, "e2e4")
+        return connect(*args, **kwargs)
+    monkeypatch.setattr(refresh_module, "connect_with_files", written_meanwhile)
+    refresh(lake, ["label_depth_pairs"])
+    assert late
+    monkeypatch.undo()
+    refresh(lake)
+    pairs = ("select shallow, deep, agree, positions from label_depth_pairs order by all")
+    kept = connect_with_files(lake)[0].sql(pairs).fetchall()
+    assert kept == connect_with_files(lake, derived=False)[0].sql(pairs).fetchall()
+    assert kept == [(10, 10, True, 1), (10, 12, False, 1), (10, 14, True, 1), (12, 12, True, 1),
+                    (12, 14, False, 1), (14, 14, True, 1)]
