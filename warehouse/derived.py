@@ -50,8 +50,9 @@ rows added to that table; they are added group by group to the rows kept. Both o
 kept derived tables it reads hold the files they were computed whole into (their ``_kept``
 rows unchanged). Computed whole, a summary marked ``-- by key range`` (a sum over positions,
 each joined with its own rows only) is computed key range by key range when its inputs are
-large, each range's joins in memory, and the ranges' rows added up. A report over a whole depth (issue 51 §2) then adds up a few rows instead
-of joining every label with its position: label_counts counts every label by its position's
+large, each range's joins in memory, and the ranges' rows added up. A report over a whole
+depth (issue 51 §2) then adds up a few rows instead of joining every label with its
+position: label_counts counts every label by its position's
 facts as kept (linear in labels), label_counts_overlay (computed whole, small) corrects the
 labels of the positions the overlay changed and counts the annotations, and the view
 label_summary adds both; label_depth_pairs counts pairs of an engine's labels of a position

@@ -111,7 +111,8 @@ def refresh(lake: Lake, names: Sequence[str] | None = None,
                 written[spec.name] = rows if rows is not None else \
                     keep_in_table(lake, spec, con, files, retain_hours, versions)
             else:
-                state = {"versions": dict(versions), "bases": kept_bases(lake, spec, files)}
+                state = {"versions": dict(versions),
+                         "bases": kept_bases(lake, spec, files, specs)}
                 rows = extend_summary(lake, spec, files, state)
                 written[spec.name] = rows if rows is not None else \
                     write(lake, spec, con, files, state)
@@ -160,7 +161,7 @@ def write(lake: Lake, spec: Derived, con: duckdb.DuckDBPyConnection,
           files: Mapping[str, Sequence[Path]], state: Mapping[str, object]) -> int:
     """Stream the defining query's result into a new file, then its manifest (with
     ``state``: the inputs' versions and the kept derived tables' bases, what
-    :func:`extend_summary` checks from); drop the rest. A summary computed ``-- by key
+    :func:`extend_summary` checks from; :func:`write_manifest` drops the rest). A summary computed ``-- by key
     range`` is computed range by range (:func:`summed_by_range`) when its inputs are large."""
     root = lake.root
     ranges = key_ranges(lake, spec)
@@ -178,21 +179,21 @@ def write(lake: Lake, spec: Derived, con: duckdb.DuckDBPyConnection,
     out = folder(root, spec.name)
     out.mkdir(parents=True, exist_ok=True)
     ident = uuid.uuid4().hex
-    data, manifest = out / f"{ident}.parquet", out / f"{ident}.json"
+    rows = write_result(out / f"{ident}.parquet", reader, spec.sort_by)
+    inputs = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
+    write_manifest(root, spec, {"inputs": inputs, "rows": rows, "sorted_by": spec.sort_by,
+                                **state}, ident)
+    return rows
+
+
+def write_result(path: Path, reader: pa.RecordBatchReader, sort_by: str | None) -> int:
+    """Stream a derived table's rows into its Parquet file; returns the rows written."""
     rows = 0
-    options = derived_options(reader.schema.names, spec.sort_by)
-    with pq.ParquetWriter(data, reader.schema, **options) as writer:
+    with pq.ParquetWriter(path, reader.schema,
+                          **derived_options(reader.schema.names, sort_by)) as writer:
         for batch in reader:
             writer.write_batch(batch)
             rows += batch.num_rows
-    inputs = {t: file_names(files.get(t, ()), root / t) for t in spec.inputs}
-    staged = manifest.with_suffix(".json.tmp")
-    staged.write_text(json.dumps({"inputs": inputs, "rows": rows, "sorted_by": spec.sort_by,
-                                  **state, "definition": definition(spec)}))
-    os.replace(staged, manifest)
-    for old in out.iterdir():
-        if old.stem != ident and old.suffix in (".json", ".parquet", ".tmp"):
-            old.unlink(missing_ok=True)
     return rows
 
 
@@ -398,13 +399,14 @@ def extend_kept(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]],
     return int(changed)
 
 
-def kept_bases(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]]
-               ) -> dict[str, list[str] | None]:
-    """For each derived table kept in a lake table that ``spec`` reads: the table's files
+def kept_bases(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]],
+               specs: Sequence[Derived]) -> dict[str, list[str] | None]:
+    """For each derived table kept in a lake table that ``spec`` reads (among ``specs``,
+    every derived table): the table's files
     its current result was computed whole into (what its ``<name>_kept`` view reads), or
     None while it is not current (its view is its query)."""
     bases: dict[str, list[str] | None] = {}
-    for need in derived_tables():
+    for need in specs:
         if need.name in spec.needs and need.kept_in:
             manifest = current_file(lake.root, need, files)
             table_dir = lake.table_dir(need.kept_in)
@@ -466,12 +468,7 @@ def extend_summary(lake: Lake, spec: Derived, files: Mapping[str, Sequence[Path]
             spec, names, f"select {columns} from read_parquet({sql_strings([data])}) "
             f"union all select {columns} from increment")).to_arrow_reader(BATCH_ROWS)
         ident = uuid.uuid4().hex
-        rows = 0
-        with pq.ParquetWriter(data.with_name(f"{ident}.parquet"), reader.schema,
-                              **derived_options(reader.schema.names, None)) as writer:
-            for batch in reader:
-                writer.write_batch(batch)
-                rows += batch.num_rows
+        rows = write_result(data.with_name(f"{ident}.parquet"), reader, None)
     finally:
         con.close()
     write_manifest(root, spec, {**meta, "rows": rows}, ident)

@@ -243,9 +243,10 @@ def built(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
         for path in (lake.root / DERIVED_DIR).glob("*/*"):
             path.unlink()
     con, files = connect_with_files(lake)
-    for spec in derived_tables():
-        kept = current_file(lake.root, spec, files)
-        assert (kept is not None) == request.param.startswith("kept"), spec.name
+    current = {spec.name: current_file(lake.root, spec, files) for spec in derived_tables()}
+    for name, stored in current.items():
+        assert (stored is not None) == request.param.startswith("kept"), name
+    kept = current["position_facts"]
     view = con.sql("select sql from duckdb_views() where view_name = 'position_facts'")
     sql = view.fetchall()[0][0]
     # kept in positions' files (issue 51): the view reads them, not the query over moves
