@@ -368,3 +368,48 @@ def test_labels_written_while_a_summary_is_brought_up_to_date_are_counted_once(
     assert kept == connect_with_files(lake, derived=False)[0].sql(pairs).fetchall()
     assert kept == [(10, 10, True, 1), (10, 12, False, 1), (10, 14, True, 1), (12, 12, True, 1),
                     (12, 14, False, 1), (14, 14, True, 1)]
+
+
+def test_games_written_while_the_facts_are_brought_up_to_date_are_taken_in_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """extend_kept's increment reads moves and games whole on its own connection, opened
+    after the refresh's look at the files: a game written in between may be seen early (its
+    moves' lowest game, its result), and the next refresh, which takes its files as added,
+    gives the same facts as the query (a row's game is a minimum and its result a lookup:
+    seeing a row twice changes neither)."""
+    monkeypatch.setattr(refresh_module, "FOLD", 0.5)
+    high, low = ordered_by_game_id(tmp_path)
+    lake = Lake(tmp_path / "home")
+    ingest(lake, tmp_path, "high.pgn", high)
+    refresh(lake, ["position_facts"])
+    ingest(lake, tmp_path, "low.pgn", low)
+    start, board = chess.Board(), chess.Board()
+    board.push_uci("d2d4")
+    new_key = chess.polyglot.zobrist_hash(board)
+    connect = refresh_module.connect_with_files
+    late: list[int] = []
+
+    def written_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        if "readable" in kwargs and not late:       # extend_kept's own connection
+            late.append(1)
+            lake.write("moves", [
+                {"game_id": "0", "ply": 0, "position_key": chess.polyglot.zobrist_hash(start),
+                 "uci": "d2d4", "san": "d4"},
+                {"game_id": "0", "ply": 1, "position_key": new_key, "uci": "g8f6",
+                 "san": "Nf6"}])
+            lake.write("positions", [{"position_key": new_key, "fen": board.fen(),
+                                      "source_id": "s"}])
+            lake.write("games", [{"game_id": "0", "result": "1/2-1/2"}])
+        return connect(*args, **kwargs)
+    monkeypatch.setattr(refresh_module, "connect_with_files", written_meanwhile)
+    refresh(lake, ["position_facts"])
+    assert late
+    monkeypatch.undo()
+    monkeypatch.setattr(refresh_module, "FOLD", 0.5)
+    assert "overlay" in manifest_of(lake)
+    refresh(lake, ["position_facts"])
+    rows, current = facts(lake)
+    assert current is not None and "overlay" in manifest_of(lake)
+    assert rows == facts(lake, derived=False)[0] and len(rows) == 11
+    assert sorted((r[0], r[4], r[5]) for r in rows if r[4] == "0") == sorted(
+        [(chess.polyglot.zobrist_hash(start), "0", "1/2-1/2"), (new_key, "0", "1/2-1/2")])
