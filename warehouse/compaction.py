@@ -25,12 +25,12 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from deltalake import DeltaTable, WriterProperties, write_deltalake
+from deltalake import DeltaTable, write_deltalake
 from deltalake.transaction import RemoveAction
 
 from warehouse.commits import STAGING, Staged, with_retries, write_lock
 from warehouse.datafiles import basename, file_index
-from warehouse.encoding import compact_options
+from warehouse.encoding import compact_options, sorted_properties
 from warehouse.schema import storage_type
 from warehouse.tables import Table
 
@@ -40,7 +40,6 @@ from warehouse.tables import Table
 # room too: 512 MB ran out merging a 100M-row labels partition, issue 51).
 SORTED_ROW_GROUP = 1 << 17
 SORTED_FILE_BYTES = 100 << 20
-SORTED_PROPERTIES = WriterProperties(compression="ZSTD", max_row_group_size=SORTED_ROW_GROUP)
 SORT_SPILL_BYTES = 2 << 30
 # Delta's own default: files of versions older than this survive a vacuum (time travel).
 DEFAULT_RETAIN_HOURS = 168
@@ -79,7 +78,8 @@ def compact(spec: Table, folder: Path, retain_hours: float = DEFAULT_RETAIN_HOUR
                 with_retries(name, lambda f=filters: DeltaTable(  # type: ignore[misc]
                     str(folder)).optimize.z_order(
                         [key], partition_filters=f or None, target_size=SORTED_FILE_BYTES,
-                        max_spill_size=SORT_SPILL_BYTES, writer_properties=SORTED_PROPERTIES))
+                        max_spill_size=SORT_SPILL_BYTES,
+                        writer_properties=sorted_properties(name, key, None, SORTED_ROW_GROUP)))
     delta = DeltaTable(str(folder))
     delta.vacuum(retention_hours=int(retain_hours), enforce_retention_duration=False,
                  dry_run=False)
@@ -187,7 +187,9 @@ def sort_run(spec: Table, folder: Path, uris: Sequence[str], values: dict[str, s
         for start in range(0, rows.num_rows, RUN_FILE_ROWS):    # each write one file, in order
             write_deltalake(str(staged.folder), rows.slice(start, RUN_FILE_ROWS).combine_chunks(),
                             mode="append", partition_by=list(spec.partition_by) or None,
-                            target_file_size=1 << 40, writer_properties=SORTED_PROPERTIES)
+                            target_file_size=1 << 40,
+                            writer_properties=sorted_properties(
+                                spec.name, spec.sort_by, None, SORTED_ROW_GROUP))
         with write_lock(folder):
             delta = DeltaTable(str(folder))
             live = {basename(u): u for u in delta.file_uris()}

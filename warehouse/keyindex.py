@@ -12,10 +12,11 @@ become one run of the next), so there are ``O(log(stored))`` of them.
 A run lives in ``<table>/_chesslab_keys/<partition>/`` as ``<id>.keys.npy`` (the keys,
 sorted, int64 as stored), ``<id>.files.npy`` (the number, in the run's file list, of the data
 file holding each key: uint16 while the list has at most 65,536 files, else int32),
-``<id>.checks.npy`` for a table with a checked column (32 bits of each row's fingerprint of
+``<id>.checks.npy`` for a table with a checked column (16 bits of each row's fingerprint of
 it) and ``<id>.json`` (that file list), written last: a run without its json is not one. A
-key of positions costs 14 bytes on disk (8 + 2 + 4; it was 20 with 64-bit fingerprints and
-int32 file numbers: the index was the largest thing in a home after a PGN ingest, see
+key of positions costs 11 bytes on disk while its run covers at most 256 files (8 + 1 + 2;
+it was 20 with 64-bit fingerprints and int32 file numbers, 14 with 32-bit ones and uint16:
+the index is the largest thing in a home after a PGN ingest but the FENs, see
 docs/experiments/scale.md "Bytes on disk"). A run is a cache of immutable data files: it is used only while every file
 it covers is in the table's current version (compaction, which rewrites files, makes runs
 stale; the next refresh rebuilds them from the new files), and a current file no run covers
@@ -63,12 +64,14 @@ CHECKED = {"positions": "fen"}
 # The fingerprints of strings (string keys, checked columns): compiled, fixed by chesslab's
 # code (runs made under another name, such as DuckDB's hash before, are rebuilt).
 FINGERPRINT = "chesslab-print-1"
-# A checked column's fingerprints as runs keep them: the low 32 bits of FINGERPRINT's. A
-# stored key whose row's 32 bits equal those of the batch's FEN is taken as that FEN: wrong
+# A checked column's fingerprints as runs keep them: the low 16 bits of FINGERPRINT's. A
+# stored key whose row's 16 bits equal those of the batch's FEN is taken as that FEN: wrong
 # only for a Zobrist collision (two FENs, one 64-bit key: about N^2 / 2^65 in a home of N
-# positions, 0.03 at 10^9) whose FENs also agree in 32 bits (2^-32 of those). Runs made
-# with 64-bit fingerprints (named FINGERPRINT) are rebuilt.
-CHECK_PRINT = "chesslab-print-1/32"
+# positions, 0.03 at 10^9) whose FENs also agree in 16 bits (2^-16 of those: about 4e-7 at
+# 10^9 positions). Runs made with 64 or 32 bits ("chesslab-print-1", "chesslab-print-1/32")
+# are rebuilt.
+CHECK_PRINT = "chesslab-print-1/16"
+CHECK_DTYPE = np.uint16
 # The runs this process has read, by their json's path (a run is immutable; see KeyIndex.runs).
 _LOADED: OrderedDict[str, Run] = OrderedDict()
 _LOADED_LOCK = threading.Lock()     # the lanes of a step list runs from several threads
@@ -220,7 +223,7 @@ class KeyIndex:
         the keys found (else that set is empty)."""
         live = set(live)
         present = np.zeros(len(keys), dtype=bool)
-        checks = np.zeros(len(keys), dtype=np.uint32) if self.check else None
+        checks = np.zeros(len(keys), dtype=CHECK_DTYPE) if self.check else None
         held: set[str] = set()
         covered: set[str] = set()
         order: np.ndarray | None = None
@@ -411,23 +414,24 @@ def fingerprints(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 def check_prints(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """The fingerprints a run keeps of a checked column's values (uint32: the low 32 bits
+    """The fingerprints a run keeps of a checked column's values (uint16: the low 16 bits
     of :func:`fingerprints`; see CHECK_PRINT).
 
-    >>> bool(check_prints(pa.array(["8/8 w"]))[0] == fingerprints(pa.array(["8/8 w"]))[0] & 0xFFFFFFFF)
+    >>> bool(check_prints(pa.array(["8/8 w"]))[0] == fingerprints(pa.array(["8/8 w"]))[0] & 0xFFFF)
     True
     """
-    return fingerprints(values).astype(np.uint32)
+    return fingerprints(values).astype(CHECK_DTYPE)
 
 
 def file_numbers(numbers: np.ndarray, files: int) -> np.ndarray:
-    """File numbers (into a list of ``files`` files) as a run stores them: uint16 when they
-    fit, else int32.
+    """File numbers (into a list of ``files`` files) as a run stores them: uint8 or uint16
+    when they fit, else int32.
 
-    >>> file_numbers(np.array([0, 3]), 4).dtype, file_numbers(np.array([0, 70000]), 70001).dtype
-    (dtype('uint16'), dtype('int32'))
+    >>> [file_numbers(np.array([0, n - 1]), n).dtype.name for n in (4, 300, 70001)]
+    ['uint8', 'uint16', 'int32']
     """
-    return numbers.astype(np.uint16 if files <= 1 << 16 else np.int32)
+    kind = np.uint8 if files <= 1 << 8 else np.uint16 if files <= 1 << 16 else np.int32
+    return numbers.astype(kind)
 
 
 def build_run(uris: list[str], names: list[str], column: str,
@@ -448,7 +452,7 @@ def build_run(uris: list[str], names: list[str], column: str,
     keys = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     file_ids = np.concatenate(ids) if ids else np.zeros(0, np.int32)
     order = np.argsort(keys, kind="stable")
-    checks = (np.concatenate(prints) if prints else np.zeros(0, np.uint32))[order] \
+    checks = (np.concatenate(prints) if prints else np.zeros(0, CHECK_DTYPE))[order] \
         if check else None
     return Run("", keys[order], file_numbers(file_ids[order], len(names)), tuple(names), checks,
                hashed)
@@ -508,10 +512,11 @@ def merged(older: Run, newer: Run) -> Run:
     ids[rest] = older.file_ids
     checks = None
     if older.checks is not None and newer.checks is not None:
-        checks = np.empty(size, dtype=np.uint32)
+        checks = np.empty(size, dtype=CHECK_DTYPE)
         checks[into], checks[rest] = newer.checks, older.checks
     return Run("", keys, ids, older.files + newer.files, checks, older.hashed)
 
 
-__all__ = ["KeyIndex", "Found", "Run", "INDEX_DIR", "CHECKED", "fingerprints", "check_prints",
+__all__ = ["KeyIndex", "Found", "Run", "INDEX_DIR", "CHECKED", "CHECK_DTYPE", "fingerprints",
+           "check_prints",
            "search", "index_keys", "is_hashed", "prune"]

@@ -41,7 +41,7 @@ from warehouse.compaction import DEFAULT_RETAIN_HOURS, compact
 from warehouse.datafiles import basename
 from warehouse.dedupe import dedupe, indexed
 from warehouse.errors import WarehouseError, first_line
-from warehouse.keyindex import INDEX_DIR, KeyIndex, index_keys, prune
+from warehouse.keyindex import CHECK_DTYPE, INDEX_DIR, KeyIndex, index_keys, prune
 from warehouse.schema import check_partition_values, conform, to_storage
 from warehouse.tablecache import current_table, table_exists
 from warehouse.tables import Table, table
@@ -170,7 +170,7 @@ class Lake:
         run covers, which may hold the other keys). Without the index: nothing found, every
         file uncovered. ``delta``: that version of the table (default: the current one)."""
         delta = delta if delta is not None else self.current(name)
-        none = np.zeros(len(keys), dtype=bool), np.zeros(len(keys), dtype=np.uint32)
+        none = np.zeros(len(keys), dtype=bool), np.zeros(len(keys), dtype=CHECK_DTYPE)
         if delta is None:
             return *none, []
         uris = delta.file_uris()

@@ -53,8 +53,16 @@ from warehouse.derived import (
     folder,
     kept_files,
 )
-from warehouse.encoding import COMPACT_LEVEL, derived_options, properties
-from warehouse.keyindex import CHECKED, KeyIndex, Run, check_prints, file_numbers, prune
+from warehouse.encoding import COMPACT_LEVEL, derived_options, sorted_properties
+from warehouse.keyindex import (
+    CHECK_DTYPE,
+    CHECKED,
+    KeyIndex,
+    Run,
+    check_prints,
+    file_numbers,
+    prune,
+)
 from warehouse.schema import storage_type
 from warehouse.tablecache import forget_table
 from warehouse.tables import REGISTRY, Table, table
@@ -264,11 +272,11 @@ def keep_in_table(lake: Lake, spec: Derived, con: duckdb.DuckDBPyConnection,
     try:
         for number, chunk in enumerate(file_chunks(reader, storage)):
             write_deltalake(str(staged.folder), chunk, mode="append", target_file_size=1 << 40,
-                            writer_properties=kept_properties(name))
+                            writer_properties=kept_properties(name, key))
             for batch in chunk.to_batches():
                 keys.append(batch.column(key).to_numpy())
                 checks.append(check_prints(batch.column(CHECKED[name])) if name in CHECKED
-                              else np.zeros(0, np.uint32))
+                              else np.zeros(0, CHECK_DTYPE))
                 numbers.append(np.full(batch.num_rows, number, np.int32))
         run_parts = (keys, checks, numbers)
         new = commit_kept(lake, name, files[name], staged, run_parts)
@@ -532,15 +540,10 @@ def file_chunks(reader: pa.RecordBatchReader, schema: pa.Schema
         yield pa.Table.from_batches(batches, schema).combine_chunks()
 
 
-def kept_properties(name: str) -> WriterProperties:
-    """The table's compaction settings, in row groups of BATCH_ROWS rows (a key range reads
-    the row groups that overlap it)."""
-    level = COMPACT_LEVEL.get(name, 3)
-    base = properties(name, level) if name in COMPACT_LEVEL else WriterProperties(
-        compression="ZSTD", compression_level=level)
-    return WriterProperties(compression="ZSTD", compression_level=level,
-                            max_row_group_size=BATCH_ROWS,
-                            column_properties=base.column_properties)
+def kept_properties(name: str, key: str) -> WriterProperties:
+    """The table's compaction settings for files sorted by ``key``, in row groups of
+    BATCH_ROWS rows (a key range reads the row groups that overlap it)."""
+    return sorted_properties(name, key, COMPACT_LEVEL.get(name, 3), BATCH_ROWS)
 
 
 def commit_kept(lake: Lake, name: str, computed_from: Sequence[Path], staged: Staged,
@@ -583,7 +586,7 @@ def run_of(files: tuple[str, ...], keys: list[np.ndarray], checks: list[np.ndarr
     """The key-index run of rows written sorted by their (stored, signed) key."""
     ordered = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     assert (ordered[1:] > ordered[:-1]).all(), "kept rows must come sorted by their key"
-    prints = np.concatenate(checks) if checks else np.zeros(0, np.uint32)
+    prints = np.concatenate(checks) if checks else np.zeros(0, CHECK_DTYPE)
     ids = np.concatenate(numbers) if numbers else np.zeros(0, np.int32)
     return Run("", ordered, file_numbers(ids, len(files)), files,
                prints if len(prints) == len(ordered) else None)

@@ -158,8 +158,8 @@ def stored_fens(lake: Lake, keys: pa.ChunkedArray, fens: pa.ChunkedArray,
 
     The key index settles most keys without reading a FEN: a stored key whose row's FEN
     fingerprint equals the fingerprint of its FEN in ``fens`` stored that FEN (a different
-    FEN under the same Zobrist key, itself rare, also shares the 32 bits the index keeps of
-    the fingerprint with a 2**-32 chance: keyindex.CHECK_PRINT). The
+    FEN under the same Zobrist key, itself rare, also shares the 16 bits the index keeps of
+    the fingerprint with a 2**-16 chance: keyindex.CHECK_PRINT). The
     other stored keys, and keys the index cannot see (parts it does not cover yet), are
     looked up in the parts that can hold them."""
     if delta is None:

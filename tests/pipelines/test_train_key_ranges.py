@@ -24,7 +24,6 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from deltalake import WriterProperties
 
 from flows.ingest import INGEST, IngestJob
 from flows.label import LABEL
@@ -91,8 +90,6 @@ def home(tmp_path_factory: pytest.TempPathFactory, stockfish_path: str) -> Home:
     files = {"labels": len(lake.parts("labels"))}
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(compaction, "SORTED_ROW_GROUP", LABEL_GROUP)
-        patch.setattr(compaction, "SORTED_PROPERTIES", WriterProperties(
-            compression="ZSTD", max_row_group_size=LABEL_GROUP))
         patch.setattr(refresh_module, "BATCH_ROWS", FACTS_GROUP)
         for name in REGISTRY:
             lake.compact(name)

@@ -401,13 +401,13 @@ def test_fingerprints_are_the_documented_hash() -> None:
     assert len(set(expected)) == len(texts)
 
 
-@pytest.mark.parametrize("older", ["duckdb-hash", "chesslab-print-1"])
+@pytest.mark.parametrize("older", ["duckdb-hash", "chesslab-print-1", "chesslab-print-1/32"])
 def test_runs_with_duckdbs_fingerprints_are_rebuilt_with_the_compiled_ones(
         home: Path, older: str) -> None:
     """A run written with DuckDB's hash as its FEN fingerprint, or with the compiled one's
-    64 bits (older chesslabs'), is not used: the next write rebuilds it from the files, with
-    32 bits of the fingerprints of the stored FENs (issue 51: 14 bytes a key on disk, not
-    20); a stored FEN is then settled by the index alone (nothing left to read)."""
+    64 or 32 bits (older chesslabs'), is not used: the next write rebuilds it from the files, with
+    16 bits of the fingerprints of the stored FENs (issue 51: 11 bytes a key on disk, not
+    20 or 14); a stored FEN is then settled by the index alone (nothing left to read)."""
     from pipelines.ingest.positions import stored_fens
 
     lake = Lake(home)
@@ -418,14 +418,18 @@ def test_runs_with_duckdbs_fingerprints_are_rebuilt_with_the_compiled_ones(
     about["fingerprint"] = f"duckdb-hash-{duckdb.__version__}" if older == "duckdb-hash" \
         else older   # as written before
     manifest.write_text(json.dumps(about))
-    np.save(manifest.with_suffix(".checks.npy"), np.zeros(3, np.uint64))
+    wide = np.uint32 if older == "chesslab-print-1/32" else np.uint64
+    np.save(manifest.with_suffix(".checks.npy"), np.zeros(3, wide))
     keyindex._LOADED.clear()
     lake.write("positions", position_rows([40], "first"))
     runs = KeyIndex(lake.table_dir("positions"), {}).runs()
     assert manifest.stem not in {run.name for run in runs}
+    for run in runs:    # 8 + 1 + 2 bytes a key on disk (each .npy: a 128-byte header)
+        assert sum((folder / f"{run.name}{suffix}").stat().st_size - 128 for suffix in (
+            ".keys.npy", ".files.npy", ".checks.npy")) == 11 * len(run.keys)
     prints = {int(k): int(c) for run in runs
               for k, c in zip(np.asarray(run.keys), np.asarray(run.checks), strict=True)}
-    assert prints == {k: reference_print(f"first {k}".encode()) & 0xFFFFFFFF
+    assert prints == {k: reference_print(f"first {k}".encode()) & 0xFFFF
                       for k in (10, 20, 30, 40)}
     got, complete = stored_fens(lake, pa.chunked_array([pa.array([10, 40, 50], pa.uint64())]),
                                 pa.chunked_array([pa.array(["first 10", "first 40", "x"])]),

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable, WriterProperties
+from deltalake import DeltaTable
 
 from warehouse import Lake, WarehouseError, compaction, connect
 from warehouse.commits import WRITE_LOCK
@@ -177,8 +177,6 @@ def test_compact_sorts_only_the_labels_added_since_into_a_run_of_their_own(
     Delta marks optimize's (no data change)."""
     monkeypatch.setattr(compaction, "SORTED_FILE_BYTES", 1)       # no partition "small"
     monkeypatch.setattr(compaction, "SORTED_ROW_GROUP", 64)
-    monkeypatch.setattr(compaction, "SORTED_PROPERTIES", WriterProperties(
-        compression="ZSTD", max_row_group_size=64))
     lake = Lake(home)
     rng = random.Random(5)
     held = rng.sample(range(1, 1 << 62), 2000)
@@ -304,3 +302,37 @@ def test_positions_and_moves_files_are_compressed_without_key_dictionaries(home:
         assert "RLE_DICTIONARY" in columns[coded].encodings
     assert lake.read("positions", ["fen"]).column("fen").to_pylist() == fens
     assert lake.read("moves", ["ply"]).column("ply").to_pylist() == list(range(50))
+
+
+def test_files_sorted_by_key_store_it_delta_encoded(home: Path) -> None:
+    """compact's sorted files (labels' sorted partitions, positions' files holding
+    position_facts) store the key delta-encoded without a dictionary: 20,000 random keys
+    over the whole unsigned range, sorted, take under 7 bytes each (as written, a random key
+    takes 8 bytes or more: no codec shrinks it), and read back as written."""
+    from warehouse.refresh import compact_lake
+
+    lake = Lake(home)
+    rng = random.Random(51)
+    keys = list({rng.getrandbits(64) for _ in range(20_000)})
+    fens = [f"8/8/8/8/8/8/8/{n} w - -" for n in range(len(keys))]
+    for half in (keys[:10_000], keys[10_000:]):   # two files each: sorted whole by compact
+        lake.write("labels", [label_row(9, key % 1000, key=key) for key in half])
+        lake.write("positions", [{"position_key": key, "fen": fens[keys.index(key)],
+                                  "source_id": "s"} for key in half])
+    compact_lake(lake, retain_hours=0)
+    for name in ("labels", "positions"):
+        size = 0
+        for part in lake.parts(name):
+            meta = pq.ParquetFile(part).metadata
+            for group in range(meta.num_row_groups):
+                chunk = meta.row_group(group).column(0)
+                assert chunk.path_in_schema == "position_key"
+                assert "DELTA_BINARY_PACKED" in chunk.encodings, (name, chunk.encodings)
+                assert "RLE_DICTIONARY" not in chunk.encodings, name
+                size += chunk.total_compressed_size
+        assert size < 7 * len(keys), (name, size / len(keys))
+        con = connect(lake)
+        assert [k for k, in con.sql(f"select position_key from {name} order by 1").fetchall()
+                ] == sorted(keys)
+    assert sorted(connect(lake).sql("select position_key, fen from position_facts").fetchall()
+                  ) == sorted(zip(keys, fens, strict=True))
