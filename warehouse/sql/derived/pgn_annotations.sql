@@ -1,4 +1,5 @@
 -- depends: moves, games
+-- sorted by: position_key
 -- The games' [%eval] annotations as labels (paper 002's training data from annotated games):
 -- one row per position, annotator and depth, the score White's (as annotated: the position's
 -- side to move is joined in where it is read) and the move played from the position as its
@@ -6,8 +7,9 @@
 -- [%eval] after a move scores the position the move reached, whose next move is the one played
 -- from it; an annotated last move (no move after it) gives none. engine_id is
 -- 'pgn:<Annotator>' ('pgn:[%eval]' without the tag), depth the Annotator tag's 'depth N', else
--- 0. Kept by compact beside the lake (warehouse/derived.py); read by nnue_examples and
--- label_summary.
+-- 0. Kept by compact beside the lake (warehouse/derived.py), sorted by key (a key range reads
+-- the row groups that hold it; the key delta-encoded); read by nnue_examples and
+-- label_counts_overlay.
 -- (the tables are named up front not materialized: each is read twice)
 with moves as not materialized (select * from moves),
 games as not materialized (select * from games)
