@@ -11,17 +11,17 @@ become one run of the next), so there are ``O(log(stored))`` of them.
 
 A run lives in ``<table>/_chesslab_keys/<partition>/`` as ``<id>.keys.npy`` (the keys,
 sorted, int64 as stored), ``<id>.files.npy`` (the number, in the run's file list, of the data
-file holding each key: uint16 while the list has at most 65,536 files, else int32),
-``<id>.checks.npy`` for a table with a checked column (16 bits of each row's fingerprint of
-it) and ``<id>.json`` (that file list), written last: a run without its json is not one. A
-key of positions costs 11 bytes on disk while its run covers at most 256 files (8 + 1 + 2;
-it was 20 with 64-bit fingerprints and int32 file numbers, 14 with 32-bit ones and uint16:
-the index is the largest thing in a home after a PGN ingest but the FENs, see
-docs/experiments/scale.md "Bytes on disk"). A run is a cache of immutable data files: it is used only while every file
-it covers is in the table's current version (compaction, which rewrites files, makes runs
-stale; the next refresh rebuilds them from the new files), and a current file no run covers
-is scanned directly by the caller. So the index is never wrong, only incomplete, and a writer
-killed anywhere leaves at worst an unused file.
+file holding each key: uint8 while the list has at most 256 files, uint16 up to 65,536, else
+int32), ``<id>.checks.npy`` for a table with a checked column (16 bits of each row's
+fingerprint of it) and ``<id>.json`` (that file list), written last: a run without its json
+is not one. A key of positions costs 11 bytes on disk while its run covers at most 256 files
+(8 + 1 + 2; it was 20 with 64-bit fingerprints and int32 file numbers, 14 with 32-bit ones
+and uint16: the index is the largest thing in a home after a PGN ingest but the FENs, see
+docs/experiments/scale.md "Bytes on disk"). A run is a cache of immutable data files: it is
+used only while every file it covers is in the table's current version (compaction, which
+rewrites files, makes runs stale; the next refresh rebuilds them from the new files), and a
+current file no run covers is scanned directly by the caller. So the index is never wrong,
+only incomplete, and a writer killed anywhere leaves at worst an unused file.
 
 A key column of strings (games' and moves' ``game_id``) is indexed by a 64-bit hash of each
 string (:func:`index_keys`), each value once per file, with every file holding it (a game's
@@ -518,5 +518,4 @@ def merged(older: Run, newer: Run) -> Run:
 
 
 __all__ = ["KeyIndex", "Found", "Run", "INDEX_DIR", "CHECKED", "CHECK_DTYPE", "fingerprints",
-           "check_prints",
-           "search", "index_keys", "is_hashed", "prune"]
+           "check_prints", "search", "index_keys", "is_hashed", "prune"]
