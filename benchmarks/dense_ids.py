@@ -19,6 +19,10 @@ Zobrist key and the 32-hex-digit game hash in every per-ply table:
 Each column is also written alone, so the figures say where the bytes go. Every figure is
 bytes per ply of the corpus and a multiple of its ``.pgn.zst``; zstd at compact's level (6).
 
+Also measured, for a compact position form: the FENs in key order (as compact keeps them
+today) as text and packed (the occupied squares as a 64-bit mask, then a 4-bit piece code
+per occupied square, a byte of side and castling rights and one of the en-passant file).
+
     .venv/bin/python benchmarks/lake_bytes.py --child CORPUS.pgn.zst --keep HOME
     .venv/bin/python benchmarks/dense_ids.py HOME CORPUS.pgn.zst
 """
@@ -62,6 +66,26 @@ order by game_no, ply
 """
 GAMES = "select * exclude (game_no, source_id, game_index) from numbered_games order by game_no"
 DELTA = ("game_no", "ply", "position_id")
+PIECES = {piece: code for code, piece in enumerate("PNBRQKpnbrqk", start=1)}
+
+
+def packed(fen: str) -> bytes:
+    """A FEN's position as the occupied squares' mask, a nibble per piece on them, a byte of
+    side to move and castling rights, and a byte of the en-passant file (0: none)."""
+    board, side, castling, passant = fen.split(" ")[:4]
+    mask, codes, square = 0, [], 0
+    for symbol in board.replace("/", ""):
+        if symbol.isdigit():
+            square += int(symbol)
+            continue
+        mask |= 1 << square
+        codes.append(PIECES[symbol])
+        square += 1
+    codes.append(0)     # an odd count's last nibble
+    nibbles = bytes(codes[i] << 4 | codes[i + 1] for i in range(0, len(codes) - 1, 2))
+    flags = (side == "b") | sum(2 << "KQkq".index(c) for c in castling if c != "-")
+    file = 0 if passant == "-" else 1 + "abcdefgh".index(passant[0])
+    return mask.to_bytes(8, "little") + bytes((flags, file)) + nibbles
 
 
 def parquet_bytes(rows: pa.Table, **options: object) -> int:
@@ -111,6 +135,11 @@ def main() -> None:
           f", their gaps {gaps / plies:.2f}, ids {len(squeeze(ids.tobytes())) / plies:.2f}; "
           f"Elias-Fano keys {elias_fano / plies:.2f}")
     compact = gaps + len(squeeze(ids.tobytes()))
+    fens = con.sql("select fen from positions order by position_key").to_arrow_table().column(0)
+    text = parquet_bytes(pa.table({"fen": fens}), use_dictionary=False)
+    forms = pa.array([packed(fen) for fen in fens.to_pylist()], pa.binary())
+    print(f"  FENs in key order (as compact keeps them): text {text / plies:.2f} B/ply, packed "
+          f"{parquet_bytes(pa.table({'fen': forms}), use_dictionary=False) / plies:.2f}")
     for what, size in (("tables", total), ("tables and the raw index", total + raw),
                        ("tables and the index as gaps and ids under zstd", total + compact)):
         print(f"  {what}: {size / plies:.2f} B/ply = {size / source:.2f}x the .pgn.zst")
