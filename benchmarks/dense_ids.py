@@ -23,7 +23,7 @@ Also measured, for a compact position form: the FENs in key order (as compact ke
 today) as text and packed (the occupied squares as a 64-bit mask, then a 4-bit piece code
 per occupied square, a byte of side and castling rights and one of the en-passant file).
 
-    .venv/bin/python benchmarks/lake_bytes.py --child CORPUS.pgn.zst --keep HOME
+    CHESSLAB_HOME=HOME chesslab ingest CORPUS.pgn.zst
     .venv/bin/python benchmarks/dense_ids.py HOME CORPUS.pgn.zst
 """
 from __future__ import annotations
