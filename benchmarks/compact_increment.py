@@ -15,7 +15,9 @@ overlay and the summaries' increments refused (the baseline: each computed whole
 ``chesslab compact`` runs. Each prints wall and CPU seconds, the rows each derived table
 wrote and position_facts' overlay, and the files of each table before and after.
 ``--check``: the facts of one key range (1/64 of the keys) then compared with the defining
-query's.
+query's. ``--profile``: where the second compact's time goes (cProfile, wall seconds of
+chesslab's warehouse functions by cumulative time: each derived table's refresh, each
+table's compaction).
 
     python benchmarks/compact_increment.py --home /work/scale_tmp/home100m --games 12000 \
         --labels --check
@@ -23,10 +25,12 @@ query's.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import dataclasses
 import json
 import math
 import os
+import pstats
 import resource
 import sys
 import tempfile
@@ -82,9 +86,15 @@ def summaries_whole(lake: Lake, spec: Derived, *args: Any) -> int | None:
     return EXTEND_SUMMARY(lake, dataclasses.replace(spec, grouped_by=()), *args)
 
 
-def compact(lake: Lake, label: str) -> None:
+def compact(lake: Lake, label: str, profile: bool = False) -> None:
     wall, used = time.perf_counter(), cpu()
+    profiler = cProfile.Profile() if profile else None
+    if profiler is not None:
+        profiler.enable()
     files, rows = refresh_module.compact_lake(lake, retain_hours=0)
+    if profiler is not None:
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(r"/warehouse/", 30)
     meta = manifest(lake)
     print(f"{label}: compact {time.perf_counter() - wall:.1f} s ({cpu() - used:.1f} s CPU); "
           f"derived rows written {rows}; position_facts kept in positions "
@@ -119,6 +129,8 @@ def main() -> None:
                         help="the baseline sorts a labels partition whole too (at 100M labels "
                              "deltalake's z-order runs out of its 512 MB memory pool)")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--profile", action="store_true",
+                        help="where the second compact's time goes (cProfile)")
     args = parser.parse_args()
     lake = Lake(args.home)
     compact(lake, "start")
@@ -143,7 +155,7 @@ def main() -> None:
                   f"{time.perf_counter() - wall:.1f} s", flush=True)
             refresh_module.FOLD, compaction.SORT_FOLD = folds
             refresh_module.extend_summary = summaries_whole if number == 0 else EXTEND_SUMMARY
-            compact(lake, label)
+            compact(lake, label, profile=args.profile and number == 1)
             if args.check:
                 check(lake)
 
