@@ -15,9 +15,9 @@ overlay and the summaries' increments refused (the baseline: each computed whole
 ``chesslab compact`` runs. Each prints wall and CPU seconds, the rows each derived table
 wrote and position_facts' overlay, and the files of each table before and after.
 ``--check``: the facts of one key range (1/64 of the keys) then compared with the defining
-query's. ``--profile``: where the second compact's time goes (cProfile, wall seconds of
-chesslab's warehouse functions by cumulative time: each derived table's refresh, each
-table's compaction).
+query's. ``--profile``: the second arm only (no baseline), and where its compact's time goes
+(cProfile, wall seconds of chesslab's warehouse functions by cumulative time: each derived
+table's refresh, each table's compaction).
 
     python benchmarks/compact_increment.py --home /work/scale_tmp/home100m --games 12000 \
         --labels --check
@@ -130,7 +130,7 @@ def main() -> None:
                              "deltalake's z-order runs out of its 512 MB memory pool)")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--profile", action="store_true",
-                        help="where the second compact's time goes (cProfile)")
+                        help="the second arm only, and where its compact's time goes")
     args = parser.parse_args()
     lake = Lake(args.home)
     compact(lake, "start")
@@ -139,6 +139,8 @@ def main() -> None:
         whole = (math.inf, math.inf if args.sort_whole else defaults[1])
         for number, (label, folds) in enumerate((("whole (baseline)", whole),
                                                  ("increment", defaults))):
+            if args.profile and number == 0:
+                continue
             folder = Path(scratch) / str(number)
             folder.mkdir()
             pgn, text = increment(folder, args.games, args.seed + number)
