@@ -66,6 +66,8 @@ order by game_no, ply
 """
 GAMES = "select * exclude (game_no, source_id, game_index) from numbered_games order by game_no"
 DELTA = ("game_no", "ply", "position_id")
+GAME_DICTIONARY = ("event", "round", "result", "time_control", "termination", "eco", "opening",
+                   "variant")   # games' columns of few distinct values
 PIECES = {piece: code for code, piece in enumerate("PNBRQKpnbrqk", start=1)}
 
 
@@ -113,8 +115,6 @@ def main() -> None:
     [(plies,)] = con.sql("select count(*) from moves").fetchall()
     source = args.corpus.stat().st_size
     print(f"{args.corpus.name}: {source:,} bytes, {plies:,} plies ({source / plies:.2f} B/ply)")
-    plain = [c for c in ("uci", "san", "event", "round", "result", "time_control",
-                         "termination", "eco", "opening", "variant")]
     total = table_bytes("positions", con.sql(POSITIONS).to_arrow_table(), plies,
                         use_dictionary=False)
     moves = con.sql(MOVES).to_arrow_table()
@@ -122,7 +122,7 @@ def main() -> None:
                          column_encoding={c: "DELTA_BINARY_PACKED" for c in DELTA})
     games = con.sql(GAMES).to_arrow_table()
     total += table_bytes("games", games, plies,
-                         use_dictionary=[c for c in plain if c in games.column_names])
+                         use_dictionary=[c for c in GAME_DICTIONARY if c in games.column_names])
     index = con.sql("select position_key, position_id from numbered_positions "
                     "order by position_key").fetchnumpy()
     keys = np.asarray(index["position_key"], dtype=np.uint64)
@@ -130,11 +130,12 @@ def main() -> None:
     squeeze = zstandard.ZstdCompressor(level=3).compress
     raw = keys.nbytes + ids.nbytes
     gaps = len(squeeze(np.diff(keys, prepend=np.uint64(0)).tobytes()))
+    squeezed_ids = len(squeeze(ids.tobytes()))
     elias_fano = len(keys) * (2 + 64 - np.log2(max(len(keys), 1))) / 8
     print(f"  key index  raw {raw / plies:.2f} B/ply; zstd: keys {len(squeeze(keys.tobytes())) / plies:.2f}"
-          f", their gaps {gaps / plies:.2f}, ids {len(squeeze(ids.tobytes())) / plies:.2f}; "
+          f", their gaps {gaps / plies:.2f}, ids {squeezed_ids / plies:.2f}; "
           f"Elias-Fano keys {elias_fano / plies:.2f}")
-    compact = gaps + len(squeeze(ids.tobytes()))
+    compact = gaps + squeezed_ids
     fens = con.sql("select fen from positions order by position_key").to_arrow_table().column(0)
     text = parquet_bytes(pa.table({"fen": fens}), use_dictionary=False)
     forms = pa.array([packed(fen) for fen in fens.to_pylist()], pa.binary())

@@ -315,10 +315,11 @@ def test_files_sorted_by_key_store_it_delta_encoded(home: Path) -> None:
     rng = random.Random(51)
     keys = list({rng.getrandbits(64) for _ in range(20_000)})
     fens = [f"8/8/8/8/8/8/8/{n} w - -" for n in range(len(keys))]
+    fen_of = dict(zip(keys, fens, strict=True))
     for half in (keys[:10_000], keys[10_000:]):   # two files each: sorted whole by compact
         lake.write("labels", [label_row(9, key % 1000, key=key) for key in half])
-        lake.write("positions", [{"position_key": key, "fen": fens[keys.index(key)],
-                                  "source_id": "s"} for key in half])
+        lake.write("positions", [{"position_key": key, "fen": fen_of[key], "source_id": "s"}
+                                 for key in half])
     compact_lake(lake, retain_hours=0)
     for name in ("labels", "positions"):
         size = 0
