@@ -126,8 +126,7 @@ def main() -> None:
     parser.add_argument("--labels-only", action="store_true",
                         help="import the labels (and their positions) only, not the games")
     parser.add_argument("--sort-whole", action="store_true",
-                        help="the baseline sorts a labels partition whole too (at 100M labels "
-                             "deltalake's z-order runs out of its 512 MB memory pool)")
+                        help="the baseline sorts a labels partition whole too")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--profile", action="store_true",
                         help="the second arm only, and where its compact's time goes")

@@ -5,6 +5,12 @@ aggregate over a big warehouse) spills to a temporary folder instead of growing 
 warehouse. No views and no locks here: :func:`warehouse.catalog.connect` adds the
 warehouse's views and locks the connection down. DuckDB (0.1 s to import) is imported when
 the first connection is made: ingest workers seldom need it.
+
+A connection keeps the Parquet footers it read (``parquet_metadata_cache``): the catalog binds
+a view per table and per derived and named view, several over the same files (position_facts,
+its kept rows and its overlay all read positions' files), and without it each bind reads every
+footer again (connecting at 100M positions: 0.29 s, 0.12 s with it). A file rewritten since
+is read again (DuckDB compares its modification time); the lake's data files never are.
 """
 from __future__ import annotations
 
@@ -28,6 +34,9 @@ def duckdb_connection() -> duckdb.DuckDBPyConnection:
     import duckdb
 
     spill = os.environ.get(SPILL_ENV) or os.path.join(tempfile.gettempdir(), "chesslab-duckdb")
-    return duckdb.connect(":memory:", config={
+    con = duckdb.connect(":memory:", config={
         "memory_limit": os.environ.get(MEMORY_ENV) or DEFAULT_MEMORY,
         "temp_directory": spill})
+    # not in config: the setting is the Parquet extension's, loaded by the first use
+    con.execute("set parquet_metadata_cache = true")
+    return con

@@ -5,11 +5,20 @@ import json
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from flows.cli import main
 from warehouse import Lake, connect
-from warehouse.catalog import QueryError, ViewOrderError, named_views, query, view_order
+from warehouse.catalog import (
+    QueryError,
+    ViewOrderError,
+    connect_files,
+    named_views,
+    query,
+    view_order,
+)
 
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"
 
@@ -133,6 +142,20 @@ def test_the_connection_itself_cannot_touch_files(lake: Lake, tmp_path: Path) ->
         with pytest.raises(QueryError, match="query failed"):
             query(con, sql)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "secret.csv"]
+
+
+def test_a_connection_keeps_footers_but_reads_a_rewritten_file_again(tmp_path: Path) -> None:
+    """Connections keep the Parquet footers they read (each view's bind would read every
+    footer again), and a file rewritten at the same path since is read as it is now: a
+    training snapshot written again under its name, read through the same connection."""
+    snapshot = tmp_path / "dataset.parquet"
+    pq.write_table(pa.table({"fen": [START_FEN]}), snapshot)
+    con = connect_files([snapshot])
+    assert con.execute("select current_setting('parquet_metadata_cache')").fetchone() == (True,)
+    sql = f"select count(*), min(fen) from read_parquet('{snapshot}')"
+    assert con.execute(sql).fetchone() == (1, START_FEN)
+    pq.write_table(pa.table({"fen": ["8/8/8/8/8/8/8/K6k w - -"] * 3}), snapshot)
+    assert con.execute(sql).fetchone() == (3, "8/8/8/8/8/8/8/K6k w - -")
 
 
 def test_a_slow_query_is_interrupted(lake: Lake) -> None:

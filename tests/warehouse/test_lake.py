@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Collection
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, write_deltalake
 
 from warehouse import Lake, WarehouseError, compaction, connect
 from warehouse.commits import WRITE_LOCK
@@ -189,33 +190,82 @@ def test_compact_sorts_only_the_labels_added_since_into_a_run_of_their_own(
     compact_labels = lambda: lake.compact("labels", retain_hours=0)   # noqa: E731
     compact_labels()
     run = set(lake.parts("labels"))
-    assert all(sorted_within(p) for p in run)
+    assert one_run(run)
     lake.write("labels", label_rows(held[1600:1650]))
     assert compact_labels() == (len(run) + 1,) * 2          # a key in two row groups: kept
     lake.write("labels", label_rows(held[1650:1700]))
     version = lake.version("labels")
-    files = compact_labels()                                 # three: the two new, one run
-    assert files == (len(run) + 2, len(run) + 1) and run < set(lake.parts("labels"))
-    [added] = set(lake.parts("labels")) - run
-    assert sorted_within(added) and pq.ParquetFile(added).metadata.num_rows == 100
+    files = compact_labels()                # the two new sorted into one run of their own
+    added = set(lake.parts("labels")) - run
+    assert files[0] == len(run) + 2 and files[1] == len(run) + len(added)
+    assert run < set(lake.parts("labels")) and one_run(added)
+    assert sum(pq.ParquetFile(path).metadata.num_rows for path in added) == 100
     logs = lake.table_dir("labels") / "_delta_log"
     changes = [action[kind].get("dataChange")
                for number in range(version + 1, lake.version("labels") + 1)
                for action in map(json.loads, (logs / f"{number:020d}.json").read_text().splitlines())
                for kind in ("add", "remove") if kind in action]
-    assert len(changes) == 3 and not any(changes)        # two files removed, one added
+    assert len(changes) == 2 + len(added) and not any(changes)   # two removed, the run added
     assert stored_keys(lake, engine) == sorted(held[:1700])
     lake.write("labels", label_rows(held[1700:]))            # 300 more: past 1/8, whole
     compact_labels()
     assert not run & set(lake.parts("labels"))
-    assert all(sorted_within(p) for p in lake.parts("labels"))
+    assert one_run(lake.parts("labels"))
     assert stored_keys(lake, engine) == sorted(held)
 
 
-def sorted_within(path: Path) -> bool:
-    """The file's row groups hold disjoint ranges of position_key (from its footer)."""
-    ranges = compaction.row_group_ranges(str(path), "position_key")
-    return compaction.disjoint(ranges)
+def test_a_small_partition_sorted_into_several_files_is_not_sorted_again(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows wide in memory make a sort write several files where their bytes on disk would
+    make one (FILE_MEMORY before SORTED_FILE_BYTES): the partition, small, is then one run,
+    and the next compact leaves it as it is instead of sorting it again every time."""
+    monkeypatch.setattr(compaction, "SORTED_ROW_GROUP", 64)
+    monkeypatch.setattr(compaction, "FILE_MEMORY", 64 << 10)      # ~1,000 label rows
+    lake = Lake(home)
+    keys = random.Random(9).sample(range(1, 1 << 62), 3000)
+    lake.write("labels", [label_row(5, key % 1000, key=key) for key in keys[:1500]])
+    lake.write("labels", [label_row(5, key % 1000, key=key) for key in keys[1500:]])
+    lake.compact("labels", retain_hours=0)
+    sorted_files = set(lake.parts("labels"))
+    assert len(sorted_files) > 1 and one_run(sorted_files)
+    assert lake.compact("labels", retain_hours=0) == (len(sorted_files),) * 2
+    assert set(lake.parts("labels")) == sorted_files      # the same files: not rewritten
+    assert stored_keys(lake, "sf-15.1-abc") == sorted(keys)
+
+
+def test_compact_sorts_files_written_before_a_column_existed(home: Path) -> None:
+    """A labels partition whose first file predates the ``result`` and ``bound`` columns (an
+    older chesslab's) and whose second has them is sorted whole into one run: the old rows'
+    new columns null, the new rows' kept, every other column as written (the PV a list), the
+    engine and depth from the folder."""
+    spec = table("labels")
+    old = to_storage(conform(spec, [
+        {**label_row(7, 10 * k, key=k), "pv": ["e2e4", "e7e5"], "nodes": 1 << 40}
+        for k in (5, 3, 9)])).drop_columns(["result", "bound"])
+    folder = home / "lake" / "labels"
+    write_deltalake(str(folder), old, partition_by=["engine_id", "depth"])
+    lake = Lake(home)
+    lake.write("labels", [{**label_row(7, 10 * k, key=k), "result": 0.5, "bound": "lower"}
+                          for k in (4, 8)])
+    assert len(lake.parts("labels")) == 2
+    assert lake.compact("labels", retain_hours=0) == (2, 1)
+    assert one_run(lake.parts("labels"))
+    [path] = lake.parts("labels")
+    assert pq.read_table(path).column("position_key").to_pylist() == [3, 4, 5, 8, 9]
+    rows = connect(lake).execute(
+        "select position_key, engine_id, depth, score_cp, pv, nodes, result, bound "
+        "from labels order by position_key").fetchall()
+    assert rows == [(3, "sf-15.1-abc", 7, 30, ["e2e4", "e7e5"], 1 << 40, None, None),
+                    (4, "sf-15.1-abc", 7, 40, None, None, 0.5, "lower"),
+                    (5, "sf-15.1-abc", 7, 50, ["e2e4", "e7e5"], 1 << 40, None, None),
+                    (8, "sf-15.1-abc", 7, 80, None, None, 0.5, "lower"),
+                    (9, "sf-15.1-abc", 7, 90, ["e2e4", "e7e5"], 1 << 40, None, None)]
+
+
+def one_run(paths: Collection[Path]) -> bool:
+    """The files' row groups, all together, hold disjoint ranges of position_key."""
+    return compaction.disjoint([r for path in paths
+                                for r in compaction.row_group_ranges(str(path), "position_key")])
 
 
 def stored_keys(lake: Lake, engine: str) -> list[int]:
