@@ -17,7 +17,8 @@ wrote and position_facts' overlay, and the files of each table before and after.
 ``--check``: the facts of one key range (1/64 of the keys) then compared with the defining
 query's. ``--profile``: the second arm only (no baseline), and where its compact's time goes
 (cProfile, wall seconds of chesslab's warehouse functions by cumulative time: each derived
-table's refresh, each table's compaction).
+table's refresh, each table's compaction). ``--memory``: each compact's peak resident memory
+by step (sampled every 0.1 s; steps of 1 GiB or more).
 
     python benchmarks/compact_increment.py --home /work/scale_tmp/home100m --games 12000 \
         --labels --check
@@ -25,6 +26,7 @@ table's refresh, each table's compaction).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import dataclasses
 import json
@@ -34,7 +36,9 @@ import pstats
 import resource
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,15 +90,70 @@ def summaries_whole(lake: Lake, spec: Derived, *args: Any) -> int | None:
     return EXTEND_SUMMARY(lake, dataclasses.replace(spec, grouped_by=()), *args)
 
 
-def compact(lake: Lake, label: str, profile: bool = False) -> None:
+STEPS = ("keep_in_table", "extend_kept", "write", "extend_summary")   # refresh's, by table
+
+
+def rss_gib() -> float:
+    """This process's resident memory now (GiB), from /proc."""
+    with open("/proc/self/status") as status:
+        kib = next(int(line.split()[1]) for line in status if line.startswith("VmRSS"))
+    return kib / 2**20
+
+
+@contextlib.contextmanager
+def memory_by_step(peaks: dict[str, float]) -> Iterator[None]:
+    """Sample the resident memory every 0.1 s into ``peaks``, by the step running: each
+    derived table's refresh step and each table's compaction."""
+    step = ["other"]
+    done = threading.Event()
+
+    def named(function: Callable[..., Any], label: Callable[..., str]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            outer, step[0] = step[0], label(*args)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                step[0] = outer
+        return run
+
+    def sample() -> None:
+        while not done.wait(0.1):
+            peaks[step[0]] = max(peaks.get(step[0], 0.0), rss_gib())
+
+    saved = {name: getattr(refresh_module, name) for name in STEPS}
+    for name in STEPS:
+        setattr(refresh_module, name, named(saved[name],
+                                            lambda _lake, spec, *_, n=name: f"{n} {spec.name}"))
+    lake_compact = Lake.compact
+    Lake.compact = named(lake_compact,  # type: ignore[method-assign]
+                         lambda _lake, table, *_: f"compaction of {table}")
+    watcher = threading.Thread(target=sample, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        for name, function in saved.items():
+            setattr(refresh_module, name, function)
+        Lake.compact = lake_compact     # type: ignore[method-assign]
+
+
+def compact(lake: Lake, label: str, profile: bool = False, memory: bool = False) -> None:
     wall, used = time.perf_counter(), cpu()
     profiler = cProfile.Profile() if profile else None
     if profiler is not None:
         profiler.enable()
-    files, rows = refresh_module.compact_lake(lake, retain_hours=0)
+    peaks: dict[str, float] = {}
+    with memory_by_step(peaks) if memory else contextlib.nullcontext():
+        files, rows = refresh_module.compact_lake(lake, retain_hours=0)
     if profiler is not None:
         profiler.disable()
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(r"/warehouse/", 30)
+    if peaks:
+        print(f"{label}: peak resident memory by step: " + ", ".join(
+            f"{step} {gib:.2f} GiB" for step, gib in sorted(peaks.items(), key=lambda p: -p[1])
+            if gib >= 1.0), flush=True)
     meta = manifest(lake)
     print(f"{label}: compact {time.perf_counter() - wall:.1f} s ({cpu() - used:.1f} s CPU); "
           f"derived rows written {rows}; position_facts kept in positions "
@@ -128,6 +187,8 @@ def main() -> None:
     parser.add_argument("--sort-whole", action="store_true",
                         help="the baseline sorts a labels partition whole too")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--memory", action="store_true",
+                        help="each compact's peak resident memory by step (every 0.1 s)")
     parser.add_argument("--profile", action="store_true",
                         help="the second arm only, and where its compact's time goes")
     args = parser.parse_args()
@@ -156,7 +217,8 @@ def main() -> None:
                   f"{time.perf_counter() - wall:.1f} s", flush=True)
             refresh_module.FOLD, compaction.SORT_FOLD = folds
             refresh_module.extend_summary = summaries_whole if number == 0 else EXTEND_SUMMARY
-            compact(lake, label, profile=args.profile and number == 1)
+            compact(lake, label, profile=args.profile and number == 1,
+                    memory=args.memory)
             if args.check:
                 check(lake)
 
