@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from warehouse.connection import duckdb_connection
+from warehouse.connection import duckdb_connection, sql_strings
 from warehouse.derived import Derived, current_file, derived_tables, kept_columns, kept_files
 from warehouse.errors import WarehouseError, first_line
 from warehouse.lake import Lake
@@ -288,11 +288,6 @@ def stored_intervals(lo: int, hi: int) -> list[tuple[int, int]]:
     if lo >= half:
         return [(lo - (1 << 64), hi - (1 << 64))]
     return [(lo, half - 1), (-half, hi - (1 << 64))]
-
-
-def sql_strings(paths: Sequence[Path]) -> str:
-    """Paths as comma-separated SQL string literals."""
-    return ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
 
 
 def named_views() -> list[tuple[str, str]]:
